@@ -1,0 +1,93 @@
+package collectives
+
+import "fmt"
+
+// Op is a reduction operator.
+type Op int
+
+const (
+	Sum Op = iota
+	Max
+	Min
+)
+
+// String returns the operator's name: sum, max or min.
+func (o Op) String() string {
+	switch o {
+	case Sum:
+		return "sum"
+	case Max:
+		return "max"
+	case Min:
+		return "min"
+	}
+	return fmt.Sprintf("Op(%d)", int(o))
+}
+
+// Comm is a communicator: a fixed, ordered group of ranks. Every collective
+// must be called by every rank of the group, in the same order, with buffers
+// of the sizes documented per method; a size mismatch between ranks is a
+// programmer error.
+//
+// Methods return an error when the transport fails or when the job has been
+// aborted by another rank (so that no rank blocks forever on a peer that
+// gave up). Buffers may be empty; an empty collective still synchronises.
+// An input and an output buffer may overlap (e.g. src may be this rank's
+// own block of dst); the result is as if the input were copied first.
+type Comm interface {
+	// Rank is this process's index in the group, in [0, Size()).
+	Rank() int
+	// Size is the number of ranks in the group.
+	Size() int
+	// Split partitions the group like MPI_Comm_split: ranks passing the same
+	// color form a new communicator, ordered by key (ties by old rank).
+	// A negative color is MPI_UNDEFINED: the rank joins no group and gets
+	// a nil Comm (and a nil error). Split is collective over the group.
+	Split(color, key int) (Comm, error)
+	// Barrier blocks until every rank of the group has entered it.
+	Barrier() error
+	// Abort ends the whole job (every rank of the world, not only of this
+	// group) with the given exit code. It does not return for MPI.
+	Abort(code int)
+
+	// AllReduceF32 reduces buf element-wise over the group, in place.
+	AllReduceF32(buf []float32, op Op) error
+	// AllReduceF64 reduces buf element-wise over the group, in place.
+	AllReduceF64(buf []float64, op Op) error
+	// AllReduceI64 reduces buf element-wise over the group, in place.
+	AllReduceI64(buf []int64, op Op) error
+	// IAllReduceF32 starts a nonblocking in-place all-reduce. buf must not be
+	// read or written until Wait returns.
+	IAllReduceF32(buf []float32, op Op) (Request, error)
+
+	// AllGatherF32 concatenates every rank's src in rank order into dst;
+	// len(dst) == Size()*len(src) and len(src) is the same on every rank.
+	AllGatherF32(dst, src []float32) error
+	// AllGatherVF32 concatenates src of varying lengths in rank order into
+	// dst; counts[i] is the length of rank i's src and len(dst) is their sum.
+	AllGatherVF32(dst, src []float32, counts []int) error
+	// ReduceScatterF32 sums src over the group and leaves block Rank() of the
+	// result in dst; len(src) == Size()*len(dst).
+	ReduceScatterF32(dst, src []float32) error
+	// BcastF32 copies root's buf into every rank's buf.
+	BcastF32(buf []float32, root int) error
+	// BcastBytes copies root's buf into every rank's buf.
+	BcastBytes(buf []byte, root int) error
+	// AlltoallvF32 sends send[sdispl(i) : sdispl(i)+sendCounts[i]] to rank i
+	// and receives rank i's block into recv at rdispl(i), where the
+	// displacements are the running sums of the counts (blocks contiguous,
+	// in rank order). sendCounts on rank j, entry i, must equal recvCounts on
+	// rank i, entry j. send and recv may be longer than the sums of the
+	// counts; their tails are neither read nor written.
+	AlltoallvF32(send []float32, sendCounts []int, recv []float32, recvCounts []int) error
+
+	// Counters returns this rank's running totals of bytes handed to the
+	// collectives of this communicator (and of no other).
+	Counters() *Counters
+}
+
+// Request is a pending nonblocking operation.
+type Request interface {
+	// Wait blocks until the operation is complete; its buffer may then be used.
+	Wait() error
+}

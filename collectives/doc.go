@@ -1,0 +1,10 @@
+// Package collectives owns communication between ranks: the Comm interface
+// that every distributed algorithm in scalegnn is written against, the byte
+// counters that the performance model is checked with, and Local, an
+// in-process implementation in which goroutines play the ranks and data
+// really moves between them, so that distributed algorithms are tested by
+// `go test` without MPI.
+//
+// The MPI implementation lives in the leaf package collectives/mpi, the only
+// cgo binding to MPI in the project.
+package collectives

@@ -1,0 +1,9 @@
+//go:build mpich && !craympi
+
+package mpi
+
+// MPICH (build with -tags mpich): compiler and linker flags from
+// pkg-config.
+
+// #cgo pkg-config: mpich
+import "C"

@@ -1,0 +1,8 @@
+//go:build !mpich && !craympi
+
+package mpi
+
+// Open MPI (the default): compiler and linker flags from pkg-config.
+
+// #cgo pkg-config: ompi
+import "C"

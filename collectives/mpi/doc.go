@@ -1,0 +1,50 @@
+// Package mpi implements collectives.Comm on MPI. It is the only cgo
+// binding to MPI in scalegnn: a thin layer over the C API, one MPI call per
+// method, with every return code checked and turned into a Go error that
+// names the call and carries MPI_Error_string's text.
+//
+// Handles (communicators, datatypes, operators, requests) are held on the
+// Go side as the C types of the MPI library in use and are only compared
+// and passed back, never interpreted, so the package builds against Open
+// MPI (where they are pointers), MPICH and Cray MPICH (where they are
+// integers). The MPI constants come from C getter functions (shim.h),
+// since they are macros that cgo cannot always take as they are.
+//
+// Build flags: by default the package links Open MPI found by pkg-config
+// (ompi). Build with -tags mpich for MPICH (pkg-config mpich), or with
+// -tags craympi and CC=cc on Cray systems, where the compiler wrapper
+// supplies the flags.
+//
+// Threads: Init requests MPI_THREAD_MULTIPLE and accepts
+// MPI_THREAD_SERIALIZED, since goroutines move between OS threads. Under
+// MPI_THREAD_SERIALIZED every MPI call is made under a mutex shared by the
+// communicators of the job (two goroutines of a rank that block in
+// collectives on different communicators at once can then deadlock; MPI
+// libraries that provide MPI_THREAD_MULTIPLE do not have this limit). Init
+// locks the calling goroutine to its OS thread, because MPI wants Finalize
+// on the thread that initialized it: call Finalize from the goroutine that
+// called Init.
+//
+// Nonblocking calls: MPI keeps the address of an IAllReduceF32 buffer after
+// the call returns, which cgo allows only for pinned Go memory. The buffer
+// is pinned with a runtime.Pinner from the start of the call until Wait,
+// and is neither copied nor moved; Wait must be called on every request
+// (the Go runtime panics if it collects a Pinner that still pins memory).
+//
+// Empty collectives: MPI implementations may return at once from a
+// collective with a zero count, while collectives.Comm promises that an
+// empty collective still synchronises, so an empty all-reduce, all-gather,
+// reduce-scatter or broadcast is a barrier (MPI_Ibarrier for
+// IAllReduceF32). Alltoallv is the exception: no rank knows that every
+// rank's counts are zero.
+//
+// Counts: MPI counts and displacements are C ints; a length beyond
+// math.MaxInt32 elements is an error that says so, never a truncation.
+//
+// Communicators made by Split are not freed (collectives.Comm has no Free);
+// MPI_Finalize releases them.
+//
+// Global state: the only process-wide state is MPI's own (Init, Finalize,
+// Initialized act on the MPI library); the Go side keeps none in package
+// variables.
+package mpi

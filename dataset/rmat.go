@@ -1,0 +1,149 @@
+package dataset
+
+import (
+	"math"
+	"math/rand/v2"
+)
+
+// RMATConfig describes an R-MAT power-law graph (Chakrabarti, Zhan and
+// Faloutsos, 2004) in the Graph500 setting. R-MAT graphs are for scaling
+// and load-balance runs: the labels are random and the features follow
+// the labels, so accuracy on them means nothing.
+type RMATConfig struct {
+	// Scale gives N = 2^Scale vertices, in [1, 30].
+	Scale int
+	// EdgeFactor gives the number of sampled edges, EdgeFactor·N, in
+	// [1, 1024], with at most 2^32 edges in all. Duplicates and self loops are then dropped, so the graph
+	// has somewhat fewer undirected edges.
+	EdgeFactor int
+	// A, B, C, D are the probabilities of the four quadrants at every level
+	// of the recursion, each in [0, 1], summing to 1.
+	A, B, C, D float64
+	// Classes is the number of random labels, in [1, N].
+	Classes int
+	// Features is the feature width, at least 1; features are a random
+	// unit class centroid plus N(0, NoiseStd²) per coordinate.
+	Features int
+	NoiseStd float64
+	// TrainFrac, ValFrac and TestFrac are the random split fractions.
+	TrainFrac, ValFrac, TestFrac float64
+	// Seed determines the graph completely.
+	Seed uint64
+}
+
+// DefaultRMATConfig returns the Graph500 parameters (a, b, c, d) = (0.57,
+// 0.19, 0.19, 0.05) and edge factor 16 at the given scale, with 16 classes,
+// 64 features, noise 1.0, split 0.1/0.2/0.3 and seed 1.
+func DefaultRMATConfig(scale int) RMATConfig {
+	return RMATConfig{
+		Scale: scale, EdgeFactor: 16,
+		A: 0.57, B: 0.19, C: 0.19, D: 0.05,
+		Classes: 16, Features: 64, NoiseStd: 1.0,
+		TrainFrac: 0.1, ValFrac: 0.2, TestFrac: 0.3,
+		Seed: 1,
+	}
+}
+
+// Validate reports the first field outside its range.
+func (c RMATConfig) Validate() error {
+	const cfg = "RMATConfig"
+	if c.Scale < 1 || c.Scale > 30 {
+		return fieldError(cfg, "Scale", c.Scale, "an integer in [1, 30]")
+	}
+	n := 1 << c.Scale
+	for _, p := range []struct {
+		name string
+		v    float64
+	}{{"A", c.A}, {"B", c.B}, {"C", c.C}, {"D", c.D}} {
+		if !(p.v >= 0 && p.v <= 1) {
+			return fieldError(cfg, p.name, p.v, "a probability in [0, 1]")
+		}
+	}
+	switch {
+	case c.EdgeFactor < 1 || c.EdgeFactor > 1024 || c.EdgeFactor > maxSampledEdges/n:
+		return fieldError(cfg, "EdgeFactor", c.EdgeFactor, "an integer in [1, 1024] with EdgeFactor·2^Scale <= 2^32")
+	case math.Abs(c.A+c.B+c.C+c.D-1) > 1e-6:
+		return fieldError(cfg, "A+B+C+D", c.A+c.B+c.C+c.D, "1")
+	case c.Classes < 1 || c.Classes > n:
+		return fieldError(cfg, "Classes", c.Classes, "an integer in [1, 2^Scale]")
+	case c.Features < 1 || c.Features > maxDenseFeatures/n:
+		return fieldError(cfg, "Features", c.Features, "an integer >= 1 with 2^Scale·Features <= 2^32")
+	case !(c.NoiseStd >= 0 && c.NoiseStd <= math.MaxFloat32):
+		return fieldError(cfg, "NoiseStd", c.NoiseStd, "a finite number >= 0")
+	}
+	return splitConfig{c.TrainFrac, c.ValFrac, c.TestFrac}.check(cfg)
+}
+
+// RMAT generates an R-MAT graph: each of EdgeFactor·N edges descends Scale
+// levels of the adjacency matrix, choosing a quadrant with probabilities
+// A, B, C, D at each. The edges are symmetrised with duplicates and self
+// loops removed.
+//
+// Vertex ids are deliberately not scrambled (Graph500 scrambles them): the
+// high-degree vertices cluster at small ids, the skewed layout that the
+// permutations of package permute exist to balance. The Graph500 noise on
+// the quadrant probabilities is omitted too.
+//
+// Sampling takes 16 random bits per level and runs in parallel over fixed
+// chunks of edges, each with its own stream, so the graph depends only on
+// cfg. Memory is two int32 arrays of 2·E entries plus the CSR.
+func RMAT(cfg RMATConfig) (*Graph, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	n := 1 << cfg.Scale
+	m := cfg.EdgeFactor * n
+	// Quadrant thresholds on a 16-bit uniform r: r < ta → A, < tab → B,
+	// < tabc → C, else D. 16 bits resolve the probabilities to 1.5e-5,
+	// and one 64-bit draw serves four levels.
+	const one = 1 << 16
+	ta := uint64(math.Round(cfg.A * one))
+	tab := uint64(math.Round((cfg.A + cfg.B) * one))
+	tabc := uint64(math.Round((cfg.A + cfg.B + cfg.C) * one))
+	us, vs := make([]int32, m, 2*m), make([]int32, m, 2*m)
+	chunks := (m + edgesPerChunk - 1) / edgesPerChunk
+	parallelChunks(chunks, func(k int) {
+		rng := chunkRand(cfg.Seed, streamEdges, k)
+		var bits uint64
+		left := 0 // unused 16-bit draws in bits
+		for e := k * edgesPerChunk; e < min(m, (k+1)*edgesPerChunk); e++ {
+			var u, v int32
+			for range cfg.Scale {
+				if left == 0 {
+					bits, left = rng.Uint64(), 4
+				}
+				r := bits & (one - 1)
+				bits >>= 16
+				left--
+				u, v = u<<1, v<<1
+				switch {
+				case r < ta:
+				case r < tab:
+					v |= 1
+				case r < tabc:
+					u |= 1
+				default:
+					u, v = u|1, v|1
+				}
+			}
+			us[e], vs[e] = u, v
+		}
+	})
+
+	labels := make([]int32, n)
+	rng := rand.New(rand.NewPCG(cfg.Seed, streamLabels))
+	for i := range labels {
+		labels[i] = int32(rng.IntN(cfg.Classes))
+	}
+	g := &Graph{
+		Name:    "rmat",
+		N:       n,
+		Adj:     symmetricAdj(n, us, vs),
+		F:       cfg.Features,
+		Classes: cfg.Classes,
+		Labels:  labels,
+	}
+	g.Features = classFeatures(labels, cfg.Classes, cfg.Features, cfg.NoiseStd, cfg.Seed)
+	g.Train, g.Val, g.Test = randomSplit(n, cfg.TrainFrac, cfg.ValFrac, cfg.TestFrac, cfg.Seed)
+	return g, nil
+}

@@ -1,0 +1,135 @@
+package gcn
+
+import (
+	"scalegnn/grid"
+	"scalegnn/spmm"
+)
+
+// backward propagates dLogits (the local block of ∂loss/∂logits) through the
+// tape and leaves every parameter's gradient, all-reduced over its replicas,
+// in Param.G.
+func (m *Model) backward(tp *tape, dLogits []float32) error {
+	cfg, g, sh := m.Cfg, m.g, m.sh
+	d := dLogits
+	if cfg.OutputHead {
+		p := m.Params[len(m.Params)-1]
+		pa, qa, ra := grid.Rotation(cfg.Layers)
+		r0, r1 := g.Range(sh.N, pa)
+		rows, in, out := r1-r0, p.R1-p.R0, p.C1-p.C0
+		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ).
+		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.headIn, rows, in), dense(d, rows, out), dense(p.G, in, out))
+		if err := m.allReduce(g.Comm(pa), p.G); err != nil {
+			return err
+		}
+		dx := make([]float32, rows*in)
+		m.gemm(spmm.NoTrans, spmm.Trans, dense(d, rows, out), p.dense(), dense(dx, rows, in))
+		if err := m.allReduce(g.Comm(ra), dx); err != nil {
+			return err
+		}
+		_ = qa
+		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
+		d = m.dropout(dx, verts, p.R0, in, tp.training, tp.step, cfg.headSite())
+	}
+	for l := cfg.Layers - 1; l >= 0; l-- {
+		dm, lt := m.layers[l], tp.layers[l]
+		var dRes []float32
+		dz := d
+		if dm.spec.hidden {
+			if dm.spec.residual {
+				dRes = d
+			}
+			da := make([]float32, len(d))
+			for k, a := range lt.act {
+				if a > 0 {
+					da[k] = d[k]
+				}
+			}
+			dz = da
+			if dm.spec.norm {
+				var err error
+				if dz, err = m.rmsNormBackward(lt, da, dm); err != nil {
+					return err
+				}
+			}
+		}
+		// dW = AllReduce_R(Hᵀ·dZ).
+		w := dm.weight
+		m.gemm(spmm.Trans, spmm.NoTrans, dense(lt.h, dm.nR, dm.dIn), dense(dz, dm.nR, dm.dOut), dense(w.G, dm.dIn, dm.dOut))
+		if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
+			return err
+		}
+		if !dm.spec.needInputGrad {
+			break
+		}
+		// dH = AllReduce_P(dZ·Wᵀ); dF̃ = AllReduce_R(Âᵀ·dH).
+		dh := make([]float32, dm.nR*dm.dIn)
+		m.gemm(spmm.NoTrans, spmm.Trans, dense(dz, dm.nR, dm.dOut), w.dense(), dense(dh, dm.nR, dm.dIn))
+		if err := m.allReduce(g.Comm(dm.p), dh); err != nil {
+			return err
+		}
+		df := make([]float32, dm.nP*dm.dIn)
+		m.spmm(dense(df, dm.nP, dm.dIn), dm.shard.at, dense(dh, dm.nR, dm.dIn))
+		if err := m.allReduce(g.Comm(dm.r), df); err != nil {
+			return err
+		}
+		verts := sh.Orders.Order[inOrder(l)][dm.pr0:dm.pr1]
+		df = m.dropout(df, verts, dm.in0, dm.dIn, tp.training, tp.step, l)
+		if dRes != nil {
+			// The residual's gradient flows back through the inverse
+			// redistribution: output layout (rows R, cols P) to input
+			// layout (rows P, cols Q), output order to input order.
+			back := make([]float32, len(df))
+			src := grid.Layout{Rows: sh.N, Cols: dm.spec.out, RowAxis: dm.r, ColAxis: dm.p}
+			dst := grid.Layout{Rows: sh.N, Cols: dm.spec.in, RowAxis: dm.p, ColAxis: dm.q}
+			if err := g.Redistribute(back, dst, dRes, src, m.rowMaps[outOrder(l)]); err != nil {
+				return err
+			}
+			for k := range df {
+				df[k] += back[k]
+			}
+		}
+		d = df
+	}
+	if cfg.InputProjection {
+		// dW = AllReduce_X(Featuresᵀ·d): rows X, cols Z and Y.
+		p := m.Params[0]
+		r0, r1 := g.Range(sh.N, grid.X)
+		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.projIn, r1-r0, p.R1-p.R0), dense(d, r1-r0, p.C1-p.C0), dense(p.G, p.R1-p.R0, p.C1-p.C0))
+		if err := m.allReduce(g.XComm, p.G); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// rmsNormBackward returns ∂loss/∂Z from ∂loss/∂(norm output) and adds the
+// scale's gradient (summed over rows, all-reduced over R) to its G.
+func (m *Model) rmsNormBackward(lt layerTape, da []float32, d layerDims) ([]float32, error) {
+	gp := d.norm
+	clear(gp.G)
+	dot := make([]float32, d.nR)
+	for i := 0; i < d.nR; i++ {
+		var s float32
+		for j := 0; j < d.dOut; j++ {
+			k := i*d.dOut + j
+			gp.G[j] += da[k] * lt.u[k]
+			s += da[k] * gp.W[j] * lt.u[k]
+		}
+		dot[i] = s
+	}
+	if err := m.allReduce(m.g.Comm(d.r), gp.G); err != nil {
+		return nil, err
+	}
+	if err := m.allReduce(m.g.Comm(d.p), dot); err != nil {
+		return nil, err
+	}
+	dz := make([]float32, len(da))
+	inv := 1 / float32(d.spec.out)
+	for i := 0; i < d.nR; i++ {
+		for j := 0; j < d.dOut; j++ {
+			k := i*d.dOut + j
+			dz[k] = (da[k]*gp.W[j] - lt.u[k]*dot[i]*inv) / lt.rms[i]
+		}
+	}
+	return dz, nil
+}

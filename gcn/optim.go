@@ -1,0 +1,59 @@
+package gcn
+
+import (
+	"fmt"
+	"math"
+)
+
+// Optimizer holds the hyperparameters of the parameter update.
+type Optimizer struct {
+	// Name is "adam" (weight decay added to the gradient, as torch.optim.Adam),
+	// "adamw" (decoupled weight decay) or "sgd".
+	Name                  string
+	LR, WeightDecay       float64
+	Beta1, Beta2, Epsilon float64
+}
+
+// DefaultOptimizer is Adam with the Kipf & Welling settings.
+func DefaultOptimizer() Optimizer {
+	return Optimizer{Name: "adam", LR: 0.01, WeightDecay: 5e-4, Beta1: 0.9, Beta2: 0.999, Epsilon: 1e-8}
+}
+
+// Validate reports an unknown optimizer or an out-of-range value.
+func (o Optimizer) Validate() error {
+	switch o.Name {
+	case "adam", "adamw", "sgd":
+	default:
+		return fmt.Errorf("gcn: optimizer %q: expected adam, adamw or sgd", o.Name)
+	}
+	if !(o.LR > 0) || o.WeightDecay < 0 || o.Beta1 < 0 || o.Beta1 >= 1 || o.Beta2 < 0 || o.Beta2 >= 1 || !(o.Epsilon > 0) {
+		return fmt.Errorf("gcn: optimizer %+v: need lr > 0, weight_decay >= 0, betas in [0, 1), eps > 0", o)
+	}
+	return nil
+}
+
+// update applies one step (t counts from 1) to a single parameter entry w
+// with gradient g and moments m, v; decay says whether weight decay applies
+// to this parameter (weights yes, norm scales no). It is the one definition
+// of the update, used in float64 by the reference and by the distributed
+// model alike.
+func (o Optimizer) update(t int, w, g, m, v float64, decay bool) (w2, m2, v2 float64) {
+	wd := 0.0
+	if decay {
+		wd = o.WeightDecay
+	}
+	switch o.Name {
+	case "sgd":
+		return w - o.LR*(g+wd*w), m, v
+	case "adam":
+		g += wd * w
+	}
+	m = o.Beta1*m + (1-o.Beta1)*g
+	v = o.Beta2*v + (1-o.Beta2)*g*g
+	mh := m / (1 - math.Pow(o.Beta1, float64(t)))
+	vh := v / (1 - math.Pow(o.Beta2, float64(t)))
+	if o.Name == "adamw" {
+		w -= o.LR * wd * w
+	}
+	return w - o.LR*mh/(math.Sqrt(vh)+o.Epsilon), m, v
+}

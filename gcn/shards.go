@@ -1,0 +1,187 @@
+package gcn
+
+import (
+	"fmt"
+	"slices"
+
+	"scalegnn/grid"
+	"scalegnn/spmm"
+)
+
+// Graph is the global input of NewShards: the normalised adjacency Â, the
+// features (N×Features, row-major), labels and split masks, all in the
+// original vertex order.
+type Graph struct {
+	Adj              *spmm.CSR
+	Features         []float32
+	Labels           []int32
+	Train, Val, Test []bool
+}
+
+// Orders are the two vertex orders of double permutation: Order[k][i] is the
+// vertex at position i of order k. Order[0] is p1 and Order[1] is p2 of
+// DESIGN.md; for a single permutation both are the same slice, without
+// permutation both are the identity.
+type Orders struct {
+	Order [2][]int32
+	inv   [2][]int32
+}
+
+// NewOrders builds Orders from p1 and p2 (nil means identity).
+func NewOrders(n int, p1, p2 []int32) *Orders {
+	o := &Orders{}
+	for k, p := range [2][]int32{p1, p2} {
+		if p == nil {
+			p = make([]int32, n)
+			for i := range p {
+				p[i] = int32(i)
+			}
+		}
+		if len(p) != n {
+			panic(fmt.Sprintf("gcn: order of length %d for %d vertices", len(p), n))
+		}
+		o.Order[k] = p
+		o.inv[k] = make([]int32, n)
+		for i, v := range p {
+			o.inv[k][v] = int32(i)
+		}
+	}
+	return o
+}
+
+// same reports whether both orders are the same permutation.
+func (o *Orders) same() bool { return slices.Equal(o.Order[0], o.Order[1]) }
+
+// Layer l reads its input in order inOrder(l) and writes its output in
+// order outOrder(l); features are stored in order 1 (p2), so layer 0 maps
+// p2 to p1, layer 1 p1 to p2, and so on.
+func inOrder(l int) int  { return (l + 1) % 2 }
+func outOrder(l int) int { return l % 2 }
+
+// adjShard is one rank's block of one adjacency layout: rows are the R-block
+// of the layer's output order, columns the P-block of its input order.
+type adjShard struct {
+	a, at *spmm.CSR
+}
+
+// Shards is what one rank holds of the graph for full-graph training.
+type Shards struct {
+	N, Features, Classes int
+	Orders               *Orders
+	// adj is keyed by (l mod 3, l mod 2): at most six distinct shards.
+	adj map[[2]int]*adjShard
+	// X is the rank's block of the features: rows split over X in order 1,
+	// columns split over Z (with an input projection) or Y (without).
+	X []float32
+	// Labels and masks of the rank's rows of the logits layout (rows of the
+	// final order, split over the logits' row axis).
+	Labels           []int32
+	Train, Val, Test []bool
+	// NTrain etc. count the vertices of each mask over the whole graph.
+	NTrain, NVal, NTest int
+}
+
+// NewShards extracts this rank's blocks from the global graph. Every rank of
+// the grid calls it with the same graph and orders; no communication.
+func NewShards(g *grid.Grid, cfg Config, gr *Graph, o *Orders) (*Shards, error) {
+	n := gr.Adj.Rows
+	if gr.Adj.Cols != n || len(gr.Features) != n*cfg.Features || len(gr.Labels) != n ||
+		len(gr.Train) != n || len(gr.Val) != n || len(gr.Test) != n {
+		return nil, fmt.Errorf("gcn: graph of %d×%d adjacency, %d feature values (want %d), %d labels and masks %d/%d/%d (want %d)",
+			gr.Adj.Rows, gr.Adj.Cols, len(gr.Features), n*cfg.Features, len(gr.Labels), len(gr.Train), len(gr.Val), len(gr.Test), n)
+	}
+	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}}
+	for l := 0; l < cfg.Layers; l++ {
+		key := [2]int{l % 3, l % 2}
+		if sh.adj[key] != nil {
+			continue
+		}
+		p, _, r := grid.Rotation(l)
+		r0, r1 := g.Range(n, r)
+		c0, c1 := g.Range(n, p)
+		a := extractBlock(gr.Adj, o.Order[outOrder(l)][r0:r1], o.inv[inOrder(l)], c0, c1)
+		sh.adj[key] = &adjShard{a: a, at: spmm.Transpose(a)}
+	}
+
+	fr0, fr1 := g.Range(n, grid.X)
+	colAxis := grid.Y
+	if cfg.InputProjection {
+		colAxis = grid.Z
+	}
+	fc0, fc1 := g.Range(cfg.Features, colAxis)
+	sh.X = make([]float32, 0, (fr1-fr0)*(fc1-fc0))
+	for _, v := range o.Order[1][fr0:fr1] {
+		row := gr.Features[int(v)*cfg.Features:]
+		sh.X = append(sh.X, row[fc0:fc1]...)
+	}
+
+	rowAxis, _ := logitsAxes(cfg)
+	lr0, lr1 := g.Range(n, rowAxis)
+	final := o.Order[outOrder(cfg.Layers-1)]
+	for _, v := range final[lr0:lr1] {
+		sh.Labels = append(sh.Labels, gr.Labels[v])
+		sh.Train = append(sh.Train, gr.Train[v])
+		sh.Val = append(sh.Val, gr.Val[v])
+		sh.Test = append(sh.Test, gr.Test[v])
+	}
+	for i := 0; i < n; i++ {
+		if gr.Train[i] || gr.Val[i] || gr.Test[i] {
+			if gr.Labels[i] < 0 || int(gr.Labels[i]) >= cfg.Classes {
+				return nil, fmt.Errorf("gcn: vertex %d is in a split but has label %d, outside [0, %d)", i, gr.Labels[i], cfg.Classes)
+			}
+		}
+		if gr.Train[i] {
+			sh.NTrain++
+		}
+		if gr.Val[i] {
+			sh.NVal++
+		}
+		if gr.Test[i] {
+			sh.NTest++
+		}
+	}
+	if sh.NTrain == 0 {
+		return nil, fmt.Errorf("gcn: the training mask is empty")
+	}
+	return sh, nil
+}
+
+// extractBlock returns the block of Â with rows rowVerts (the vertices of
+// the block's rows, in order) and columns at positions [c0, c1) of the order
+// whose inverse is colInv, with local column indices.
+func extractBlock(adj *spmm.CSR, rowVerts []int32, colInv []int32, c0, c1 int) *spmm.CSR {
+	b := &spmm.CSR{Rows: len(rowVerts), Cols: c1 - c0, RowPtr: make([]int64, len(rowVerts)+1)}
+	type entry struct {
+		c int32
+		v float32
+	}
+	var row []entry
+	for i, v := range rowVerts {
+		row = row[:0]
+		for p := adj.RowPtr[v]; p < adj.RowPtr[v+1]; p++ {
+			j := int(colInv[adj.ColIdx[p]])
+			if j >= c0 && j < c1 {
+				row = append(row, entry{int32(j - c0), adj.Val[p]})
+			}
+		}
+		slices.SortFunc(row, func(x, y entry) int { return int(x.c - y.c) })
+		for _, e := range row {
+			b.ColIdx = append(b.ColIdx, e.c)
+			b.Val = append(b.Val, e.v)
+		}
+		b.RowPtr[i+1] = int64(len(b.ColIdx))
+	}
+	return b
+}
+
+// logitsAxes returns the axes that split the rows and the classes of the
+// logits: the output layout of the last GCN layer (rows R, classes P), or
+// with an output head (rows P_L, classes R_L) of the rotation after it.
+func logitsAxes(cfg Config) (rows, cols grid.Axis) {
+	if cfg.OutputHead {
+		p, _, r := grid.Rotation(cfg.Layers)
+		return p, r
+	}
+	p, _, r := grid.Rotation(cfg.Layers - 1)
+	return r, p
+}

@@ -1,0 +1,218 @@
+package jobs
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+)
+
+// EpochMetrics is one epoch of training as written to the metrics file.
+// Times are in seconds; "max" and "mean" are over ranks, so max − mean shows
+// load imbalance.
+type EpochMetrics struct {
+	Epoch int     `json:"epoch"` // 1-based
+	Loss  float64 `json:"loss"`  // mean training loss
+
+	// Accuracies are nil on epochs without evaluation.
+	TrainAcc *float64 `json:"train_acc,omitempty"`
+	ValAcc   *float64 `json:"val_acc,omitempty"`
+	TestAcc  *float64 `json:"test_acc,omitempty"`
+
+	EpochSec     float64 `json:"epoch_s"` // wall time of the epoch
+	SpMMSecMax   float64 `json:"spmm_s_max"`
+	SpMMSecMean  float64 `json:"spmm_s_mean"`
+	GEMMSecMax   float64 `json:"gemm_s_max"`
+	GEMMSecMean  float64 `json:"gemm_s_mean"`
+	CommSecMax   float64 `json:"comm_s_max"`
+	CommSecMean  float64 `json:"comm_s_mean"`
+	OtherSecMax  float64 `json:"other_s_max"`
+	OtherSecMean float64 `json:"other_s_mean"`
+}
+
+// SetAccuracies records the accuracies of an evaluated epoch.
+func (m *EpochMetrics) SetAccuracies(train, val, test float64) {
+	m.TrainAcc, m.ValAcc, m.TestAcc = &train, &val, &test
+}
+
+// jsonNum is a float64 that JSON cannot choke on: a diverged run's NaN or
+// ±Inf loss is written as null (and read back as NaN) instead of failing
+// the write and losing the line that shows the divergence.
+type jsonNum float64
+
+func (x jsonNum) MarshalJSON() ([]byte, error) {
+	if math.IsNaN(float64(x)) || math.IsInf(float64(x), 0) {
+		return []byte("null"), nil
+	}
+	return json.Marshal(float64(x))
+}
+
+func (x *jsonNum) UnmarshalJSON(b []byte) error {
+	if string(b) == "null" {
+		*x = jsonNum(math.NaN())
+		return nil
+	}
+	return json.Unmarshal(b, (*float64)(x))
+}
+
+// epochJSON mirrors EpochMetrics field for field with non-finite-safe
+// numbers.
+type epochJSON struct {
+	Epoch        int      `json:"epoch"`
+	Loss         jsonNum  `json:"loss"`
+	TrainAcc     *jsonNum `json:"train_acc,omitempty"`
+	ValAcc       *jsonNum `json:"val_acc,omitempty"`
+	TestAcc      *jsonNum `json:"test_acc,omitempty"`
+	EpochSec     jsonNum  `json:"epoch_s"`
+	SpMMSecMax   jsonNum  `json:"spmm_s_max"`
+	SpMMSecMean  jsonNum  `json:"spmm_s_mean"`
+	GEMMSecMax   jsonNum  `json:"gemm_s_max"`
+	GEMMSecMean  jsonNum  `json:"gemm_s_mean"`
+	CommSecMax   jsonNum  `json:"comm_s_max"`
+	CommSecMean  jsonNum  `json:"comm_s_mean"`
+	OtherSecMax  jsonNum  `json:"other_s_max"`
+	OtherSecMean jsonNum  `json:"other_s_mean"`
+}
+
+// MarshalJSON writes m as one JSON object, non-finite numbers as null.
+func (m EpochMetrics) MarshalJSON() ([]byte, error) {
+	acc := func(p *float64) *jsonNum {
+		if p == nil {
+			return nil
+		}
+		v := jsonNum(*p)
+		return &v
+	}
+	return json.Marshal(epochJSON{
+		Epoch: m.Epoch, Loss: jsonNum(m.Loss),
+		TrainAcc: acc(m.TrainAcc), ValAcc: acc(m.ValAcc), TestAcc: acc(m.TestAcc),
+		EpochSec:   jsonNum(m.EpochSec),
+		SpMMSecMax: jsonNum(m.SpMMSecMax), SpMMSecMean: jsonNum(m.SpMMSecMean),
+		GEMMSecMax: jsonNum(m.GEMMSecMax), GEMMSecMean: jsonNum(m.GEMMSecMean),
+		CommSecMax: jsonNum(m.CommSecMax), CommSecMean: jsonNum(m.CommSecMean),
+		OtherSecMax: jsonNum(m.OtherSecMax), OtherSecMean: jsonNum(m.OtherSecMean),
+	})
+}
+
+// UnmarshalJSON reads an object written by MarshalJSON; null numbers become
+// NaN, null or absent accuracies nil. Unknown fields are ignored so that
+// older tools read newer files.
+func (m *EpochMetrics) UnmarshalJSON(b []byte) error {
+	var e epochJSON
+	if err := json.Unmarshal(b, &e); err != nil {
+		return err
+	}
+	acc := func(p *jsonNum) *float64 {
+		if p == nil {
+			return nil
+		}
+		v := float64(*p)
+		return &v
+	}
+	*m = EpochMetrics{
+		Epoch: e.Epoch, Loss: float64(e.Loss),
+		TrainAcc: acc(e.TrainAcc), ValAcc: acc(e.ValAcc), TestAcc: acc(e.TestAcc),
+		EpochSec:   float64(e.EpochSec),
+		SpMMSecMax: float64(e.SpMMSecMax), SpMMSecMean: float64(e.SpMMSecMean),
+		GEMMSecMax: float64(e.GEMMSecMax), GEMMSecMean: float64(e.GEMMSecMean),
+		CommSecMax: float64(e.CommSecMax), CommSecMean: float64(e.CommSecMean),
+		OtherSecMax: float64(e.OtherSecMax), OtherSecMean: float64(e.OtherSecMean),
+	}
+	return nil
+}
+
+// MetricsWriter writes a metrics file: JSON lines, one EpochMetrics per
+// line. The file is written live so that a long job can be followed with
+// tail -f or plotted while it runs: each line goes to the file in one write
+// call as soon as Write returns, without fsync (a crash of the node, not of
+// the job, may lose the last lines). A job killed mid-write can leave an
+// incomplete last line, which ReadMetrics skips.
+//
+// A MetricsWriter is not safe for concurrent use; only one rank (rank 0)
+// should write the file.
+type MetricsWriter struct {
+	path string
+	f    *os.File
+}
+
+// CreateMetrics creates (or truncates) the metrics file at path, creating
+// its directory if missing.
+func CreateMetrics(path string) (*MetricsWriter, error) {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating metrics directory: %w", err)
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, fmt.Errorf("creating metrics file: %w", err)
+	}
+	return &MetricsWriter{path: path, f: f}, nil
+}
+
+// Path returns the file being written.
+func (w *MetricsWriter) Path() string { return w.path }
+
+// Write appends m as one line.
+func (w *MetricsWriter) Write(m EpochMetrics) error {
+	if w.f == nil {
+		return fmt.Errorf("%s: write after Close", w.path)
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return fmt.Errorf("%s: encoding epoch %d: %w", w.path, m.Epoch, err)
+	}
+	if _, err := w.f.Write(append(b, '\n')); err != nil {
+		return fmt.Errorf("writing metrics: %w", err)
+	}
+	return nil
+}
+
+// Close closes the file. Closing twice is a no-op.
+func (w *MetricsWriter) Close() error {
+	if w.f == nil {
+		return nil
+	}
+	err := w.f.Close()
+	w.f = nil
+	if err != nil {
+		return fmt.Errorf("closing metrics: %w", err)
+	}
+	return nil
+}
+
+// ReadMetrics reads a metrics file written by MetricsWriter. Blank lines are
+// skipped, and so is a last line without a newline that is not valid JSON:
+// it is an epoch still being written, or cut short when the job was killed.
+func ReadMetrics(path string) ([]EpochMetrics, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading metrics: %w", err)
+	}
+	defer f.Close()
+	r := bufio.NewReader(f)
+	var out []EpochMetrics
+	for line := 1; ; line++ {
+		b, err := r.ReadBytes('\n')
+		if err != nil && !errors.Is(err, io.EOF) {
+			return out, fmt.Errorf("reading metrics: %w", err)
+		}
+		complete := err == nil
+		if t := bytes.TrimSpace(b); len(t) > 0 {
+			var m EpochMetrics
+			if uerr := json.Unmarshal(t, &m); uerr != nil {
+				if !complete {
+					return out, nil
+				}
+				return out, fmt.Errorf("%s: line %d: %v", path, line, uerr)
+			}
+			out = append(out, m)
+		}
+		if !complete {
+			return out, nil
+		}
+	}
+}

@@ -1,0 +1,160 @@
+// Command scalegnn trains graph convolutional networks on a 3D process grid
+// (Plexus) with MPI, one process per rank:
+//
+//	mpirun -np 8 scalegnn -config job.toml
+//	srun scalegnn -config job.toml
+//	scalegnn balance -config job.toml -blocks 8
+//
+// See README.md and docs/jobfile.md.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"strconv"
+
+	"go.uber.org/zap"
+
+	"scalegnn/collectives"
+	"scalegnn/collectives/mpi"
+	"scalegnn/jobs"
+	"scalegnn/spmm/cpu"
+)
+
+const usage = `usage:
+  scalegnn -config job.toml [-v]            train (launch with mpirun/srun, one process per rank)
+  scalegnn balance -config job.toml [-blocks 8]
+                                            nonzero balance of the job's graph with none/single/double permutation
+  scalegnn selftest                         check the MPI collectives (launch with mpirun)
+`
+
+func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+
+func run(args []string, stderr io.Writer) int {
+	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
+		switch args[0] {
+		case "balance":
+			return runBalance(args[1:], stderr)
+		case "selftest":
+			return runSelftest(stderr)
+		case "help":
+			fmt.Fprint(stderr, usage)
+			return 0
+		}
+		fmt.Fprintf(stderr, "scalegnn: unknown command %q\n%s", args[0], usage)
+		return 2
+	}
+	fs := flag.NewFlagSet("scalegnn", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, usage) }
+	config := fs.String("config", "", "job file (TOML)")
+	verbose := fs.Bool("v", false, "log on every rank, not only rank 0")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *config == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalegnn: need -config job.toml and no other arguments\n%s", usage)
+		return 2
+	}
+	return train(*config, *verbose, stderr)
+}
+
+// train runs a job on this rank. Setup errors (job file, grid, data) are
+// agreed on by all ranks so that the job ends cleanly with one message and
+// a non-zero exit everywhere; an error once training runs aborts the job,
+// because the other ranks may be blocked in a collective.
+func train(path string, verbose bool, stderr io.Writer) (code int) {
+	world, err := mpi.Init()
+	if err != nil {
+		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		return 1
+	}
+	rank := world.Rank()
+	defer func() {
+		if r := recover(); r != nil {
+			fmt.Fprintf(stderr, "scalegnn: rank %d: internal error: %v (set SCALEGNN_TRACEBACK=1 for a stack trace)\n", rank, r)
+			if os.Getenv("SCALEGNN_TRACEBACK") != "" {
+				debug.PrintStack()
+			}
+			world.Abort(3)
+		}
+	}()
+	log := jobs.NewLogger(rank, verbose)
+	defer log.Sync()
+
+	cfg, err := jobs.LoadConfig(path)
+	if err == nil {
+		err = cfg.CheckWorld(world.Size())
+	}
+	if agreeFailed(world, err, stderr) {
+		return finalize(1, stderr)
+	}
+	threads := cfg.Runtime.Threads
+	if threads <= 0 {
+		threads = max(1, runtime.NumCPU()/localRanks(world.Size()))
+	}
+	be := cpu.New(threads)
+	if rank == 0 {
+		log.Info("starting", zap.Int("ranks", world.Size()), zap.String("config", path),
+			zap.Int("threads_per_rank", threads), zap.String("blas", cpu.BLASConfig()))
+		log.Info("job", cfg.Summary()...)
+	}
+	job, err := jobs.Setup(cfg, world, be, log)
+	if agreeFailed(world, err, stderr) {
+		return finalize(1, stderr)
+	}
+	if _, err := job.Train(); err != nil {
+		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", rank, err)
+		world.Abort(1)
+		return 1
+	}
+	return finalize(0, stderr)
+}
+
+// agreeFailed tells every rank whether any rank failed (err != nil) and has
+// the lowest failing rank print its error, so that a mistake every rank
+// makes (a bad job file) is reported once.
+func agreeFailed(world collectives.Comm, err error, stderr io.Writer) bool {
+	first := []int64{int64(world.Size())}
+	if err != nil {
+		first[0] = int64(world.Rank())
+	}
+	if aerr := world.AllReduceI64(first, collectives.Min); aerr != nil {
+		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", world.Rank(), aerr)
+		world.Abort(1)
+	}
+	if first[0] == int64(world.Size()) {
+		return false
+	}
+	if err != nil && first[0] == int64(world.Rank()) {
+		if world.Size() > 1 {
+			fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", world.Rank(), err)
+		} else {
+			fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		}
+	}
+	return true
+}
+
+func finalize(code int, stderr io.Writer) int {
+	if err := mpi.Finalize(); err != nil {
+		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		return max(code, 1)
+	}
+	return code
+}
+
+// localRanks guesses how many ranks share this node from the launchers'
+// environment, to split the cores between them.
+func localRanks(world int) int {
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1
+}

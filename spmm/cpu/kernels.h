@@ -1,0 +1,24 @@
+/* C kernels of package scalegnn/spmm/cpu. Go calls them through cgo; none
+ * keeps a pointer after it returns. */
+#ifndef SCALEGNN_SPMM_CPU_KERNELS_H
+#define SCALEGNN_SPMM_CPU_KERNELS_H
+
+#include <stdint.h>
+
+int64_t scalegnn_spmm_rows(float *dst, int64_t ldd,
+                           const int64_t *rowptr, const int32_t *colidx,
+                           const float *val, int64_t nnzcap, int64_t ncols,
+                           const float *b, int64_t ldb, int64_t width,
+                           int64_t r0, int64_t r1);
+
+void scalegnn_sgemm(int transa, int transb, int m, int n, int k,
+                    float alpha, const float *a, int lda,
+                    const float *b, int ldb,
+                    float beta, float *c, int ldc);
+
+int scalegnn_blas_set_threads(int n);
+int scalegnn_blas_threads(void);
+const char *scalegnn_blas_config(void);
+const char *scalegnn_blas_corename(void);
+
+#endif

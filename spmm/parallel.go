@@ -1,0 +1,56 @@
+package spmm
+
+import (
+	"runtime"
+	"sync"
+)
+
+// minParallelWork is the number of multiply-adds below which a product runs
+// on the calling goroutine: spawning goroutines costs microseconds, which
+// dwarfs tiny products (the per-rank blocks of small test grids).
+const minParallelWork = 1 << 16
+
+// workers resolves a thread count: threads <= 0 means GOMAXPROCS.
+func workers(threads int) int {
+	if threads <= 0 {
+		return runtime.GOMAXPROCS(0)
+	}
+	return threads
+}
+
+// parallelRanges runs fn over the ranges [bounds[p], bounds[p+1]),
+// concurrently, skipping empty ones, and returns when all are done.
+func parallelRanges(bounds []int, fn func(lo, hi int)) {
+	var wg sync.WaitGroup
+	for p := 0; p+1 < len(bounds); p++ {
+		lo, hi := bounds[p], bounds[p+1]
+		if lo == hi {
+			continue
+		}
+		if p+2 == len(bounds) {
+			fn(lo, hi) // the last range runs on the caller
+			continue
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			fn(lo, hi)
+		}()
+	}
+	wg.Wait()
+}
+
+// evenBounds splits [0, n) into at most parts ranges of equal length.
+func evenBounds(n, parts int) []int {
+	if parts > n {
+		parts = n
+	}
+	if parts < 1 {
+		parts = 1
+	}
+	b := make([]int, parts+1)
+	for p := range b {
+		b[p] = n * p / parts
+	}
+	return b
+}

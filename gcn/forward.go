@@ -76,9 +76,13 @@ func (m *Model) dropout(src []float32, verts []int32, c0, width int, training bo
 	scale := float32(1 / (1 - p))
 	out := make([]float32, len(src))
 	for i, v := range verts {
-		for j := 0; j < width; j++ {
-			if dropKeep(m.Cfg.Seed, step, site, v, c0+j, p) {
-				out[i*width+j] = src[i*width+j] * scale
+		mask := newDropMask(m.Cfg.Seed, step, site, v, p)
+		row := src[i*width : (i+1)*width]
+		for j, x := range row {
+			// A zero stays zero whatever the mask says; sparse inputs
+			// (bag-of-words features) skip most draws this way.
+			if x != 0 && mask.keep(c0+j) {
+				out[i*width+j] = x * scale
 			}
 		}
 	}

@@ -40,9 +40,28 @@ func glorot(seed uint64, param, rows, cols, i, j int) float64 {
 	return (2*u - 1) * a
 }
 
+// dropMask draws the dropout decisions of one row: keep(col) is a function
+// of (seed, step, site, vertex, col) only. The row's key is hashed once and
+// each column costs one mix, because dropout touches every activation of
+// every layer every step.
+type dropMask struct {
+	key       uint64
+	threshold uint64 // keep when the 53-bit draw is >= threshold
+}
+
+func newDropMask(seed uint64, step, site int, vertex int32, p float64) dropMask {
+	return dropMask{
+		key:       hash4(seed, streamDropout<<32|uint64(site), uint64(step), uint64(vertex)),
+		threshold: uint64(p * (1 << 53)),
+	}
+}
+
+func (d dropMask) keep(col int) bool {
+	return mix(d.key+uint64(col)*0x9e3779b97f4a7c15)>>11 >= d.threshold
+}
+
 // dropKeep reports whether entry (vertex, col) survives dropout at the given
 // site and step.
 func dropKeep(seed uint64, step, site int, vertex int32, col int, p float64) bool {
-	h := hash4(seed, streamDropout<<32|uint64(site), uint64(step), uint64(vertex)<<24|uint64(col))
-	return uniform01(h) >= p
+	return newDropMask(seed, step, site, vertex, p).keep(col)
 }

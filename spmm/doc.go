@@ -5,4 +5,17 @@
 // reference and the fallback; spmm/cpu is the fast cgo implementation (a C
 // SpMM kernel split over goroutines and CBLAS GEMM), and a CUDA backend can
 // be added behind a build tag without touching the callers.
+//
+// Conventions, as in gonum: the destination is the first argument; Dense
+// values are views (Slice shares storage, Stride may exceed Cols) and
+// every kernel honours the stride; operands whose shapes do not agree are
+// programmer errors and panic with a ShapeError, whichever backend runs.
+// Gemm follows BLAS: beta == 0 overwrites dst without reading it, so a
+// reused buffer holding NaN does not poison the result.
+//
+// Native splits SpMM over goroutines by nonzero count (PartitionRows) and
+// GEMM by output rows; it favours plain loops over speed. The element-wise
+// helpers (Add, AddTo, AddScaled, Scale, Zero, Copy) cover what a GCN layer
+// needs between products. Package spmm/spmmtest holds the conformance suite
+// and benchmarks every backend runs (TestBackend, BenchSpMM, BenchGemm).
 package spmm

@@ -150,9 +150,11 @@ func (be *Backend) Gemm(tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta flo
 		parts := min(workers, m/minBlock)
 		parallel(parts, func(p int) {
 			lo, hi := m*p/parts, m*(p+1)/parts
-			ap := spmm.Slice(a, lo, hi, 0, a.Cols) // rows of op(a)
+			var ap spmm.Dense // rows [lo, hi) of op(a)
 			if tA == spmm.Trans {
 				ap = spmm.Slice(a, 0, a.Rows, lo, hi)
+			} else {
+				ap = spmm.Slice(a, lo, hi, 0, a.Cols)
 			}
 			sgemm(tA, tB, alpha, ap, b, beta, spmm.Slice(dst, lo, hi, 0, n), hi-lo, n, k)
 		})
@@ -160,9 +162,11 @@ func (be *Backend) Gemm(tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta flo
 		parts := min(workers, n/minBlock)
 		parallel(parts, func(p int) {
 			lo, hi := n*p/parts, n*(p+1)/parts
-			bp := spmm.Slice(b, 0, b.Rows, lo, hi) // columns of op(b)
+			var bp spmm.Dense // columns [lo, hi) of op(b)
 			if tB == spmm.Trans {
 				bp = spmm.Slice(b, lo, hi, 0, b.Cols)
+			} else {
+				bp = spmm.Slice(b, 0, b.Rows, lo, hi)
 			}
 			sgemm(tA, tB, alpha, a, bp, beta, spmm.Slice(dst, 0, m, lo, hi), m, hi-lo, k)
 		})

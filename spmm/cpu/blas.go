@@ -28,23 +28,32 @@ func SetBLASThreads(n int) {
 
 // BLASConfig describes the linked BLAS for logs: OpenBLAS's build
 // configuration, the kernel it selected for this CPU and its thread count,
-// e.g. "OpenBLAS 0.3.21 DYNAMIC_ARCH NO_AFFINITY Haswell MAX_THREADS=64;
-// core=Haswell; threads=1". It returns "" when the library is not OpenBLAS.
-//
-// OpenBLAS 0.3.21 does not recognise some recent CPUs (AMD Zen 4 among
-// them) and falls back to its slow Prescott kernels; core=Prescott in this
-// string is the symptom. The cure is OPENBLAS_CORETYPE=Haswell (or
-// SkylakeX where AVX-512 is available) in the environment of every rank:
-// it must be set before the process starts, since the library reads it as
-// it is loaded, before any Go code runs.
+// e.g. "OpenBLAS 0.3.21 NO_LAPACKE DYNAMIC_ARCH NO_AFFINITY Cooperlake
+// MAX_THREADS=64; core=Cooperlake; threads=1". It returns "" when the
+// library is not OpenBLAS.
 func BLASConfig() string {
 	cfg := C.scalegnn_blas_config()
 	if cfg == nil {
 		return ""
 	}
 	s := C.GoString(cfg)
-	if core := C.scalegnn_blas_corename(); core != nil {
-		s += "; core=" + C.GoString(core)
+	if core := BLASCore(); core != "" {
+		s += "; core=" + core
 	}
 	return s + "; threads=" + strconv.Itoa(int(C.scalegnn_blas_threads()))
+}
+
+// BLASCore returns the name of the kernel set OpenBLAS selected for this
+// CPU ("Haswell", "SkylakeX", ...), or "" when the library is not OpenBLAS.
+// "Prescott" on a modern x86-64 means OpenBLAS did not recognise the CPU
+// and runs generic kernels, over twice as slow; the cure is
+// OPENBLAS_CORETYPE=Haswell (or SkylakeX with AVX-512) in the environment of
+// every rank. It must be set before the process starts: the library reads it
+// while it is loaded, before any Go code runs.
+func BLASCore() string {
+	core := C.scalegnn_blas_corename()
+	if core == nil {
+		return ""
+	}
+	return C.GoString(core)
 }

@@ -2,6 +2,7 @@ package cpu_test
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -12,7 +13,9 @@ import (
 
 func TestBackend(t *testing.T) {
 	for _, threads := range []int{1, 3, 0} {
-		spmmtest.TestBackend(t, cpu.New(threads))
+		t.Run(fmt.Sprintf("threads=%d", threads), func(t *testing.T) {
+			spmmtest.TestBackend(t, cpu.New(threads))
+		})
 	}
 }
 

@@ -9,7 +9,7 @@
  *    nonzero p+ahead (counted across row boundaries, because most rows of
  *    a power-law graph hold only a few entries) is prefetched, so the loads
  *    of many nonzeros are in flight at once. On a 200k-row, 3.2M-nonzero
- *    matrix this alone cut the time 2.5-5x. Looking 32 nonzeros ahead was
+ *    matrix this alone cut the time 3-5x. Looking 32 nonzeros ahead was
  *    best for rows of B up to one cache line (width <= 16), 16 for wider
  *    ones, whose segments span several lines each (AMD EPYC Zen 4).
  *  - Register accumulators. The width is cut into chunks of 64, 32, 16 and
@@ -29,7 +29,6 @@
 
 #include "kernels.h"
 
-
 /* prefetch_span prefetches the cache lines of p[0:n]. */
 static inline void prefetch_span(const float *p, int64_t n) {
 	const char *c = (const char *)p;
@@ -40,19 +39,19 @@ static inline void prefetch_span(const float *p, int64_t n) {
 
 /* CHUNK computes columns [j0, j0+W) of the current row for as long as W
  * of them remain, with the W partial sums in registers. */
-#define CHUNK(W)                                                              \
-	for (; j0 + (W) <= n; j0 += (W)) {                                    \
-		float acc[W] = {0};                                           \
-		for (int64_t p = lo; p < hi; p++) {                           \
-			if (p + ahead < end)                         \
+#define CHUNK(W)                                                           \
+	for (; j0 + (W) <= n; j0 += (W)) {                                 \
+		float acc[W] = {0};                                        \
+		for (int64_t p = lo; p < hi; p++) {                        \
+			if (p + ahead < end)                               \
 				prefetch_span(b + (int64_t)col[p + ahead] * ldb + j0, (W)); \
-			const float v = val[p];                               \
+			const float v = val[p];                            \
 			const float *restrict br = b + (int64_t)col[p] * ldb + j0; \
-			for (int j = 0; j < (W); j++)                         \
-				acc[j] += v * br[j];                          \
-		}                                                             \
-		for (int j = 0; j < (W); j++)                                 \
-			d[j0 + j] = acc[j];                                   \
+			for (int j = 0; j < (W); j++)                      \
+				acc[j] += v * br[j];                       \
+		}                                                          \
+		for (int j = 0; j < (W); j++)                              \
+			d[j0 + j] = acc[j];                                \
 	}
 
 int64_t scalegnn_spmm_rows(float *restrict dst, int64_t ldd,

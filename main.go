@@ -26,7 +26,9 @@ import (
 )
 
 const usage = `usage:
-  scalegnn -config job.toml [-v]            train (launch with mpirun/srun, one process per rank)
+  scalegnn -config job.toml [-grid XxYxZ] [-v]
+                                            train (launch with mpirun/srun, one process per rank);
+                                            -grid overrides the job file's [grid] x, y, z
   scalegnn balance -config job.toml [-blocks 8]
                                             nonzero balance of the job's graph with none/single/double permutation
   scalegnn selftest                         check the MPI collectives (launch with mpirun)
@@ -35,12 +37,21 @@ const usage = `usage:
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
 
 func run(args []string, stderr io.Writer) int {
+	if launcherRank() > 0 {
+		// Usage errors come before MPI starts, and every rank would print
+		// the same one; rank 0 speaks for all of them.
+		stderr = io.Discard
+	}
+	return dispatch(args, stderr)
+}
+
+func dispatch(args []string, stderr io.Writer) int {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		switch args[0] {
 		case "balance":
 			return runBalance(args[1:], stderr)
 		case "selftest":
-			return runSelftest(stderr)
+			return runSelftest(os.Stderr)
 		case "help":
 			fmt.Fprint(stderr, usage)
 			return 0
@@ -53,6 +64,7 @@ func run(args []string, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	config := fs.String("config", "", "job file (TOML)")
 	verbose := fs.Bool("v", false, "log on every rank, not only rank 0")
+	gridFlag := fs.String("grid", "", "override the job's grid, e.g. 2x2x2")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -60,14 +72,23 @@ func run(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scalegnn: need -config job.toml and no other arguments\n%s", usage)
 		return 2
 	}
-	return train(*config, *verbose, stderr)
+	var override *[3]int
+	if *gridFlag != "" {
+		var g [3]int
+		if n, err := fmt.Sscanf(*gridFlag, "%dx%dx%d", &g[0], &g[1], &g[2]); n != 3 || err != nil || g[0] < 1 || g[1] < 1 || g[2] < 1 {
+			fmt.Fprintf(stderr, "scalegnn: -grid %q: expected XxYxZ with positive integers, e.g. 2x2x2\n", *gridFlag)
+			return 2
+		}
+		override = &g
+	}
+	return train(*config, override, *verbose, os.Stderr)
 }
 
 // train runs a job on this rank. Setup errors (job file, grid, data) are
 // agreed on by all ranks so that the job ends cleanly with one message and
 // a non-zero exit everywhere; an error once training runs aborts the job,
 // because the other ranks may be blocked in a collective.
-func train(path string, verbose bool, stderr io.Writer) (code int) {
+func train(path string, grid *[3]int, verbose bool, stderr io.Writer) (code int) {
 	world, err := mpi.Init()
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
@@ -87,6 +108,10 @@ func train(path string, verbose bool, stderr io.Writer) (code int) {
 	defer log.Sync()
 
 	cfg, err := jobs.LoadConfig(path)
+	if err == nil && grid != nil {
+		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = grid[0], grid[1], grid[2]
+		err = cfg.Validate()
+	}
 	if err == nil {
 		err = cfg.CheckWorld(world.Size())
 	}
@@ -146,6 +171,17 @@ func finalize(code int, stderr io.Writer) int {
 		return max(code, 1)
 	}
 	return code
+}
+
+// launcherRank returns this process's rank as mpirun or srun announce it in
+// the environment, or 0 when started alone.
+func launcherRank() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil {
+			return n
+		}
+	}
+	return 0
 }
 
 // localRanks guesses how many ranks share this node from the launchers'

@@ -172,6 +172,10 @@ func testGemm(t *testing.T, be spmm.Backend) {
 		{70, 48, 100}, // parallel split
 		{1000, 16, 8}, // tall-skinny, like X·W
 		{8, 12, 3000}, // long inner dimension, like Hᵀ·dZ
+		// Wide outputs from a short inner dimension, split over rows (or
+		// columns) of dst: a transposed operand then has fewer stored rows
+		// than dst (CiteSeer's 3703 features over 3327 vertices).
+		{600, 8, 40}, {8, 600, 40},
 	}
 	scalars := []struct{ alpha, beta float32 }{{1, 0}, {0.5, -1.5}, {0, 2}, {-2, 1}, {0, 0}}
 	seed := uint64(1)

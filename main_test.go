@@ -1,0 +1,124 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestMain lets the tests run the real program: with SCALEGNN_AS_MAIN set,
+// the test binary is scalegnn (an MPI singleton, no mpirun needed).
+func TestMain(m *testing.M) {
+	if os.Getenv("SCALEGNN_AS_MAIN") == "1" {
+		os.Exit(run(os.Args[1:], os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+// runMain runs scalegnn with args in a child process and returns its exit
+// code and standard error. A child that does not finish in a minute is a
+// hang, which is a failure in itself.
+func runMain(t *testing.T, args ...string) (int, string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0], args...)
+	cmd.Env = append(os.Environ(), "SCALEGNN_AS_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("scalegnn %v hung (killed after a minute); stderr:\n%s", args, stderr.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("running scalegnn %v: %v", args, err)
+	}
+	return code, stderr.String()
+}
+
+// TestBadInput feeds the program each kind of bad input (the fixtures in
+// testdata/badinput, also run under mpirun -np 8 by scripts/badinput.sh)
+// and requires a non-zero exit and one line that names the problem: no
+// stack trace, no hang.
+func TestBadInput(t *testing.T) {
+	cases := []struct{ job, want string }{
+		{"malformed.toml", "malformed.toml: line 2, column 10"},
+		{"unknown_key.toml", "unknown key model.hiden: did you mean model.hidden?"},
+		{"grid_mismatch.toml", "grid 3x1x1 (d=1) has 3 ranks but the job was started with 1"},
+		{"bad_value.toml", "model.dropout = 1.5: expected a number in [0, 1)"},
+		{"missing_file.toml", "missing_file/edges.txt: file does not exist"},
+		{"bad_line.toml", `bad_line/labels.txt:3: expected "<node>\t<class>"`},
+		{"truncated.toml", `truncated/edges.txt:3: expected "<u>\t<v>"`},
+		{"no_such_job.toml", "no_such_job.toml"},
+	}
+	for _, c := range cases {
+		t.Run(c.job, func(t *testing.T) {
+			code, stderr := runMain(t, "-config", filepath.Join("testdata", "badinput", c.job))
+			if code == 0 {
+				t.Fatalf("exit code 0 for bad input; stderr:\n%s", stderr)
+			}
+			lines := errorLines(stderr)
+			if len(lines) != 1 || !strings.HasPrefix(lines[0], "scalegnn: ") || !strings.Contains(lines[0], c.want) {
+				t.Fatalf("want one line starting \"scalegnn: \" containing %q, got:\n%s", c.want, stderr)
+			}
+		})
+	}
+}
+
+// errorLines drops rank 0's log lines (timestamp, tab, level) from stderr.
+func errorLines(stderr string) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
+		if f := strings.SplitN(l, "\t", 3); len(f) == 3 && (f[1] == "INFO" || f[1] == "WARN" || f[1] == "DEBUG") {
+			continue
+		}
+		out = append(out, l)
+	}
+	return out
+}
+
+func TestUsageErrors(t *testing.T) {
+	for _, args := range [][]string{{}, {"-config"}, {"frobnicate"}, {"-config", "a.toml", "extra"}} {
+		code, stderr := runMain(t, args...)
+		if code != 2 || !strings.Contains(stderr, "usage:") {
+			t.Errorf("scalegnn %v: exit %d, want 2 with usage; stderr:\n%s", args, code, stderr)
+		}
+	}
+}
+
+// TestTrainTiny runs a whole (two-epoch) job on the tiny fixture and checks
+// the files a user gets.
+func TestTrainTiny(t *testing.T) {
+	dir := t.TempDir()
+	job, err := os.ReadFile(filepath.Join("testdata", "badinput", "ok_tiny.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(filepath.Join("testdata", "badinput", "tiny"))
+	text := strings.Replace(string(job), `path = "tiny"`, `path = "`+abs+`"`, 1)
+	text = strings.Replace(text, `dir = "/tmp/scalegnn-badinput"`, `dir = "`+dir+`"`, 1)
+	path := filepath.Join(dir, "job.toml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, stderr := runMain(t, "-config", path)
+	if code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	for _, f := range []string{"metrics.jsonl", "summary.json", "config.toml"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Errorf("output file missing: %v", err)
+		}
+	}
+	if !strings.Contains(stderr, `"epoch": 2`) || !strings.Contains(stderr, "done") {
+		t.Errorf("log lacks the epochs or the final line:\n%s", stderr)
+	}
+}

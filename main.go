@@ -15,6 +15,7 @@ import (
 	"os"
 	"runtime"
 	"runtime/debug"
+	"runtime/pprof"
 	"strconv"
 
 	"go.uber.org/zap"
@@ -31,7 +32,10 @@ const usage = `usage:
                                             -grid overrides the job file's [grid] x, y, z
   scalegnn balance -config job.toml [-blocks 8]
                                             nonzero balance of the job's graph with none/single/double permutation
-  scalegnn selftest                         check the MPI collectives (launch with mpirun)
+  scalegnn compare a/metrics.jsonl b/metrics.jsonl [-tol 1e-4]
+                                            check that two runs (e.g. 1 and 8 ranks) trained the same
+  scalegnn selftest                         check the MPI collectives and the model against the serial
+                                            reference on every grid of the world size (launch with mpirun)
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -50,6 +54,8 @@ func dispatch(args []string, stderr io.Writer) int {
 		switch args[0] {
 		case "balance":
 			return runBalance(args[1:], stderr)
+		case "compare":
+			return runCompare(args[1:], os.Stdout, stderr)
 		case "selftest":
 			return runSelftest(os.Stderr)
 		case "help":
@@ -128,9 +134,17 @@ func train(path string, grid *[3]int, verbose bool, stderr io.Writer) (code int)
 			zap.Int("threads_per_rank", threads), zap.String("blas", cpu.BLASConfig()))
 		log.Info("job", cfg.Summary()...)
 	}
-	job, err := jobs.Setup(cfg, world, be, log)
+	job, err := jobs.Setup(cfg, world, be, threads, log)
 	if agreeFailed(world, err, stderr) {
 		return finalize(1, stderr)
+	}
+	if path := os.Getenv("SCALEGNN_CPUPROFILE"); path != "" && rank == 0 {
+		// Rank 0's CPU profile of the training loop, for go tool pprof.
+		if f, err := os.Create(path); err == nil {
+			if pprof.StartCPUProfile(f) == nil {
+				defer pprof.StopCPUProfile()
+			}
+		}
 	}
 	if _, err := job.Train(); err != nil {
 		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", rank, err)

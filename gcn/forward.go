@@ -73,19 +73,21 @@ func (m *Model) dropout(src []float32, verts []int32, c0, width int, training bo
 	if !training || p == 0 {
 		return src
 	}
-	scale := float32(1 / (1 - p))
+	scale := [2]float32{0, float32(1 / (1 - p))}
 	out := make([]float32, len(src))
-	for i, v := range verts {
-		mask := newDropMask(m.Cfg.Seed, step, site, v, p)
-		row := src[i*width : (i+1)*width]
-		for j, x := range row {
-			// A zero stays zero whatever the mask says; sparse inputs
-			// (bag-of-words features) skip most draws this way.
-			if x != 0 && mask.keep(c0+j) {
-				out[i*width+j] = x * scale
+	m.parallelRows(len(verts), width, func(lo, hi int) {
+		for i := lo; i < hi; i++ {
+			mask := newDropMask(m.Cfg.Seed, step, site, verts[i], p)
+			row, dst := src[i*width:(i+1)*width], out[i*width:(i+1)*width]
+			for j, x := range row {
+				// A zero stays zero whatever the mask says; sparse inputs
+				// (bag-of-words features) skip most draws this way.
+				if x != 0 {
+					dst[j] = x * scale[mask.keep01(c0+j)]
+				}
 			}
 		}
-	}
+	})
 	return out
 }
 

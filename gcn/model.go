@@ -49,6 +49,9 @@ type Model struct {
 
 	// Times is reset by the caller as it likes.
 	Times Times
+	// Threads is how many goroutines element-wise passes may use (the
+	// kernels' own parallelism is the backend's); 0 or 1 means serial.
+	Threads int
 }
 
 // NewModel builds this rank's blocks of the parameters, initialised

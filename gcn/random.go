@@ -56,8 +56,15 @@ func newDropMask(seed uint64, step, site int, vertex int32, p float64) dropMask 
 	}
 }
 
-func (d dropMask) keep(col int) bool {
-	return mix(d.key+uint64(col)*0x9e3779b97f4a7c15)>>11 >= d.threshold
+func (d dropMask) keep(col int) bool { return d.keep01(col) == 1 }
+
+// keep01 is keep as 0 or 1 without a branch: a 50% random mask defeats
+// branch prediction, and this loop runs over every activation.
+func (d dropMask) keep01(col int) uint64 {
+	draw := mix(d.key+uint64(col)*0x9e3779b97f4a7c15) >> 11
+	// draw and threshold are below 2^53, so draw-threshold wraps to a
+	// number with the top bit set exactly when draw < threshold.
+	return 1 - (draw-d.threshold)>>63
 }
 
 // dropKeep reports whether entry (vertex, col) survives dropout at the given

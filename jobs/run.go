@@ -29,7 +29,7 @@ type Job struct {
 // Setup loads the data, builds this rank's shards and the model. It does
 // not communicate after the grid's communicators are split, so a failure on
 // one rank can be agreed on by the caller before training starts.
-func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, log *zap.Logger) (*Job, error) {
+func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	g, err := grid.New(world, shape)
 	if err != nil {
@@ -75,6 +75,7 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, log *zap.Logger
 	if err != nil {
 		return nil, err
 	}
+	m.Threads = threads
 	return &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world}, nil
 }
 

@@ -81,12 +81,8 @@ func selftestGrid(world collectives.Comm, s grid.Shape, cfg gcn.Config, scheme p
 		return err
 	}
 	perms := permute.New(gr.Adj.Rows, scheme, 5)
-	sh, err := gcn.NewShards(g, cfg, gr, gcn.NewOrders(gr.Adj.Rows, perms.P1, perms.P2))
-	if err != nil {
-		return err
-	}
 	opt := gcn.DefaultOptimizer()
-	m, err := gcn.NewModel(g, cpu.New(1), cfg, opt, sh)
+	m, err := gcn.Build(g, cpu.New(1), cfg, opt, gr, gcn.NewOrders(gr.Adj.Rows, perms.P1, perms.P2))
 	if err != nil {
 		return err
 	}
@@ -124,4 +120,3 @@ func factorisations(n int) []grid.Shape {
 	}
 	return out
 }
-

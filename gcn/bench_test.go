@@ -32,11 +32,7 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 		if err != nil {
 			return err
 		}
-		sh, err := NewShards(g, cfg, gr, orders)
-		if err != nil {
-			return err
-		}
-		m, err := NewModel(g, newBackend(), cfg, DefaultOptimizer(), sh)
+		m, err := Build(g, newBackend(), cfg, DefaultOptimizer(), gr, orders)
 		if err != nil {
 			return err
 		}

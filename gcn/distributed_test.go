@@ -69,11 +69,7 @@ func runDistributed(t *testing.T, p *testProblem, cfg Config, opt Optimizer, sha
 		if err != nil {
 			return err
 		}
-		sh, err := NewShards(g, cfg, p.g, orders)
-		if err != nil {
-			return err
-		}
-		m, err := NewModel(g, spmm.NewNative(1), cfg, opt, sh)
+		m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders)
 		if err != nil {
 			return err
 		}
@@ -212,11 +208,7 @@ func TestAccuracyMatchesReference(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				sh, err := NewShards(g, cfg, p.g, orders)
-				if err != nil {
-					return err
-				}
-				m, err := NewModel(g, spmm.NewNative(1), cfg, DefaultOptimizer(), sh)
+				m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
 				if err != nil {
 					return err
 				}

@@ -205,3 +205,13 @@ func (m *Model) Grid() *grid.Grid { return m.g }
 
 // Shards returns the graph blocks the model trains on.
 func (m *Model) Shards() *Shards { return m.sh }
+
+// Build extracts this rank's shards of the graph and builds the model on
+// them: NewShards followed by NewModel.
+func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, o *Orders) (*Model, error) {
+	sh, err := NewShards(g, cfg, gr, o)
+	if err != nil {
+		return nil, err
+	}
+	return NewModel(g, be, cfg, opt, sh)
+}

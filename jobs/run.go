@@ -63,15 +63,10 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 	if world.Rank() == 0 {
 		logBalance(log, adj, perms, shape, mcfg.Layers)
 	}
-	orders := gcn.NewOrders(graph.N, perms.P1, perms.P2)
-	sh, err := gcn.NewShards(g, mcfg, &gcn.Graph{
+	m, err := gcn.Build(g, be, mcfg, OptimizerFor(cfg), &gcn.Graph{
 		Adj: adj, Features: graph.Features, Labels: graph.Labels,
 		Train: graph.Train, Val: graph.Val, Test: graph.Test,
-	}, orders)
-	if err != nil {
-		return nil, err
-	}
-	m, err := gcn.NewModel(g, be, mcfg, OptimizerFor(cfg), sh)
+	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
 	if err != nil {
 		return nil, err
 	}

@@ -43,9 +43,9 @@ func newLogger(w zapcore.WriteSyncer, rank int, verbose bool) *zap.Logger {
 }
 
 // EpochFields returns the fields of a one-line epoch report: epoch, loss,
-// the accuracies when evaluated, and the epoch time with the slowest rank's
-// SpMM, GEMM, communication and other time. The means are left to the
-// metrics file.
+// the accuracies when evaluated, the epoch time, and the SpMM, GEMM,
+// communication and other time as max and mean over ranks (max − mean is
+// the load imbalance).
 func EpochFields(m EpochMetrics) []zap.Field {
 	fs := []zap.Field{zap.Int("epoch", m.Epoch), zap.Float64("loss", m.Loss)}
 	for _, a := range []struct {
@@ -59,9 +59,13 @@ func EpochFields(m EpochMetrics) []zap.Field {
 	return append(fs,
 		zap.Duration("time", seconds(m.EpochSec)),
 		zap.Duration("spmm_max", seconds(m.SpMMSecMax)),
+		zap.Duration("spmm_mean", seconds(m.SpMMSecMean)),
 		zap.Duration("gemm_max", seconds(m.GEMMSecMax)),
+		zap.Duration("gemm_mean", seconds(m.GEMMSecMean)),
 		zap.Duration("comm_max", seconds(m.CommSecMax)),
+		zap.Duration("comm_mean", seconds(m.CommSecMean)),
 		zap.Duration("other_max", seconds(m.OtherSecMax)),
+		zap.Duration("other_mean", seconds(m.OtherSecMean)),
 	)
 }
 

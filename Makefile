@@ -32,11 +32,11 @@ mpitest: build
 	$(MPIRUN) -np 8 ./scalegnn selftest
 	$(MPIRUN) -np 6 ./scalegnn selftest
 	scripts/badinput.sh 8
-	./scalegnn -config examples/cora.toml 2>runs-cora-1.log || (cat runs-cora-1.log; exit 1)
-	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs-cora-8.log || (cat runs-cora-8.log; exit 1)
-	tail -n 1 runs-cora-1.log runs-cora-8.log
+	@mkdir -p runs
+	./scalegnn -config examples/cora.toml 2>runs/cora-1.log || (cat runs/cora-1.log; exit 1)
+	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs/cora-8.log || (cat runs/cora-8.log; exit 1)
+	tail -n 1 runs/cora-1.log runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
-	@rm -f runs-cora-1.log runs-cora-8.log
 
 test: unit mpitest
 

@@ -3,12 +3,15 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"scalegnn/jobs"
 )
 
 // TestMain lets the tests run the real program: with SCALEGNN_AS_MAIN set,
@@ -120,5 +123,33 @@ func TestTrainTiny(t *testing.T) {
 	}
 	if !strings.Contains(stderr, `"epoch": 2`) || !strings.Contains(stderr, "done") {
 		t.Errorf("log lacks the epochs or the final line:\n%s", stderr)
+	}
+}
+
+// TestCompareMetrics checks that compare accepts identical training and
+// rejects a loss or accuracy that differs, or a different epoch count.
+func TestCompareMetrics(t *testing.T) {
+	acc := func(v float64) *float64 { return &v }
+	base := func() []jobs.EpochMetrics {
+		return []jobs.EpochMetrics{
+			{Epoch: 1, Loss: 1.9},
+			{Epoch: 2, Loss: 1.7, TrainAcc: acc(0.5), ValAcc: acc(0.4), TestAcc: acc(0.45)},
+		}
+	}
+	if err := compareMetrics(io.Discard, base(), base(), 1e-5, 0); err != nil {
+		t.Fatalf("identical runs: %v", err)
+	}
+	loss := base()
+	loss[1].Loss *= 1 + 1e-4
+	if err := compareMetrics(io.Discard, base(), loss, 1e-5, 0); err == nil || !strings.Contains(err.Error(), "epoch 2: loss") {
+		t.Errorf("loss differing by 1e-4: got %v", err)
+	}
+	accDiff := base()
+	accDiff[1].TestAcc = acc(0.46)
+	if err := compareMetrics(io.Discard, base(), accDiff, 1e-5, 0); err == nil || !strings.Contains(err.Error(), "test accuracy") {
+		t.Errorf("test accuracy differing: got %v", err)
+	}
+	if err := compareMetrics(io.Discard, base(), base()[:1], 1e-5, 0); err == nil {
+		t.Error("different epoch counts accepted")
 	}
 }

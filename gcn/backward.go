@@ -13,7 +13,7 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 	d := dLogits
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
-		pa, qa, ra := grid.Rotation(cfg.Layers)
+		pa, _, ra := grid.Rotation(cfg.Layers)
 		r0, r1 := g.Range(sh.N, pa)
 		rows, in, out := r1-r0, p.R1-p.R0, p.C1-p.C0
 		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ).
@@ -26,7 +26,6 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 		if err := m.allReduce(g.Comm(ra), dx); err != nil {
 			return err
 		}
-		_ = qa
 		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
 		d = m.dropout(dx, verts, p.R0, in, tp.training, tp.step, cfg.headSite())
 	}

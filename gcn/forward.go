@@ -97,12 +97,10 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 	cfg, g, sh := m.Cfg, m.g, m.sh
 	tp := &tape{step: step, training: training}
 	x := sh.X
-	pi := 0
 	if cfg.InputProjection {
 		// Features [rows X, cols Z] · W [rows Z, cols Y] summed over Z lands
 		// in layer 0's input layout [rows X, cols Y].
-		p := m.Params[pi]
-		pi++
+		p := m.Params[0]
 		r0, r1 := g.Range(sh.N, grid.X)
 		out := make([]float32, (r1-r0)*(p.C1-p.C0))
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(x, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))

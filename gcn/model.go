@@ -148,9 +148,10 @@ func (m *Model) gemm(tA, tB spmm.Op, a, b spmm.Dense, dst spmm.Dense) {
 // gradients left by Backward. Replicas apply identical updates.
 func (m *Model) Step() {
 	m.t++
+	st := m.Opt.step(m.t)
 	for _, p := range m.Params {
 		for k := range p.W {
-			w, mm, vv := m.Opt.update(m.t, float64(p.W[k]), float64(p.G[k]), float64(p.m[k]), float64(p.v[k]), p.decay)
+			w, mm, vv := st.update(float64(p.W[k]), float64(p.G[k]), float64(p.m[k]), float64(p.v[k]), p.decay)
 			p.W[k], p.m[k], p.v[k] = float32(w), float32(mm), float32(vv)
 		}
 	}

@@ -32,12 +32,23 @@ func (o Optimizer) Validate() error {
 	return nil
 }
 
-// update applies one step (t counts from 1) to a single parameter entry w
-// with gradient g and moments m, v; decay says whether weight decay applies
-// to this parameter (weights yes, norm scales no). It is the one definition
-// of the update, used in float64 by the reference and by the distributed
-// model alike.
-func (o Optimizer) update(t int, w, g, m, v float64, decay bool) (w2, m2, v2 float64) {
+// step holds what one optimizer step shares across all entries: the
+// hyperparameters and Adam's bias corrections for step t (t counts from 1),
+// computed once per step rather than once per entry.
+type step struct {
+	Optimizer
+	corr1, corr2 float64
+}
+
+func (o Optimizer) step(t int) step {
+	return step{o, 1 - math.Pow(o.Beta1, float64(t)), 1 - math.Pow(o.Beta2, float64(t))}
+}
+
+// update applies the step to a single parameter entry w with gradient g and
+// moments m, v; decay says whether weight decay applies to this parameter
+// (weights yes, norm scales no). It is the one definition of the update,
+// used in float64 by the reference and by the distributed model alike.
+func (o step) update(w, g, m, v float64, decay bool) (w2, m2, v2 float64) {
 	wd := 0.0
 	if decay {
 		wd = o.WeightDecay
@@ -50,8 +61,8 @@ func (o Optimizer) update(t int, w, g, m, v float64, decay bool) (w2, m2, v2 flo
 	}
 	m = o.Beta1*m + (1-o.Beta1)*g
 	v = o.Beta2*v + (1-o.Beta2)*g*g
-	mh := m / (1 - math.Pow(o.Beta1, float64(t)))
-	vh := v / (1 - math.Pow(o.Beta2, float64(t)))
+	mh := m / o.corr1
+	vh := v / o.corr2
 	if o.Name == "adamw" {
 		w -= o.LR * wd * w
 	}

@@ -268,9 +268,10 @@ func (r *Reference) LossAndGrad(step int) float64 {
 // Step applies one optimizer update with the current gradients.
 func (r *Reference) Step() {
 	r.t++
+	st := r.Opt.step(r.t)
 	for _, p := range r.Params {
 		for k := range p.W {
-			p.W[k], p.m[k], p.v[k] = r.Opt.update(r.t, p.W[k], p.G[k], p.m[k], p.v[k], p.decay)
+			p.W[k], p.m[k], p.v[k] = st.update(p.W[k], p.G[k], p.m[k], p.v[k], p.decay)
 		}
 	}
 }

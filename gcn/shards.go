@@ -59,7 +59,8 @@ func inOrder(l int) int  { return (l + 1) % 2 }
 func outOrder(l int) int { return l % 2 }
 
 // adjShard is one rank's block of one adjacency layout: rows are the R-block
-// of the layer's output order, columns the P-block of its input order.
+// of the layer's output order, columns the P-block of its input order; at
+// is its transpose, nil when no layer using the shard needs it.
 type adjShard struct {
 	a, at *spmm.CSR
 }
@@ -91,16 +92,21 @@ func NewShards(g *grid.Grid, cfg Config, gr *Graph, o *Orders) (*Shards, error) 
 			gr.Adj.Rows, gr.Adj.Cols, len(gr.Features), n*cfg.Features, len(gr.Labels), len(gr.Train), len(gr.Val), len(gr.Test), n)
 	}
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}}
-	for l := 0; l < cfg.Layers; l++ {
+	for l, spec := range cfg.layers() {
 		key := [2]int{l % 3, l % 2}
-		if sh.adj[key] != nil {
-			continue
+		s := sh.adj[key]
+		if s == nil {
+			p, _, r := grid.Rotation(l)
+			r0, r1 := g.Range(n, r)
+			c0, c1 := g.Range(n, p)
+			s = &adjShard{a: extractBlock(gr.Adj, o.Order[outOrder(l)][r0:r1], o.inv[inOrder(l)], c0, c1)}
+			sh.adj[key] = s
 		}
-		p, _, r := grid.Rotation(l)
-		r0, r1 := g.Range(n, r)
-		c0, c1 := g.Range(n, p)
-		a := extractBlock(gr.Adj, o.Order[outOrder(l)][r0:r1], o.inv[inOrder(l)], c0, c1)
-		sh.adj[key] = &adjShard{a: a, at: spmm.Transpose(a)}
+		// Only a layer whose input needs a gradient multiplies by Âᵀ; the
+		// first layer of a plain GCN does not, so its transpose is not kept.
+		if spec.needInputGrad && s.at == nil {
+			s.at = spmm.Transpose(s.a)
+		}
 	}
 
 	fr0, fr1 := g.Range(n, grid.X)

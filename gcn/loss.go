@@ -44,20 +44,23 @@ func (m *Model) loss(logits []float32) (float64, []float32, error) {
 	if err := m.allReduce(colComm, sums); err != nil {
 		return 0, nil, err
 	}
-	total := []float64{0}
+	// The loss sum and the number of training rows, summed over the row
+	// axis in one call; the gradient is scaled by 1/count afterwards so
+	// that a mini-batch needs no count of its training vertices up front.
+	total := []float64{0, 0}
 	d := make([]float32, len(logits))
-	inv := 1 / float32(sh.NTrain)
 	for i := 0; i < rows; i++ {
 		if !sh.Train[i] {
 			continue
 		}
 		se := sums[i]
 		total[0] += math.Log(float64(se)) + float64(mx[i]) - float64(sums[rows+i])
+		total[1]++
 		for j := 0; j < w; j++ {
-			d[i*w+j] = float32(math.Exp(float64(logits[i*w+j]-mx[i]))) / se * inv
+			d[i*w+j] = float32(math.Exp(float64(logits[i*w+j]-mx[i]))) / se
 		}
 		if lab := int(sh.Labels[i]); lab >= c0 && lab < c1 {
-			d[i*w+lab-c0] -= inv
+			d[i*w+lab-c0]--
 		}
 	}
 	if rowComm.Size() > 1 {
@@ -65,7 +68,15 @@ func (m *Model) loss(logits []float32) (float64, []float32, error) {
 			return 0, nil, err
 		}
 	}
-	return total[0] / float64(sh.NTrain), d, nil
+	if total[1] == 0 {
+		// A mini-batch without training vertices contributes nothing.
+		return 0, d, nil
+	}
+	inv := float32(1 / total[1])
+	for k := range d {
+		d[k] *= inv
+	}
+	return total[0] / total[1], d, nil
 }
 
 // Accuracy is the fraction of correctly classified vertices per split.
@@ -105,14 +116,15 @@ func (m *Model) accuracy(logits []float32) (Accuracy, error) {
 			return Accuracy{}, err
 		}
 	}
-	var hits [3]int64
+	// Hits per split, then the split sizes, summed over the row axis.
+	var hits [6]int64
 	for i := 0; i < rows; i++ {
-		if arg[i] != int64(sh.Labels[i]) {
-			continue
-		}
 		for k, mask := range [3][]bool{sh.Train, sh.Val, sh.Test} {
 			if mask[i] {
-				hits[k]++
+				hits[3+k]++
+				if arg[i] == int64(sh.Labels[i]) {
+					hits[k]++
+				}
 			}
 		}
 	}
@@ -121,11 +133,11 @@ func (m *Model) accuracy(logits []float32) (Accuracy, error) {
 			return Accuracy{}, err
 		}
 	}
-	frac := func(h int64, n int) float64 {
+	frac := func(h, n int64) float64 {
 		if n == 0 {
 			return 0
 		}
 		return float64(h) / float64(n)
 	}
-	return Accuracy{frac(hits[0], sh.NTrain), frac(hits[1], sh.NVal), frac(hits[2], sh.NTest)}, nil
+	return Accuracy{frac(hits[0], hits[3]), frac(hits[1], hits[4]), frac(hits[2], hits[5])}, nil
 }

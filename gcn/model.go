@@ -210,7 +210,11 @@ func (m *Model) Shards() *Shards { return m.sh }
 // Build extracts this rank's shards of the graph and builds the model on
 // them: NewShards followed by NewModel.
 func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, o *Orders) (*Model, error) {
-	sh, err := NewShards(g, cfg, gr, o)
+	src, err := NewMemorySource(gr, o)
+	if err != nil {
+		return nil, err
+	}
+	sh, err := NewShards(g, cfg, src)
 	if err != nil {
 		return nil, err
 	}

@@ -78,19 +78,14 @@ type Shards struct {
 	// final order, split over the logits' row axis).
 	Labels           []int32
 	Train, Val, Test []bool
-	// NTrain etc. count the vertices of each mask over the whole graph.
-	NTrain, NVal, NTest int
 }
 
-// NewShards extracts this rank's blocks from the global graph. Every rank of
-// the grid calls it with the same graph and orders; no communication.
-func NewShards(g *grid.Grid, cfg Config, gr *Graph, o *Orders) (*Shards, error) {
-	n := gr.Adj.Rows
-	if gr.Adj.Cols != n || len(gr.Features) != n*cfg.Features || len(gr.Labels) != n ||
-		len(gr.Train) != n || len(gr.Val) != n || len(gr.Test) != n {
-		return nil, fmt.Errorf("gcn: graph of %d×%d adjacency, %d feature values (want %d), %d labels and masks %d/%d/%d (want %d)",
-			gr.Adj.Rows, gr.Adj.Cols, len(gr.Features), n*cfg.Features, len(gr.Labels), len(gr.Train), len(gr.Val), len(gr.Test), n)
-	}
+// NewShards reads this rank's blocks from src: the adjacency shards of
+// every layer, the feature block and the labels and masks of its logits
+// rows. Every rank of the grid reads from the same graph; no communication.
+func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
+	n := src.N()
+	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}}
 	for l, spec := range cfg.layers() {
 		key := [2]int{l % 3, l % 2}
@@ -99,7 +94,14 @@ func NewShards(g *grid.Grid, cfg Config, gr *Graph, o *Orders) (*Shards, error) 
 			p, _, r := grid.Rotation(l)
 			r0, r1 := g.Range(n, r)
 			c0, c1 := g.Range(n, p)
-			s = &adjShard{a: extractBlock(gr.Adj, o.Order[outOrder(l)][r0:r1], o.inv[inOrder(l)], c0, c1)}
+			a, err := src.AdjBlock(outOrder(l), r0, r1, inOrder(l), c0, c1)
+			if err != nil {
+				return nil, err
+			}
+			if a.Rows != r1-r0 || a.Cols != c1-c0 {
+				return nil, fmt.Errorf("gcn: adjacency block of %d×%d for rows [%d, %d) and columns [%d, %d)", a.Rows, a.Cols, r0, r1, c0, c1)
+			}
+			s = &adjShard{a: a}
 			sh.adj[key] = s
 		}
 		// Only a layer whose input needs a gradient multiplies by Âᵀ; the
@@ -115,69 +117,26 @@ func NewShards(g *grid.Grid, cfg Config, gr *Graph, o *Orders) (*Shards, error) 
 		colAxis = grid.Z
 	}
 	fc0, fc1 := g.Range(cfg.Features, colAxis)
-	sh.X = make([]float32, 0, (fr1-fr0)*(fc1-fc0))
-	for _, v := range o.Order[1][fr0:fr1] {
-		row := gr.Features[int(v)*cfg.Features:]
-		sh.X = append(sh.X, row[fc0:fc1]...)
+	var err error
+	if sh.X, err = src.FeatureBlock(1, fr0, fr1, fc0, fc1); err != nil {
+		return nil, err
+	}
+	if len(sh.X) != (fr1-fr0)*(fc1-fc0) {
+		return nil, fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", len(sh.X), fr1-fr0, fc1-fc0)
 	}
 
 	rowAxis, _ := logitsAxes(cfg)
 	lr0, lr1 := g.Range(n, rowAxis)
+	if sh.Labels, sh.Train, sh.Val, sh.Test, err = src.Labels(outOrder(cfg.Layers-1), lr0, lr1); err != nil {
+		return nil, err
+	}
 	final := o.Order[outOrder(cfg.Layers-1)]
-	for _, v := range final[lr0:lr1] {
-		sh.Labels = append(sh.Labels, gr.Labels[v])
-		sh.Train = append(sh.Train, gr.Train[v])
-		sh.Val = append(sh.Val, gr.Val[v])
-		sh.Test = append(sh.Test, gr.Test[v])
-	}
-	for i := 0; i < n; i++ {
-		if gr.Train[i] || gr.Val[i] || gr.Test[i] {
-			if gr.Labels[i] < 0 || int(gr.Labels[i]) >= cfg.Classes {
-				return nil, fmt.Errorf("gcn: vertex %d is in a split but has label %d, outside [0, %d)", i, gr.Labels[i], cfg.Classes)
-			}
+	for i, lab := range sh.Labels {
+		if (sh.Train[i] || sh.Val[i] || sh.Test[i]) && (lab < 0 || int(lab) >= cfg.Classes) {
+			return nil, fmt.Errorf("gcn: vertex %d is in a split but has label %d, outside [0, %d)", final[lr0+i], lab, cfg.Classes)
 		}
-		if gr.Train[i] {
-			sh.NTrain++
-		}
-		if gr.Val[i] {
-			sh.NVal++
-		}
-		if gr.Test[i] {
-			sh.NTest++
-		}
-	}
-	if sh.NTrain == 0 {
-		return nil, fmt.Errorf("gcn: the training mask is empty")
 	}
 	return sh, nil
-}
-
-// extractBlock returns the block of Â with rows rowVerts (the vertices of
-// the block's rows, in order) and columns at positions [c0, c1) of the order
-// whose inverse is colInv, with local column indices.
-func extractBlock(adj *spmm.CSR, rowVerts []int32, colInv []int32, c0, c1 int) *spmm.CSR {
-	b := &spmm.CSR{Rows: len(rowVerts), Cols: c1 - c0, RowPtr: make([]int64, len(rowVerts)+1)}
-	type entry struct {
-		c int32
-		v float32
-	}
-	var row []entry
-	for i, v := range rowVerts {
-		row = row[:0]
-		for p := adj.RowPtr[v]; p < adj.RowPtr[v+1]; p++ {
-			j := int(colInv[adj.ColIdx[p]])
-			if j >= c0 && j < c1 {
-				row = append(row, entry{int32(j - c0), adj.Val[p]})
-			}
-		}
-		slices.SortFunc(row, func(x, y entry) int { return int(x.c - y.c) })
-		for _, e := range row {
-			b.ColIdx = append(b.ColIdx, e.c)
-			b.Val = append(b.Val, e.v)
-		}
-		b.RowPtr[i+1] = int64(len(b.ColIdx))
-	}
-	return b
 }
 
 // logitsAxes returns the axes that split the rows and the classes of the

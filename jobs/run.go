@@ -50,6 +50,9 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 		zap.Int("train", dataset.Count(graph.Train)), zap.Int("val", dataset.Count(graph.Val)),
 		zap.Int("test", dataset.Count(graph.Test)), zap.Duration("took", time.Since(t0)))
 
+	if dataset.Count(graph.Train) == 0 {
+		return nil, fmt.Errorf("dataset %s: the training mask is empty; a job needs training vertices", cfg.Dataset.Source)
+	}
 	mcfg := ModelConfigFor(cfg, graph)
 	if err := mcfg.Validate(); err != nil {
 		return nil, err

@@ -59,6 +59,16 @@ type Comm interface {
 	// IAllReduceF32 starts a nonblocking in-place all-reduce. buf must not be
 	// read or written until Wait returns.
 	IAllReduceF32(buf []float32, op Op) (Request, error)
+	// AllReduceBF16 sums buf over the group in bfloat16, in place: each
+	// rank's values are rounded to bfloat16 (ToBF16), partial sums are
+	// combined with AddBF16, and the result is widened back to float32.
+	// It moves half the bytes of AllReduceF32 (counted as 2 per element).
+	// The order of the partial sums is the implementation's, so results
+	// may differ between implementations in the last bfloat16 bit.
+	AllReduceBF16(buf []float32) error
+	// IAllReduceBF16 is the nonblocking AllReduceBF16: buf must not be
+	// read or written until Wait returns.
+	IAllReduceBF16(buf []float32) (Request, error)
 
 	// AllGatherF32 concatenates every rank's src in rank order into dst;
 	// len(dst) == Size()*len(src) and len(src) is the same on every rank.

@@ -63,7 +63,7 @@ func checkBasics(k *checker, world Comm) error {
 // messages.
 func checkSuite(k *checker, c Comm, on string) error {
 	for _, f := range []func(*checker, Comm, string) error{
-		checkAllReduce, checkAllGather, checkAllGatherV, checkReduceScatter, checkBcast, checkAlltoallv,
+		checkAllReduce, checkAllReduceBF16, checkAllGather, checkAllGatherV, checkReduceScatter, checkBcast, checkAlltoallv,
 		checkAliased,
 	} {
 		if err := f(k, c, on); err != nil {
@@ -88,6 +88,31 @@ func checkAllReduce(k *checker, c Comm, on string) error {
 			}
 		}
 	}
+	return nil
+}
+
+// checkAllReduceBF16 checks the bfloat16 sum, blocking and not: small
+// integers add exactly in any order, and 1+2⁻⁸ (halfway between two
+// bfloat16 values) must round to even, i.e. to 1, before it is summed.
+func checkAllReduceBF16(k *checker, c Comm, on string) error {
+	size, rank := c.Size(), c.Rank()
+	for _, n := range []int{0, 1, 7, 1001} {
+		buf := fill(n, rank, valF32)
+		if err := c.AllReduceBF16(buf); err != nil {
+			return err
+		}
+		equal(k, call("AllReduceBF16", on, fmt.Sprintf("len %d", n)), buf, wantReduce(size, n, Sum, valF32))
+	}
+	tie := []float32{1 + 1.0/256, -(1 + 1.0/256), 3}
+	req, err := c.IAllReduceBF16(tie)
+	if err != nil {
+		return err
+	}
+	if err := req.Wait(); err != nil {
+		return err
+	}
+	s := float32(size)
+	equal(k, call("IAllReduceBF16", on, "ties to even"), tie, []float32{s, -s, 3 * s})
 	return nil
 }
 

@@ -47,16 +47,18 @@ func (c *localComm) IAllReduceF32(buf []float32, op Op) (Request, error) {
 	}
 	c.counters.Add(KindAllReduce, 4*len(buf))
 	r, seq := c.arrive(deposit{name: name, op: op, data: slices.Clone(buf)})
-	return &localRequest{c: c, r: r, seq: seq, buf: buf, op: op}, nil
+	return &localRequest{c: c, r: r, seq: seq, buf: buf, op: op, name: name}, nil
 }
 
-// localRequest is a pending IAllReduceF32 of Local.
+// localRequest is a pending IAllReduceF32 or IAllReduceBF16 of Local.
 type localRequest struct {
 	c    *localComm
 	r    *round
 	seq  uint64
 	buf  []float32
 	op   Op
+	name string
+	bf16 bool
 	done bool
 	err  error
 }
@@ -67,13 +69,61 @@ func (q *localRequest) Wait() error {
 		return q.err
 	}
 	q.done = true
-	q.err = q.c.finish(q.r, q.seq, "IAllReduceF32", func(r *round) error {
+	q.err = q.c.finish(q.r, q.seq, q.name, func(r *round) error {
+		if q.bf16 {
+			return q.c.sumBF16(q.name, q.buf, r)
+		}
 		if err := reduceParts(q.buf, r.parts, q.op); err != nil {
-			return q.c.errorf("IAllReduceF32", "%v", err)
+			return q.c.errorf(q.name, "%v", err)
 		}
 		return nil
 	})
 	return q.err
+}
+
+// AllReduceBF16 implements Comm: the ranks' bfloat16 values are summed in
+// rank order with AddBF16.
+func (c *localComm) AllReduceBF16(buf []float32) error {
+	const name = "AllReduceBF16"
+	c.counters.Add(KindAllReduce, 2*len(buf))
+	return c.exchange(deposit{name: name, op: Sum, data: encodeBF16(buf)}, func(r *round) error {
+		return c.sumBF16(name, buf, r)
+	})
+}
+
+// IAllReduceBF16 implements Comm. As IAllReduceF32, the input is copied
+// (rounded) when the call is made and Wait computes the result.
+func (c *localComm) IAllReduceBF16(buf []float32) (Request, error) {
+	const name = "IAllReduceBF16"
+	if err := c.g.w.abortError(); err != nil {
+		return nil, c.errorf(name, "%w", err)
+	}
+	c.counters.Add(KindAllReduce, 2*len(buf))
+	r, seq := c.arrive(deposit{name: name, op: Sum, data: encodeBF16(buf)})
+	return &localRequest{c: c, r: r, seq: seq, buf: buf, op: Sum, name: name, bf16: true}, nil
+}
+
+func encodeBF16(buf []float32) []uint16 {
+	h := make([]uint16, len(buf))
+	EncodeBF16(h, buf)
+	return h
+}
+
+// sumBF16 writes the rank-order bfloat16 sum of the round's deposits to buf.
+func (c *localComm) sumBF16(name string, buf []float32, r *round) error {
+	for i, p := range r.parts {
+		if d := p.data.([]uint16); len(d) != len(buf) {
+			return c.errorf(name, "rank %d passed %d elements, this rank %d", i, len(d), len(buf))
+		}
+	}
+	acc := slices.Clone(r.parts[0].data.([]uint16))
+	for _, p := range r.parts[1:] {
+		for i, h := range p.data.([]uint16) {
+			acc[i] = AddBF16(acc[i], h)
+		}
+	}
+	DecodeBF16(buf, acc)
+	return nil
 }
 
 // AllGatherF32 implements Comm.

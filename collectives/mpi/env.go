@@ -16,8 +16,11 @@ import (
 type env struct {
 	world C.MPI_Comm
 
-	f32, f64, i64, bytes C.MPI_Datatype
-	sum, max, min        C.MPI_Op
+	f32, f64, i64, bytes, u16 C.MPI_Datatype
+	sum, max, min             C.MPI_Op
+	// bf16Sum is the user-defined bfloat16 sum on MPI_UINT16_T, created
+	// once by Init (MPI_Finalize frees it).
+	bf16Sum C.MPI_Op
 
 	// serialized is set when MPI provides MPI_THREAD_SERIALIZED only; every
 	// MPI call then holds mu.
@@ -25,18 +28,27 @@ type env struct {
 	mu         sync.Mutex
 }
 
-func newEnv(serialized bool) *env {
-	return &env{
+// newEnv looks up the constants and creates the bfloat16 sum; MPI must be
+// initialized.
+func newEnv(serialized bool) (*env, error) {
+	e := &env{
 		world:      C.sg_comm_world(),
 		f32:        C.sg_float(),
 		f64:        C.sg_double(),
 		i64:        C.sg_int64(),
 		bytes:      C.sg_byte(),
+		u16:        C.sg_uint16(),
 		sum:        C.sg_sum(),
 		max:        C.sg_max(),
 		min:        C.sg_min(),
 		serialized: serialized,
 	}
+	var op C.MPI_Op
+	if err := check("MPI_Op_create", C.sg_bf16_sum_op(&op)); err != nil {
+		return nil, fmt.Errorf("creating the bfloat16 sum: %w", err)
+	}
+	e.bf16Sum = op
+	return e, nil
 }
 
 // lock takes the MPI lock if calls must be serialized; the returned

@@ -44,7 +44,10 @@ func Init() (collectives.Comm, error) {
 		}
 		return nil, err
 	}
-	e := newEnv(provided < C.sg_thread_multiple())
+	e, err := newEnv(provided < C.sg_thread_multiple())
+	if err != nil {
+		return nil, fmt.Errorf("mpi: Init: %w", err)
+	}
 	c, err := newComm(e, e.world)
 	if err != nil {
 		return nil, fmt.Errorf("mpi: Init: %w", err)

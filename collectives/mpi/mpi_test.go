@@ -44,7 +44,11 @@ func child(mode string) int {
 	}
 	c := world
 	if mode == "serialized" {
-		if c, err = newComm(newEnv(true), world.(*comm).c); err != nil {
+		e, err := newEnv(true)
+		if err == nil {
+			c, err = newComm(e, world.(*comm).c)
+		}
+		if err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			world.Abort(1)
 		}

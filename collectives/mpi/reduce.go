@@ -69,7 +69,7 @@ func (c *comm) IAllReduceF32(buf []float32, op collectives.Op) (collectives.Requ
 		return nil, c.errorf(method, err)
 	}
 	c.counters.Add(collectives.KindAllReduce, 4*len(buf))
-	r := &request{c: c}
+	r := &request{c: c, method: method}
 	var req C.MPI_Request
 	if len(buf) == 0 {
 		r.call = "MPI_Ibarrier"
@@ -88,10 +88,12 @@ func (c *comm) IAllReduceF32(buf []float32, op collectives.Op) (collectives.Requ
 	return r, nil
 }
 
-// request is a pending IAllReduceF32.
+// request is a pending IAllReduceF32 or IAllReduceBF16.
 type request struct {
 	c      *comm
+	method string
 	call   string // the MPI call that started it, for messages
+	finish func() // run after a successful wait (nil: nothing to do)
 	req    C.MPI_Request
 	pinner runtime.Pinner
 	done   bool
@@ -126,7 +128,9 @@ func (r *request) Wait() error {
 	}
 	r.req = req
 	if err != nil {
-		r.err = r.c.errorf("IAllReduceF32 ("+r.call+")", err)
+		r.err = r.c.errorf(r.method+" ("+r.call+")", err)
+	} else if r.finish != nil {
+		r.finish()
 	}
 	return r.err
 }

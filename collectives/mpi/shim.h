@@ -8,6 +8,8 @@
 #define SCALEGNN_MPI_SHIM_H
 
 #include <mpi.h>
+#include <stdint.h>
+#include <string.h>
 
 static inline MPI_Comm sg_comm_world(void) { return MPI_COMM_WORLD; }
 static inline MPI_Comm sg_comm_null(void) { return MPI_COMM_NULL; }
@@ -21,6 +23,38 @@ static inline MPI_Datatype sg_byte(void) { return MPI_BYTE; }
 static inline MPI_Op sg_sum(void) { return MPI_SUM; }
 static inline MPI_Op sg_max(void) { return MPI_MAX; }
 static inline MPI_Op sg_min(void) { return MPI_MIN; }
+
+static inline MPI_Datatype sg_uint16(void) { return MPI_UINT16_T; }
+
+// bfloat16 sum: the float32 sum of two bfloat16 values rounded to the
+// nearest bfloat16, ties to even — bit for bit collectives.AddBF16.
+static inline float sg_bf16_to_f32(uint16_t h) {
+	uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static inline uint16_t sg_f32_to_bf16(float f) {
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7fffffffu) > 0x7f800000u) {
+		return (uint16_t)(u >> 16) | 0x40;
+	}
+	u += 0x7fffu + ((u >> 16) & 1u);
+	return (uint16_t)(u >> 16);
+}
+
+static void sg_bf16_sum_fn(void *in, void *inout, int *len, MPI_Datatype *type) {
+	const uint16_t *a = (const uint16_t *)in;
+	uint16_t *b = (uint16_t *)inout;
+	(void)type;
+	for (int i = 0; i < *len; i++) {
+		b[i] = sg_f32_to_bf16(sg_bf16_to_f32(a[i]) + sg_bf16_to_f32(b[i]));
+	}
+}
+
+static inline int sg_bf16_sum_op(MPI_Op *op) { return MPI_Op_create(sg_bf16_sum_fn, 1, op); }
 
 static inline int sg_success(void) { return MPI_SUCCESS; }
 static inline int sg_undefined(void) { return MPI_UNDEFINED; }

@@ -1,0 +1,213 @@
+package perfmodel
+
+import (
+	"fmt"
+	"math"
+)
+
+// Mode is how a job trains.
+type Mode int
+
+const (
+	// FullGraph trains on the whole graph once per epoch.
+	FullGraph Mode = iota
+	// MiniBatch trains ceil(N/B) steps per epoch on uniformly sampled
+	// vertex-induced subgraphs of B vertices (ScaleGNN), with Gd
+	// data-parallel replicas.
+	MiniBatch
+)
+
+func (m Mode) String() string {
+	if m == MiniBatch {
+		return "minibatch"
+	}
+	return "fullgraph"
+}
+
+// DType is the element type of the 3D-PMM all-reduces.
+type DType int
+
+const (
+	Float32 DType = iota
+	// BFloat16 sends the 3D-PMM partial sums (H, Z, dH, dF, and the outputs
+	// and input gradients of the dense layers) as 2-byte bfloat16; norm,
+	// loss, weight-gradient and data-parallel reductions stay float32.
+	BFloat16
+)
+
+// Bytes returns the element size.
+func (t DType) Bytes() int {
+	if t == BFloat16 {
+		return 2
+	}
+	return 4
+}
+
+func (t DType) String() string {
+	if t == BFloat16 {
+		return "bf16"
+	}
+	return "float32"
+}
+
+// Permutation is the vertex permutation scheme of the job.
+type Permutation int
+
+const (
+	PermuteNone Permutation = iota
+	PermuteSingle
+	PermuteDouble
+)
+
+func (p Permutation) String() string {
+	return [...]string{"none", "single", "double"}[p]
+}
+
+// Job is what the model needs to know about a training job.
+type Job struct {
+	// N is the number of vertices; NNZ the nonzeros of the normalised
+	// adjacency, self loops included.
+	N   int
+	NNZ int64
+	// Features is the input width, Hidden the hidden width, Classes the
+	// output width, Layers the number of graph convolutions.
+	Features, Hidden, Classes, Layers int
+	// Model options, as in gcn.Config.
+	InputProjection, OutputHead, Norm, Residual bool
+	// Dropout is the dropout probability (a training pass with dropout
+	// keeps a masked copy of each layer input).
+	Dropout float64
+
+	Mode Mode
+	// BatchSize is B, the vertices sampled per step in MiniBatch mode.
+	BatchSize int
+	// StepsPerEpoch in MiniBatch mode; 0 means ceil(N/B).
+	StepsPerEpoch int
+	// CommDType is the element type of the 3D-PMM all-reduces.
+	CommDType DType
+	// Permutation decides how many adjacency shards a rank keeps and
+	// whether the residual's redistribution reorders rows.
+	Permutation Permutation
+	// EvalEvery: a full-graph evaluation (forward pass and accuracy) runs
+	// every EvalEvery epochs; its cost is spread over the epochs. 0 means
+	// no evaluation.
+	EvalEvery int
+	// Imbalance is the max/mean nonzeros over the adjacency blocks (the
+	// statistic of scalegnn balance); the largest block sets the SpMM time.
+	// 0 means 1 (perfect balance, about what double permutation gives).
+	Imbalance float64
+	// ShardedLoad is true when every rank reads only its own shards (a
+	// prepared dataset); false when every rank first holds the whole graph,
+	// which then counts toward its peak memory.
+	ShardedLoad bool
+}
+
+// Validate reports the first field that makes the job impossible to model.
+func (j Job) Validate() error {
+	switch {
+	case j.N < 1:
+		return fmt.Errorf("perfmodel: job has %d vertices: need at least 1", j.N)
+	case j.NNZ < 0:
+		return fmt.Errorf("perfmodel: job has %d nonzeros: need at least 0", j.NNZ)
+	case j.Features < 1 || j.Classes < 1:
+		return fmt.Errorf("perfmodel: job has %d features and %d classes: both must be at least 1", j.Features, j.Classes)
+	case j.Layers < 1:
+		return fmt.Errorf("perfmodel: job has %d layers: need at least 1", j.Layers)
+	case j.Hidden < 1 && (j.Layers > 1 || j.InputProjection || j.OutputHead):
+		return fmt.Errorf("perfmodel: job has hidden width %d: need at least 1", j.Hidden)
+	case j.Residual && !j.InputProjection:
+		return fmt.Errorf("perfmodel: a residual job needs an input projection")
+	case j.Mode == MiniBatch && (j.BatchSize < 1 || j.BatchSize > j.N):
+		return fmt.Errorf("perfmodel: batch size %d: expected an integer in [1, N = %d]", j.BatchSize, j.N)
+	case j.StepsPerEpoch < 0 || j.EvalEvery < 0:
+		return fmt.Errorf("perfmodel: steps per epoch %d and eval every %d must not be negative", j.StepsPerEpoch, j.EvalEvery)
+	case j.Imbalance != 0 && !(j.Imbalance >= 1 && !math.IsInf(j.Imbalance, 0)):
+		return fmt.Errorf("perfmodel: imbalance %v: expected max/mean >= 1", j.Imbalance)
+	}
+	return nil
+}
+
+// Steps returns the training steps of one epoch.
+func (j Job) Steps() int {
+	if j.Mode != MiniBatch {
+		return 1
+	}
+	if j.StepsPerEpoch > 0 {
+		return j.StepsPerEpoch
+	}
+	return (j.N + j.BatchSize - 1) / j.BatchSize
+}
+
+// stepRows is the number of vertices one training step works on.
+func (j Job) stepRows() int {
+	if j.Mode == MiniBatch {
+		return j.BatchSize
+	}
+	return j.N
+}
+
+// stepNNZ is the expected number of nonzeros of the adjacency a step
+// multiplies by: all of them in full-graph training; in a vertex-induced
+// sample of B vertices, an off-diagonal entry survives when both ends are
+// sampled, with probability B(B-1)/(N(N-1)), and the B self loops stay.
+func (j Job) stepNNZ() float64 {
+	if j.Mode != MiniBatch || j.BatchSize >= j.N {
+		return float64(j.NNZ)
+	}
+	n, b := float64(j.N), float64(j.BatchSize)
+	off := math.Max(0, float64(j.NNZ)-n)
+	return off*b*(b-1)/(n*(n-1)) + b
+}
+
+func (j Job) imbalance() float64 {
+	if j.Imbalance == 0 {
+		return 1
+	}
+	return j.Imbalance
+}
+
+// layerSpec is one GCN layer's widths and options (gcn.Config.layers).
+type layerSpec struct {
+	in, out                int
+	hidden, norm, residual bool
+	needInputGrad          bool
+}
+
+func (j Job) layers() []layerSpec {
+	specs := make([]layerSpec, j.Layers)
+	for l := range specs {
+		s := &specs[l]
+		s.in, s.out = j.Hidden, j.Hidden
+		if l == 0 && !j.InputProjection {
+			s.in = j.Features
+		}
+		last := l == j.Layers-1
+		if last && !j.OutputHead {
+			s.out = j.Classes
+		}
+		s.hidden = !last || j.OutputHead
+		s.norm = s.hidden && j.Norm
+		s.residual = s.hidden && j.Residual && s.in == s.out
+		s.needInputGrad = l > 0 || j.InputProjection
+	}
+	return specs
+}
+
+// shardKeys returns the distinct adjacency shards (l mod 3, l mod 2) the
+// job's layers use, as package gcn keys them (at most six; with fewer than
+// four layers at most three), and whether each one's transpose is kept.
+func (j Job) shardKeys() (keys [][2]int, transposed map[[2]int]bool) {
+	transposed = map[[2]int]bool{}
+	seen := map[[2]int]bool{}
+	for l, s := range j.layers() {
+		k := [2]int{l % 3, l % 2}
+		if !seen[k] {
+			seen[k] = true
+			keys = append(keys, k)
+		}
+		if s.needInputGrad {
+			transposed[k] = true
+		}
+	}
+	return keys, transposed
+}

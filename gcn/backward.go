@@ -1,6 +1,7 @@
 package gcn
 
 import (
+	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/spmm"
 )
@@ -14,16 +15,21 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
 		pa, _, ra := grid.Rotation(cfg.Layers)
-		r0, r1 := g.Range(sh.N, pa)
+		r0, r1 := sh.rows(g, outOrder(cfg.Layers-1), pa)
 		rows, in, out := r1-r0, p.R1-p.R0, p.C1-p.C0
-		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ).
+		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ): orthogonal
+		// groups, so with overlap dX's sum runs while dW is computed.
+		dx := make([]float32, rows*in)
+		m.gemm(spmm.NoTrans, spmm.Trans, dense(d, rows, out), p.dense(), dense(dx, rows, in))
+		waitDX, err := m.startOrNot(g.Comm(ra), dx)
+		if err != nil {
+			return err
+		}
 		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.headIn, rows, in), dense(d, rows, out), dense(p.G, in, out))
 		if err := m.allReduce(g.Comm(pa), p.G); err != nil {
 			return err
 		}
-		dx := make([]float32, rows*in)
-		m.gemm(spmm.NoTrans, spmm.Trans, dense(d, rows, out), p.dense(), dense(dx, rows, in))
-		if err := m.allReduce(g.Comm(ra), dx); err != nil {
+		if err := waitDX(); err != nil {
 			return err
 		}
 		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
@@ -51,24 +57,54 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 				}
 			}
 		}
-		// dW = AllReduce_R(Hᵀ·dZ).
 		w := dm.weight
-		m.gemm(spmm.Trans, spmm.NoTrans, dense(lt.h, dm.nR, dm.dIn), dense(dz, dm.nR, dm.dOut), dense(w.G, dm.dIn, dm.dOut))
-		if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
-			return err
+		dW := func() {
+			m.gemm(spmm.Trans, spmm.NoTrans, dense(lt.h, dm.nR, dm.dIn), dense(dz, dm.nR, dm.dOut), dense(w.G, dm.dIn, dm.dOut))
 		}
 		if !dm.spec.needInputGrad {
+			// dW = AllReduce_R(Hᵀ·dZ) is all the first layer needs.
+			dW()
+			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
+				return err
+			}
 			break
 		}
-		// dH = AllReduce_P(dZ·Wᵀ); dF̃ = AllReduce_R(Âᵀ·dH).
+		// dH = AllReduce_P(dZ·Wᵀ), dW = AllReduce_R(Hᵀ·dZ), dF̃ =
+		// AllReduce_R(Âᵀ·dH). With overlap, dH's sum runs while dW is
+		// computed and dW's while dH's SpMM runs (P and R are orthogonal);
+		// dW is complete before dF̃'s sum, which shares its group.
 		dh := make([]float32, dm.nR*dm.dIn)
 		m.gemm(spmm.NoTrans, spmm.Trans, dense(dz, dm.nR, dm.dOut), w.dense(), dense(dh, dm.nR, dm.dIn))
-		if err := m.allReduce(g.Comm(dm.p), dh); err != nil {
-			return err
+		var waitDH, waitDW func() error
+		var err error
+		if m.Options.Overlap {
+			if waitDH, err = m.startAllReduce(g.Comm(dm.p), dh, true); err != nil {
+				return err
+			}
+			dW()
+			if waitDW, err = m.startAllReduce(g.Comm(dm.r), w.G, false); err != nil {
+				return err
+			}
+			if err := waitDH(); err != nil {
+				return err
+			}
+		} else {
+			dW()
+			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
+				return err
+			}
+			if err := m.pmmAllReduce(g.Comm(dm.p), dh); err != nil {
+				return err
+			}
 		}
 		df := make([]float32, dm.nP*dm.dIn)
 		m.spmm(dense(df, dm.nP, dm.dIn), dm.shard.at, dense(dh, dm.nR, dm.dIn))
-		if err := m.allReduce(g.Comm(dm.r), df); err != nil {
+		if waitDW != nil {
+			if err := waitDW(); err != nil {
+				return err
+			}
+		}
+		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
 		}
 		verts := sh.Orders.Order[inOrder(l)][dm.pr0:dm.pr1]
@@ -78,8 +114,8 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 			// redistribution: output layout (rows R, cols P) to input
 			// layout (rows P, cols Q), output order to input order.
 			back := make([]float32, len(df))
-			src := grid.Layout{Rows: sh.N, Cols: dm.spec.out, RowAxis: dm.r, ColAxis: dm.p}
-			dst := grid.Layout{Rows: sh.N, Cols: dm.spec.in, RowAxis: dm.p, ColAxis: dm.q}
+			src := sh.layout(outOrder(l), dm.r, dm.p, dm.spec.out)
+			dst := sh.layout(inOrder(l), dm.p, dm.q, dm.spec.in)
 			if err := g.Redistribute(back, dst, dRes, src, m.rowMaps[outOrder(l)]); err != nil {
 				return err
 			}
@@ -92,13 +128,22 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 	if cfg.InputProjection {
 		// dW = AllReduce_X(Featuresᵀ·d): rows X, cols Z and Y.
 		p := m.Params[0]
-		r0, r1 := g.Range(sh.N, grid.X)
+		r0, r1 := sh.rows(g, 1, grid.X)
 		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.projIn, r1-r0, p.R1-p.R0), dense(d, r1-r0, p.C1-p.C0), dense(p.G, p.R1-p.R0, p.C1-p.C0))
 		if err := m.allReduce(g.XComm, p.G); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// startOrNot starts a 3D-PMM sum nonblocking when the options ask for
+// overlap, and otherwise completes it at once; the returned wait finishes it.
+func (m *Model) startOrNot(c collectives.Comm, buf []float32) (wait func() error, err error) {
+	if m.Options.Overlap {
+		return m.startAllReduce(c, buf, true)
+	}
+	return func() error { return nil }, m.pmmAllReduce(c, buf)
 }
 
 // rmsNormBackward returns ∂loss/∂Z from ∂loss/∂(norm output) and adds the

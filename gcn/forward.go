@@ -42,9 +42,8 @@ func (m *Model) dims(l int) layerDims {
 	var d layerDims
 	d.spec = m.specs[l]
 	d.p, d.q, d.r = grid.Rotation(l)
-	n := m.sh.N
-	d.pr0, d.pr1 = m.g.Range(n, d.p)
-	d.rr0, d.rr1 = m.g.Range(n, d.r)
+	d.pr0, d.pr1 = m.sh.rows(m.g, inOrder(l), d.p)
+	d.rr0, d.rr1 = m.sh.rows(m.g, outOrder(l), d.r)
 	d.in0, d.in1 = m.g.Range(d.spec.in, d.q)
 	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
@@ -101,10 +100,10 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		// Features [rows X, cols Z] · W [rows Z, cols Y] summed over Z lands
 		// in layer 0's input layout [rows X, cols Y].
 		p := m.Params[0]
-		r0, r1 := g.Range(sh.N, grid.X)
+		r0, r1 := sh.rows(g, 1, grid.X)
 		out := make([]float32, (r1-r0)*(p.C1-p.C0))
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(x, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))
-		if err := m.allReduce(g.ZComm, out); err != nil {
+		if err := m.pmmAllReduce(g.ZComm, out); err != nil {
 			return nil, err
 		}
 		tp.projIn = x
@@ -117,12 +116,12 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 
 		lt.h = make([]float32, d.nR*d.dIn)
 		m.spmm(dense(lt.h, d.nR, d.dIn), d.shard.a, dense(lt.inDrop, d.nP, d.dIn))
-		if err := m.allReduce(g.Comm(d.p), lt.h); err != nil {
+		if err := m.pmmAllReduce(g.Comm(d.p), lt.h); err != nil {
 			return nil, err
 		}
 		z := make([]float32, d.nR*d.dOut)
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(lt.h, d.nR, d.dIn), d.weight.dense(), dense(z, d.nR, d.dOut))
-		if err := m.allReduce(g.Comm(d.q), z); err != nil {
+		if err := m.pmmAllReduce(g.Comm(d.q), z); err != nil {
 			return nil, err
 		}
 		out := z
@@ -141,8 +140,8 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 			out = relu
 			if d.spec.residual {
 				res := make([]float32, len(out))
-				src := grid.Layout{Rows: sh.N, Cols: d.spec.in, RowAxis: d.p, ColAxis: d.q}
-				dst := grid.Layout{Rows: sh.N, Cols: d.spec.out, RowAxis: d.r, ColAxis: d.p}
+				src := sh.layout(inOrder(l), d.p, d.q, d.spec.in)
+				dst := sh.layout(outOrder(l), d.r, d.p, d.spec.out)
 				if err := g.Redistribute(res, dst, x, src, m.rowMaps[inOrder(l)]); err != nil {
 					return nil, err
 				}
@@ -158,12 +157,12 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		// Input [rows P_L, cols Q_L] · W [rows Q_L, cols R_L], summed over Q_L.
 		p := m.Params[len(m.Params)-1]
 		pa, qa, _ := grid.Rotation(cfg.Layers)
-		r0, r1 := g.Range(sh.N, pa)
+		r0, r1 := sh.rows(g, outOrder(cfg.Layers-1), pa)
 		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
 		tp.headIn = m.dropout(x, verts, p.R0, p.R1-p.R0, training, step, cfg.headSite())
 		out := make([]float32, (r1-r0)*(p.C1-p.C0))
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(tp.headIn, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))
-		if err := m.allReduce(g.Comm(qa), out); err != nil {
+		if err := m.pmmAllReduce(g.Comm(qa), out); err != nil {
 			return nil, err
 		}
 		x = out
@@ -200,18 +199,4 @@ func (m *Model) rmsNormForward(lt *layerTape, z []float32, d layerDims) ([]float
 		}
 	}
 	return out, nil
-}
-
-// rowMap returns the position map from vertex order a to order b (nil when
-// they are the same order).
-func (m *Model) rowMap(a, b int) []int32 {
-	o := m.sh.Orders
-	if a == b || o.same() {
-		return nil
-	}
-	rm := make([]int32, m.sh.N)
-	for i, v := range o.Order[a] {
-		rm[i] = o.inv[b][v]
-	}
-	return rm
 }

@@ -25,9 +25,23 @@ func (p *Param) dense() spmm.Dense {
 	return spmm.Dense{Rows: p.R1 - p.R0, Cols: p.C1 - p.C0, Stride: p.C1 - p.C0, Data: p.W}
 }
 
-// Times accumulates where a rank's time went.
+// Times accumulates where a rank's time went: local kernels, the 3D
+// collectives inside the replica (Comm) and the data-parallel gradient
+// all-reduce between replicas (DP).
 type Times struct {
-	SpMM, GEMM, Comm time.Duration
+	SpMM, GEMM, Comm, DP time.Duration
+}
+
+// Options are run-time choices that change how the model communicates, not
+// what it computes.
+type Options struct {
+	// BF16 sends the 3D-PMM partial sums (aggregation, transformation and
+	// their input gradients) as bfloat16 (ScaleGNN §V-B); norm, loss,
+	// weight-gradient and data-parallel reductions stay float32.
+	BF16 bool
+	// Overlap issues the backward pass's two all-reduces on orthogonal
+	// groups nonblocking and computes meanwhile (ScaleGNN §V-D).
+	Overlap bool
 }
 
 // Model is one rank's part of the 3D-parallel model.
@@ -42,13 +56,21 @@ type Model struct {
 	specs []layerSpec
 	t     int // optimizer steps taken
 
-	layers []layerDims // per GCN layer, fixed at construction
+	layers []layerDims // per GCN layer, of the shards in use
 	// rowMaps[k] maps positions of vertex order k to order 1-k, for the
 	// residual's redistribution (nil when the orders agree).
 	rowMaps [2][]int32
+	// full is the model bound to the full graph's shards, which Evaluate
+	// uses whatever batch is being trained on.
+	full bound
 
 	// Times is reset by the caller as it likes.
 	Times Times
+	// Options may be changed between steps.
+	Options Options
+	// PMMBytes counts the payload bytes this rank handed to the 3D-PMM
+	// all-reduces (those that BF16 halves); reset by the caller as it likes.
+	PMMBytes int64
 	// Threads is how many goroutines element-wise passes may use (the
 	// kernels' own parallelism is the backend's); 0 or 1 means serial.
 	Threads int
@@ -78,13 +100,44 @@ func NewModel(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, sh *Shar
 		}
 		m.Params = append(m.Params, p)
 	}
-	for l := range m.specs {
-		m.layers = append(m.layers, m.dims(l))
-	}
-	if cfg.Residual {
-		m.rowMaps = [2][]int32{m.rowMap(0, 1), m.rowMap(1, 0)}
-	}
+	m.full = m.bind(sh)
+	m.use(m.full)
 	return m, nil
+}
+
+// bound is what the model derives from one Shards: the per-layer local
+// dimensions and the residual's row maps.
+type bound struct {
+	sh      *Shards
+	layers  []layerDims
+	rowMaps [2][]int32
+}
+
+func (m *Model) bind(sh *Shards) bound {
+	b := bound{sh: sh}
+	prev := m.sh
+	m.sh = sh // dims reads the shards it is bound to
+	for l := range m.specs {
+		b.layers = append(b.layers, m.dims(l))
+	}
+	m.sh = prev
+	if m.Cfg.Residual {
+		b.rowMaps = [2][]int32{sh.Orders.rowMap(0, 1), sh.Orders.rowMap(1, 0)}
+	}
+	return b
+}
+
+func (m *Model) use(b bound) { m.sh, m.layers, m.rowMaps = b.sh, b.layers, b.rowMaps }
+
+// Use makes the model train on sh, a mini-batch built by a BatchBuilder
+// over the model's own shards (or those shards themselves). Evaluate always
+// runs on the full graph.
+func (m *Model) Use(sh *Shards) {
+	if sh == m.full.sh {
+		m.use(m.full)
+		return
+	}
+	m.use(m.bind(sh))
 }
 
 // paramBlock returns the block of a parameter this rank holds (DESIGN.md:
@@ -124,6 +177,77 @@ func (m *Model) allReduceOp(c collectives.Comm, buf []float32, op collectives.Op
 	return m.timed(func() error { return c.AllReduceF32(buf, op) })
 }
 
+// pmmAllReduce sums a 3D-PMM partial sum over c: in bfloat16 when the
+// options ask for it.
+func (m *Model) pmmAllReduce(c collectives.Comm, buf []float32) error {
+	if c.Size() == 1 {
+		return nil
+	}
+	if !m.Options.BF16 {
+		m.PMMBytes += 4 * int64(len(buf))
+		return m.allReduce(c, buf)
+	}
+	m.PMMBytes += 2 * int64(len(buf))
+	return m.timed(func() error { return c.AllReduceBF16(buf) })
+}
+
+// startAllReduce starts a nonblocking sum over c (bfloat16 if pmm and the
+// options ask for it); the returned wait completes it and books the time.
+func (m *Model) startAllReduce(c collectives.Comm, buf []float32, pmm bool) (wait func() error, err error) {
+	if c.Size() == 1 {
+		return func() error { return nil }, nil
+	}
+	var req collectives.Request
+	err = m.timed(func() error {
+		var err error
+		switch {
+		case pmm && m.Options.BF16:
+			m.PMMBytes += 2 * int64(len(buf))
+			req, err = c.IAllReduceBF16(buf)
+		case pmm:
+			m.PMMBytes += 4 * int64(len(buf))
+			req, err = c.IAllReduceF32(buf, collectives.Sum)
+		default:
+			req, err = c.IAllReduceF32(buf, collectives.Sum)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return func() error { return m.timed(req.Wait) }, nil
+}
+
+// syncDP averages every gradient over the data-parallel group, in float32
+// and in one call, so that every replica takes the same optimizer step.
+func (m *Model) syncDP() error {
+	dp := m.g.DP
+	if dp.Size() == 1 {
+		return nil
+	}
+	t0 := time.Now()
+	defer func() { m.Times.DP += time.Since(t0) }()
+	n := 0
+	for _, p := range m.Params {
+		n += len(p.G)
+	}
+	buf := make([]float32, 0, n)
+	for _, p := range m.Params {
+		buf = append(buf, p.G...)
+	}
+	if err := dp.AllReduceF32(buf, collectives.Sum); err != nil {
+		return err
+	}
+	inv := 1 / float32(dp.Size())
+	for _, p := range m.Params {
+		for k := range p.G {
+			p.G[k] = buf[k] * inv
+		}
+		buf = buf[len(p.G):]
+	}
+	return nil
+}
+
 // timed runs a communication call and books its time.
 func (m *Model) timed(f func() error) error {
 	t0 := time.Now()
@@ -159,6 +283,8 @@ func (m *Model) Step() {
 
 // ForwardBackward runs a training forward pass with the dropout masks of
 // step, returns the mean training loss and leaves the gradients in Param.G.
+// With data-parallel replicas, the gradients are averaged over them and the
+// loss is this replica's.
 func (m *Model) ForwardBackward(step int) (float64, error) {
 	tp, err := m.forward(true, step)
 	if err != nil {
@@ -168,7 +294,10 @@ func (m *Model) ForwardBackward(step int) (float64, error) {
 	if err != nil {
 		return 0, err
 	}
-	return loss, m.backward(tp, d)
+	if err := m.backward(tp, d); err != nil {
+		return 0, err
+	}
+	return loss, m.syncDP()
 }
 
 // TrainStep is ForwardBackward followed by Step.
@@ -184,6 +313,11 @@ func (m *Model) TrainStep(step int) (float64, error) {
 // Evaluate runs the model without dropout and returns the accuracy on each
 // split.
 func (m *Model) Evaluate() (Accuracy, error) {
+	if m.sh != m.full.sh {
+		cur := bound{m.sh, m.layers, m.rowMaps}
+		m.use(m.full)
+		defer m.use(cur)
+	}
 	tp, err := m.forward(false, 0)
 	if err != nil {
 		return Accuracy{}, err
@@ -194,6 +328,11 @@ func (m *Model) Evaluate() (Accuracy, error) {
 // Logits runs the model without dropout and returns this rank's block of
 // the logits (rows and classes split as the last layer leaves them).
 func (m *Model) Logits() ([]float32, error) {
+	if m.sh != m.full.sh {
+		cur := bound{m.sh, m.layers, m.rowMaps}
+		m.use(m.full)
+		defer m.use(cur)
+	}
 	tp, err := m.forward(false, 0)
 	if err != nil {
 		return nil, err

@@ -22,6 +22,11 @@ type Reference struct {
 
 	Params []*RefParam
 	t      int // optimizer steps taken
+
+	// Verts, when set, are the vertex ids of the rows (dropout masks are
+	// keyed by vertex id); a mini-batch's reference sets them, the full
+	// graph's rows are the vertices 0, 1, ...
+	Verts []int32
 }
 
 // RefParam is one parameter matrix of the reference, with its gradient and
@@ -154,7 +159,11 @@ func (r *Reference) dropout(h []float64, width int, training bool, step, site in
 	out := make([]float64, len(h))
 	for i := 0; i < r.n; i++ {
 		for j := 0; j < width; j++ {
-			if dropKeep(r.Cfg.Seed, step, site, int32(i), j, p) {
+			v := int32(i)
+			if r.Verts != nil {
+				v = r.Verts[i]
+			}
+			if dropKeep(r.Cfg.Seed, step, site, v, j, p) {
 				out[i*width+j] = h[i*width+j] / (1 - p)
 			}
 		}

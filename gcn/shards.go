@@ -25,6 +25,11 @@ type Graph struct {
 type Orders struct {
 	Order [2][]int32
 	inv   [2][]int32
+	// A mini-batch's orders list only its sampled vertices: parent is the
+	// full graph's Orders and pos[k] the sorted positions in parent order k
+	// of the members (so member i of order k is parent.Order[k][pos[k][i]]).
+	parent *Orders
+	pos    [2][]int32
 }
 
 // NewOrders builds Orders from p1 and p2 (nil means identity).
@@ -52,6 +57,26 @@ func NewOrders(n int, p1, p2 []int32) *Orders {
 // same reports whether both orders are the same permutation.
 func (o *Orders) same() bool { return slices.Equal(o.Order[0], o.Order[1]) }
 
+// rowMap returns the map from positions of order a to positions of order b
+// (nil when the orders agree).
+func (o *Orders) rowMap(a, b int) []int32 {
+	if a == b || o.same() {
+		return nil
+	}
+	rm := make([]int32, len(o.Order[a]))
+	if o.parent == nil {
+		for i, v := range o.Order[a] {
+			rm[i] = o.inv[b][v]
+		}
+		return rm
+	}
+	for i, v := range o.Order[a] {
+		j, _ := slices.BinarySearch(o.pos[b], o.parent.inv[b][v])
+		rm[i] = int32(j)
+	}
+	return rm
+}
+
 // Layer l reads its input in order inOrder(l) and writes its output in
 // order outOrder(l); features are stored in order 1 (p2), so layer 0 maps
 // p2 to p1, layer 1 p1 to p2, and so on.
@@ -78,6 +103,31 @@ type Shards struct {
 	// final order, split over the logits' row axis).
 	Labels           []int32
 	Train, Val, Test []bool
+	// bounds, for a mini-batch, are the row block boundaries per vertex
+	// order and axis: the sampled rows keep the blocks of the full graph,
+	// so they split unevenly. nil means the even split of grid.Block.
+	bounds *[2][3][]int
+}
+
+// rows returns this rank's rows of a matrix whose rows are the vertices in
+// order `order`, split over axis a.
+func (sh *Shards) rows(g *grid.Grid, order int, a grid.Axis) (lo, hi int) {
+	if sh.bounds == nil {
+		return g.Range(sh.N, a)
+	}
+	b := sh.bounds[order][a]
+	c := g.Coord(a)
+	return b[c], b[c+1]
+}
+
+// layout describes a matrix with rows in vertex order `order` split over
+// rowAxis and cols columns split over colAxis, for Redistribute.
+func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.Layout {
+	l := grid.Layout{Rows: sh.N, Cols: cols, RowAxis: rowAxis, ColAxis: colAxis}
+	if sh.bounds != nil {
+		l.RowBounds = sh.bounds[order][rowAxis]
+	}
+	return l
 }
 
 // NewShards reads this rank's blocks from src: the adjacency shards of

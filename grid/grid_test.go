@@ -154,11 +154,16 @@ func TestRedistribute(t *testing.T) {
 	}
 	axes := [][2]Axis{{X, Y}, {Y, Z}, {Z, X}, {Y, X}, {X, Z}, {Z, Y}}
 	for _, s := range []Shape{{1, 1, 1, 1}, {1, 2, 2, 2}, {1, 1, 2, 3}, {1, 3, 1, 2}, {2, 2, 1, 2}, {1, 1, 5, 1}} {
-		for _, rowMap := range [][]int32{nil, perm} {
+		for variant, rowMap := range [][]int32{nil, perm, perm} {
 			for _, sa := range axes {
 				for _, da := range axes {
-					srcL := Layout{rows, cols, sa[0], sa[1]}
-					dstL := Layout{rows, cols, da[0], da[1]}
+					srcL := Layout{Rows: rows, Cols: cols, RowAxis: sa[0], ColAxis: sa[1]}
+					dstL := Layout{Rows: rows, Cols: cols, RowAxis: da[0], ColAxis: da[1]}
+					if variant == 2 {
+						// Uneven blocks, some empty, as a mini-batch has.
+						srcL.RowBounds = skewedBounds(rows, s.Size(sa[0]))
+						dstL.RowBounds = skewedBounds(rows, s.Size(da[0]))
+					}
 					errs := collectives.RunLocal(s.Ranks(), func(w collectives.Comm) error {
 						g, err := New(w, s)
 						if err != nil {
@@ -198,4 +203,14 @@ func TestRedistribute(t *testing.T) {
 			}
 		}
 	}
+}
+
+// skewedBounds splits n rows into parts blocks of quadratically growing
+// size; the first blocks are empty when parts is large.
+func skewedBounds(n, parts int) []int {
+	b := make([]int, parts+1)
+	for i := range b {
+		b[i] = n * i * i / (parts * parts)
+	}
+	return b
 }

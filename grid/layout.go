@@ -11,6 +11,28 @@ import (
 type Layout struct {
 	Rows, Cols       int
 	RowAxis, ColAxis Axis
+	// RowBounds, when set, are the Size(RowAxis)+1 row block boundaries
+	// (block i is rows [RowBounds[i], RowBounds[i+1])) in place of the even
+	// split of Block: a mini-batch keeps the rows of a sampled graph where
+	// the full graph's blocks put them, so its blocks are uneven.
+	RowBounds []int
+}
+
+// rowBlock returns the rows of block i of l.
+func (l Layout) rowBlock(g *Grid, i int) (lo, hi int) {
+	if l.RowBounds != nil {
+		return l.RowBounds[i], l.RowBounds[i+1]
+	}
+	return Block(l.Rows, g.Size(l.RowAxis), i)
+}
+
+// rowOwner returns the block of l that holds row k.
+func (l Layout) rowOwner(g *Grid, k int) int {
+	if l.RowBounds != nil {
+		// The last boundary not above k; empty blocks are skipped.
+		return sort.Search(len(l.RowBounds)-1, func(i int) bool { return l.RowBounds[i+1] > k })
+	}
+	return Owner(l.Rows, g.Size(l.RowAxis), k)
 }
 
 // Replica returns the axis over which the blocks are replicated.
@@ -22,7 +44,10 @@ func (l Layout) String() string {
 
 // Local returns this rank's block of l: global rows [r0, r1), columns [c0, c1).
 func (g *Grid) Local(l Layout) (r0, r1, c0, c1 int) {
-	r0, r1 = g.Range(l.Rows, l.RowAxis)
+	if l.RowBounds != nil && (len(l.RowBounds) != g.Size(l.RowAxis)+1 || l.RowBounds[0] != 0 || l.RowBounds[len(l.RowBounds)-1] != l.Rows) {
+		panic(fmt.Sprintf("grid: layout %v has row bounds %v", l, l.RowBounds))
+	}
+	r0, r1 = l.rowBlock(g, g.Coord(l.RowAxis))
 	c0, c1 = g.Range(l.Cols, l.ColAxis)
 	return
 }
@@ -84,7 +109,7 @@ func (g *Grid) Redistribute(dst []float32, dstL Layout, src []float32, srcL Layo
 		if tc[rep] != me[rep] {
 			continue
 		}
-		tr0, tr1 := Block(dstL.Rows, g.Size(dstL.RowAxis), tc[dstL.RowAxis])
+		tr0, tr1 := dstL.rowBlock(g, tc[dstL.RowAxis])
 		tc0, tc1 := Block(dstL.Cols, g.Size(dstL.ColAxis), tc[dstL.ColAxis])
 		c0, c1 := max(tc0, sc0), min(tc1, sc1)
 		if c1 <= c0 {
@@ -127,7 +152,7 @@ func (g *Grid) Redistribute(dst []float32, dstL Layout, src []float32, srcL Layo
 	for j, p := range srcPos {
 		var c [3]int
 		c[rep] = me[rep]
-		c[srcL.RowAxis] = Owner(srcL.Rows, g.Size(srcL.RowAxis), p)
+		c[srcL.RowAxis] = srcL.rowOwner(g, p)
 		for k := 0; k < g.Size(srcL.ColAxis); k++ {
 			c[srcL.ColAxis] = k
 			s := g.CubeRank(c[X], c[Y], c[Z])

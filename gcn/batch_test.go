@@ -1,0 +1,375 @@
+package gcn
+
+import (
+	"fmt"
+	"math"
+	"sync"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/grid"
+	"scalegnn/permute"
+	"scalegnn/sampler"
+	"scalegnn/spmm"
+)
+
+// inducedSubgraph is the serial definition of a mini-batch's adjacency:
+// the rows and columns of Â at the sorted vertices verts, renumbered in
+// that order, off-diagonal values divided by p (ScaleGNN eq. 21, 24).
+func inducedSubgraph(adj *spmm.CSR, verts []int32, p float64) *spmm.CSR {
+	index := map[int32]int32{}
+	for i, v := range verts {
+		index[v] = int32(i)
+	}
+	var ri, ci []int32
+	var val []float32
+	for i, u := range verts {
+		for k := adj.RowPtr[u]; k < adj.RowPtr[u+1]; k++ {
+			j, ok := index[adj.ColIdx[k]]
+			if !ok {
+				continue
+			}
+			v := float64(adj.Val[k])
+			if adj.ColIdx[k] != u {
+				v /= p
+			}
+			ri, ci, val = append(ri, int32(i)), append(ci, j), append(val, float32(v))
+		}
+	}
+	return spmm.FromCOO(len(verts), len(verts), ri, ci, val)
+}
+
+// batchOf returns the sample of group d at step and its serial pieces:
+// induced adjacency, features, labels and training mask.
+func batchOf(p *testProblem, seed uint64, d, step, b int) ([]int32, *Graph) {
+	s := sampler.Uniform(seed, d, step, p.n, b)
+	g := &Graph{Adj: inducedSubgraph(p.g.Adj, s, sampler.InclusionProbability(p.n, b))}
+	for _, v := range s {
+		g.Features = append(g.Features, p.g.Features[int(v)*p.f:(int(v)+1)*p.f]...)
+		g.Labels = append(g.Labels, p.g.Labels[v])
+		g.Train = append(g.Train, p.g.Train[v])
+		g.Val = append(g.Val, p.g.Val[v])
+		g.Test = append(g.Test, p.g.Test[v])
+	}
+	return s, g
+}
+
+func runLocal(t *testing.T, n int, fn func(w collectives.Comm) error) {
+	t.Helper()
+	for r, err := range collectives.RunLocal(n, fn) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// TestBatchShardsAreTheInducedSubgraph: on every grid, the union of all
+// ranks' extracted adjacency blocks (mapped back to vertex ids) is the
+// serial induced subgraph of S with rescaled weights, each transpose is the
+// transpose of its block, and features and labels are those of the
+// sampled vertices.
+func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
+	p := newProblem(21, 53, 11, 5, 6)
+	const seed, step, b = 9, 4, 19
+	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(1, 5, 1), xyz(4, 1, 2)}
+	for _, name := range []string{"kipf", "scalegnn"} {
+		cfg := testConfigs[name]
+		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
+			for _, shape := range shapes {
+				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) {
+					perms := permute.New(p.n, scheme, 13)
+					orders := NewOrders(p.n, perms.P1, perms.P2)
+					s, want := batchOf(p, seed, 0, step, b)
+					pos := map[int32]int{} // vertex → index in S
+					for i, v := range s {
+						pos[v] = i
+					}
+					var mu sync.Mutex
+					got := map[[2]int]map[[2]int]float32{} // key → (row, col) in S → value
+					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
+						g, err := grid.New(w, shape)
+						if err != nil {
+							return err
+						}
+						m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+						if err != nil {
+							return err
+						}
+						bb, err := NewBatchBuilder(g, cfg, m.Shards(), seed, b)
+						if err != nil {
+							return err
+						}
+						sh, err := bb.Build(step)
+						if err != nil {
+							return err
+						}
+						o := sh.Orders
+						for l := range cfg.layers() {
+							key := [2]int{l % 3, l % 2}
+							pa, _, ra := grid.Rotation(l)
+							r0, _ := sh.rows(g, outOrder(l), ra)
+							c0, _ := sh.rows(g, inOrder(l), pa)
+							a := sh.adj[key].a
+							if at := sh.adj[key].at; at != nil {
+								if err := sameCSR(at, spmm.Transpose(a)); err != nil {
+									return fmt.Errorf("layer %d transpose: %v", l, err)
+								}
+							}
+							mu.Lock()
+							if got[key] == nil {
+								got[key] = map[[2]int]float32{}
+							}
+							for i := 0; i < a.Rows; i++ {
+								u := o.Order[outOrder(l)][r0+i]
+								for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
+									v := o.Order[inOrder(l)][c0+int(a.ColIdx[k])]
+									e := [2]int{pos[u], pos[v]}
+									if old, seen := got[key][e]; seen && old != a.Val[k] {
+										mu.Unlock()
+										return fmt.Errorf("replicas disagree on entry %v: %g vs %g", e, old, a.Val[k])
+									}
+									got[key][e] = a.Val[k]
+								}
+							}
+							mu.Unlock()
+						}
+						// Features and labels of the local sampled rows.
+						fr0, fr1 := sh.rows(g, 1, grid.X)
+						colAxis := grid.Y
+						if cfg.InputProjection {
+							colAxis = grid.Z
+						}
+						fc0, fc1 := g.Range(cfg.Features, colAxis)
+						fw := fc1 - fc0
+						for i := fr0; i < fr1; i++ {
+							v := o.Order[1][i]
+							for j := 0; j < fw; j++ {
+								if sh.X[(i-fr0)*fw+j] != p.g.Features[int(v)*p.f+fc0+j] {
+									return fmt.Errorf("feature (%d, %d) of vertex %d differs", i, fc0+j, v)
+								}
+							}
+						}
+						rowAxis, _ := logitsAxes(cfg)
+						lr0, lr1 := sh.rows(g, outOrder(cfg.Layers-1), rowAxis)
+						if len(sh.Labels) != lr1-lr0 {
+							return fmt.Errorf("%d labels for %d rows", len(sh.Labels), lr1-lr0)
+						}
+						for i := lr0; i < lr1; i++ {
+							v := o.Order[outOrder(cfg.Layers-1)][i]
+							if sh.Labels[i-lr0] != p.g.Labels[v] || sh.Train[i-lr0] != p.g.Train[v] || sh.Test[i-lr0] != p.g.Test[v] {
+								return fmt.Errorf("label or mask of vertex %d differs", v)
+							}
+						}
+						return nil
+					})
+					for key, entries := range got {
+						if len(entries) != want.Adj.NNZ() {
+							t.Fatalf("shard %v: %d entries, induced subgraph has %d", key, len(entries), want.Adj.NNZ())
+						}
+						for i := 0; i < want.Adj.Rows; i++ {
+							for k := want.Adj.RowPtr[i]; k < want.Adj.RowPtr[i+1]; k++ {
+								e := [2]int{i, int(want.Adj.ColIdx[k])}
+								g, ok := entries[e]
+								if !ok || math.Abs(float64(g-want.Adj.Val[k])) > 1e-6*math.Abs(float64(want.Adj.Val[k])) {
+									t.Fatalf("shard %v entry %v: got %g (present %v), want %g", key, e, g, ok, want.Adj.Val[k])
+								}
+							}
+						}
+					}
+				})
+			}
+		}
+	}
+}
+
+func sameCSR(a, b *spmm.CSR) error {
+	if a.Rows != b.Rows || a.Cols != b.Cols || a.NNZ() != b.NNZ() {
+		return fmt.Errorf("%dx%d with %d nonzeros vs %dx%d with %d", a.Rows, a.Cols, a.NNZ(), b.Rows, b.Cols, b.NNZ())
+	}
+	for i := range a.RowPtr {
+		if a.RowPtr[i] != b.RowPtr[i] {
+			return fmt.Errorf("row pointer %d: %d vs %d", i, a.RowPtr[i], b.RowPtr[i])
+		}
+	}
+	for k := range a.ColIdx {
+		if a.ColIdx[k] != b.ColIdx[k] || a.Val[k] != b.Val[k] {
+			return fmt.Errorf("entry %d: (%d, %g) vs (%d, %g)", k, a.ColIdx[k], a.Val[k], b.ColIdx[k], b.Val[k])
+		}
+	}
+	return nil
+}
+
+// TestFullBatchStepIsFullGraphStep: with B = N every vertex is sampled and
+// p = 1, so a mini-batch step must be the full-graph step bit for bit.
+func TestFullBatchStepIsFullGraphStep(t *testing.T) {
+	p := newProblem(22, 37, 11, 5, 5)
+	for _, name := range []string{"kipf", "scalegnn", "deep"} {
+		cfg := testConfigs[name]
+		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
+			for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 1)} {
+				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) {
+					perms := permute.New(p.n, scheme, 5)
+					orders := NewOrders(p.n, perms.P1, perms.P2)
+					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
+						g, err := grid.New(w, shape)
+						if err != nil {
+							return err
+						}
+						full, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+						if err != nil {
+							return err
+						}
+						mb, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+						if err != nil {
+							return err
+						}
+						bb, err := NewBatchBuilder(g, cfg, mb.Shards(), 1, p.n)
+						if err != nil {
+							return err
+						}
+						for step := 0; step < 2; step++ {
+							sh, err := bb.Build(step)
+							if err != nil {
+								return err
+							}
+							mb.Use(sh)
+							lf, err := full.TrainStep(step)
+							if err != nil {
+								return err
+							}
+							lb, err := mb.TrainStep(step)
+							if err != nil {
+								return err
+							}
+							if lf != lb {
+								return fmt.Errorf("step %d: loss %.17g full graph, %.17g batch", step, lf, lb)
+							}
+							for i, prm := range full.Params {
+								for k := range prm.G {
+									if prm.G[k] != mb.Params[i].G[k] || prm.W[k] != mb.Params[i].W[k] {
+										return fmt.Errorf("step %d: %s[%d] differs", step, prm.Name, k)
+									}
+								}
+							}
+						}
+						// Evaluation runs on the full graph whatever batch is in use.
+						af, err := full.Evaluate()
+						if err != nil {
+							return err
+						}
+						ab, err := mb.Evaluate()
+						if err != nil {
+							return err
+						}
+						if af != ab {
+							return fmt.Errorf("accuracy %+v full graph, %+v after batches", af, ab)
+						}
+						return nil
+					})
+				})
+			}
+		}
+	}
+}
+
+// TestDataParallelGradientIsMeanOfBatches: with Gd = 2 replicas of a 2×2×1
+// grid (8 ranks), each on its own batch, the gradient every rank holds
+// after a step is the mean of the serial gradients of the two batches, each
+// replica's loss is its batch's serial loss, and the optimizer step applied
+// everywhere is the serial step with the mean gradient.
+func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
+	p := newProblem(23, 61, 11, 5, 6)
+	const seed, b, step = 17, 29, 3
+	for _, name := range []string{"kipf", "scalegnn"} {
+		cfg := testConfigs[name]
+		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
+			for _, shape := range []grid.Shape{{D: 2, X: 2, Y: 2, Z: 1}, {D: 2, X: 1, Y: 3, Z: 1}, {D: 3, X: 1, Y: 1, Z: 2}} {
+				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) {
+					opt := DefaultOptimizer()
+					perms := permute.New(p.n, scheme, 3)
+					orders := NewOrders(p.n, perms.P1, perms.P2)
+					a := &assembled{w: map[string][]float32{}, g: map[string][]float32{}, final: map[string][]float32{},
+						seen: map[string][]bool{}, losses: make([][]float64, shape.Ranks())}
+					groupOf := make([]int, shape.Ranks())
+					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
+						g, err := grid.New(w, shape)
+						if err != nil {
+							return err
+						}
+						m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders)
+						if err != nil {
+							return err
+						}
+						m.Options = Options{Overlap: true}
+						bb, err := NewBatchBuilder(g, cfg, m.Shards(), seed, b)
+						if err != nil {
+							return err
+						}
+						sh, err := bb.Build(step)
+						if err != nil {
+							return err
+						}
+						m.Use(sh)
+						loss, err := m.ForwardBackward(step)
+						if err != nil {
+							return err
+						}
+						groupOf[w.Rank()] = g.CD
+						a.add(w.Rank(), m, []float64{loss})
+						m.Step()
+						a.mu.Lock()
+						defer a.mu.Unlock()
+						for _, prm := range m.Params {
+							if a.final[prm.Name] == nil {
+								a.final[prm.Name] = make([]float32, prm.Rows*prm.Cols)
+							}
+							bw := prm.C1 - prm.C0
+							for i := prm.R0; i < prm.R1; i++ {
+								for j := prm.C0; j < prm.C1; j++ {
+									a.final[prm.Name][i*prm.Cols+j] = prm.W[(i-prm.R0)*bw+j-prm.C0]
+								}
+							}
+						}
+						return nil
+					})
+					if a.badRepl != nil {
+						t.Fatal(a.badRepl)
+					}
+					// Serial: one reference per batch, then the mean gradient.
+					var refs []*Reference
+					for d := 0; d < shape.D; d++ {
+						s, bg := batchOf(p, seed, d, step, b)
+						r := NewReference(cfg, opt, bg.Adj, bg.Features, bg.Labels, bg.Train)
+						r.Verts = s
+						want := r.LossAndGrad(step)
+						for rank, ls := range a.losses {
+							if groupOf[rank] == d && math.Abs(ls[0]-want) > lossTol*math.Max(1, math.Abs(want)) {
+								t.Fatalf("group %d rank %d: loss %.9g, serial %.9g", d, rank, ls[0], want)
+							}
+						}
+						refs = append(refs, r)
+					}
+					mean := refs[0]
+					for i, prm := range mean.Params {
+						for k := range prm.G {
+							s := 0.0
+							for _, r := range refs {
+								s += r.Params[i].G[k]
+							}
+							prm.G[k] = s / float64(len(refs))
+						}
+						if e := maxRelErr(a.g[prm.Name], prm.G, 1e-6); e > gradTol {
+							t.Errorf("gradient of %s: relative error %.3g > %g", prm.Name, e, gradTol)
+						}
+					}
+					mean.Step()
+					for _, prm := range mean.Params {
+						if e := maxRelErr(a.final[prm.Name], prm.W, 1e-6); e > weightTol {
+							t.Errorf("%s after the step: relative error %.3g > %g", prm.Name, e, weightTol)
+						}
+					}
+				})
+			}
+		}
+	}
+}

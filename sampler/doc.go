@@ -1,0 +1,16 @@
+// Package sampler draws the mini-batches of ScaleGNN's communication-free
+// uniform vertex sampling and cuts each rank's part of the induced subgraph
+// out of its adjacency shards (papers/scalegnn-4d-minibatch.txt §III-D,
+// §IV-B, Algorithm 2).
+//
+// Uniform derives the sorted sample S of one step from (seed, group, step)
+// alone, so every rank of a data-parallel group draws the same S without a
+// message. An Extractor keeps, from one CSR shard, the sampled rows and
+// columns, renumbers them compactly and rescales off-diagonal weights by
+// 1/p with p = (B−1)/(N−1), which makes the mini-batch aggregation an
+// unbiased estimate of the full one. Prefetcher builds the next batch in a
+// goroutine while the current one trains.
+//
+// The package knows nothing of the model's layouts: gcn decides which rows
+// and columns each shard keeps.
+package sampler

@@ -1,0 +1,242 @@
+package perfmodel
+
+import (
+	"bytes"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/BurntSushi/toml"
+)
+
+// SpMM forms.
+const (
+	// SpMMLinear times one local SpMM dst (rows × w) = A (nnz nonzeros) · B
+	// (inner × w) as Call + NNZ·nnz + FMA·nnz·w + Out·rows·w + In·inner·w.
+	// The per-nonzero term is what makes a skinny dense operand (small w)
+	// slower than a wide one of the same flops (Plexus Table 2).
+	SpMMLinear = "linear"
+	// SpMMPlexus is Plexus eq. 4.4 summed over the layers:
+	// sqrt(NNZ·D_l)·(Flops + Fwd·N/G_P·G_Q/D_l + Bwd·N/G_R·G_Q/D_l),
+	// with NNZ and N of the whole graph and D_l the layer's input width.
+	SpMMPlexus = "plexus"
+)
+
+// SpMMCost holds the coefficients of the SpMM time, in seconds.
+type SpMMCost struct {
+	Form string `toml:"form"`
+	// Linear form.
+	Call float64 `toml:"call_s"`
+	NNZ  float64 `toml:"nnz_s"`
+	FMA  float64 `toml:"fma_s"`
+	Out  float64 `toml:"out_s"`
+	In   float64 `toml:"in_s"`
+	// Plexus form.
+	Flops float64 `toml:"flops_s"`
+	Fwd   float64 `toml:"fwd_penalty_s"`
+	Bwd   float64 `toml:"bwd_penalty_s"`
+}
+
+// GEMMCost times one GEMM of M×K by K×N as Call + FMA·M·N·K +
+// Elem·(M·K + K·N + M·N), in seconds.
+type GEMMCost struct {
+	Call float64 `toml:"call_s"`
+	FMA  float64 `toml:"fma_s"`
+	Elem float64 `toml:"elem_s"`
+}
+
+// Link is the cost of moving data over one kind of connection: Latency
+// seconds per message step and Bandwidth in GB/s (1e9 bytes per second).
+// For inter-node links the bandwidth is a node's injection bandwidth,
+// shared by the groups that leave the node at once (Plexus eq. 4.6).
+type Link struct {
+	Latency   float64 `toml:"latency_s"`
+	Bandwidth float64 `toml:"bandwidth_gbs"`
+}
+
+// Machine holds the coefficients of the model for one kind of machine and
+// launch (ranks per node, threads per rank).
+type Machine struct {
+	Name        string `toml:"name"`
+	Description string `toml:"description"`
+	// RanksPerNode is the default for predictions; 0 means all ranks on
+	// one node.
+	RanksPerNode int `toml:"ranks_per_node"`
+	// ThreadsPerRank is the kernel threads per rank the coefficients were
+	// measured with (informational).
+	ThreadsPerRank int `toml:"threads_per_rank"`
+
+	SpMM SpMMCost `toml:"spmm"`
+	GEMM struct {
+		NN GEMMCost `toml:"nn"`
+		TN GEMMCost `toml:"tn"`
+		NT GEMMCost `toml:"nt"`
+	} `toml:"gemm"`
+	Elementwise struct {
+		// Elem is the time per element of an element-wise pass.
+		Elem float64 `toml:"elem_s"`
+	} `toml:"elementwise"`
+	Comm struct {
+		Intra Link `toml:"intra"`
+		Inter Link `toml:"inter"`
+	} `toml:"comm"`
+	// Fit records how well calibration fitted (informational).
+	Fit map[string]float64 `toml:"fit,omitempty"`
+}
+
+// DefaultMachine is used when no profile is given: one CPU rank with a few
+// cores per rank on a commodity node. SpMM 1 ns per nonzero plus 0.25 ns
+// per multiply-add; GEMM 0.05 ns per multiply-add (about 40 Gflop/s) plus
+// 0.5 ns per element touched; element-wise passes 1 ns per element;
+// intra-node links 1 µs latency and 5 GB/s (shared-memory MPI), inter-node
+// 5 µs and 10 GB/s per node (100 Gb/s). Calibrate for anything better.
+func DefaultMachine() *Machine {
+	m := &Machine{Name: "default", Description: "built-in defaults for a CPU node without a calibrated profile"}
+	m.SpMM = SpMMCost{Form: SpMMLinear, Call: 5e-6, NNZ: 1e-9, FMA: 0.25e-9, Out: 0.5e-9, In: 0}
+	g := GEMMCost{Call: 5e-6, FMA: 0.05e-9, Elem: 0.5e-9}
+	m.GEMM.NN, m.GEMM.TN, m.GEMM.NT = g, g, g
+	m.Elementwise.Elem = 1e-9
+	m.Comm.Intra = Link{Latency: 1e-6, Bandwidth: 5}
+	m.Comm.Inter = Link{Latency: 5e-6, Bandwidth: 10}
+	return m
+}
+
+//go:embed profiles/*.toml
+var profiles embed.FS
+
+// Profiles returns the names of the profiles built into the binary.
+func Profiles() []string {
+	entries, _ := fs.ReadDir(profiles, "profiles")
+	var names []string
+	for _, e := range entries {
+		names = append(names, strings.TrimSuffix(e.Name(), ".toml"))
+	}
+	sort.Strings(names)
+	return names
+}
+
+// LoadMachine reads a machine profile: a TOML file, or the name of a
+// profile built into the binary (see Profiles) when no such file exists.
+func LoadMachine(path string) (*Machine, error) {
+	data, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) && !strings.ContainsAny(path, `/\`) {
+		name := strings.TrimSuffix(path, ".toml")
+		if b, berr := profiles.ReadFile("profiles/" + name + ".toml"); berr == nil {
+			return ParseMachine("profile "+name, b)
+		}
+		return nil, fmt.Errorf("machine profile %s: no such file, and no built-in profile of that name (built in: %s)", path, strings.Join(Profiles(), ", "))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("machine profile: %w", err)
+	}
+	return ParseMachine(path, data)
+}
+
+// ParseMachine reads a profile's contents; name labels error messages.
+// Every coefficient must be present, finite and (except the Plexus
+// penalties, which the paper fitted with either sign) non-negative;
+// unknown keys are errors.
+func ParseMachine(name string, data []byte) (*Machine, error) {
+	var m Machine
+	md, err := toml.Decode(string(data), &m)
+	if err != nil {
+		var perr toml.ParseError
+		if errors.As(err, &perr) {
+			return nil, fmt.Errorf("%s: line %d: %s", name, perr.Position.Line, perr.Message)
+		}
+		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "toml: "))
+	}
+	if u := md.Undecoded(); len(u) > 0 {
+		return nil, fmt.Errorf("%s: unknown key %s", name, u[0])
+	}
+	required := []string{"spmm.form", "elementwise.elem_s",
+		"comm.intra.latency_s", "comm.intra.bandwidth_gbs", "comm.inter.latency_s", "comm.inter.bandwidth_gbs"}
+	for _, op := range []string{"nn", "tn", "nt"} {
+		for _, k := range []string{"call_s", "fma_s", "elem_s"} {
+			required = append(required, "gemm."+op+"."+k)
+		}
+	}
+	switch m.SpMM.Form {
+	case SpMMLinear:
+		required = append(required, "spmm.call_s", "spmm.nnz_s", "spmm.fma_s", "spmm.out_s", "spmm.in_s")
+	case SpMMPlexus:
+		required = append(required, "spmm.flops_s", "spmm.fwd_penalty_s", "spmm.bwd_penalty_s")
+	default:
+		if md.IsDefined("spmm", "form") {
+			return nil, fmt.Errorf("%s: spmm.form = %q: expected %q or %q", name, m.SpMM.Form, SpMMLinear, SpMMPlexus)
+		}
+	}
+	for _, k := range required {
+		if !md.IsDefined(strings.Split(k, ".")...) {
+			return nil, fmt.Errorf("%s: missing key %s", name, k)
+		}
+	}
+	if err := m.Validate(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	return &m, nil
+}
+
+// Validate reports the first coefficient out of range, by its key.
+func (m *Machine) Validate() error {
+	type kv struct {
+		key    string
+		v      float64
+		signed bool
+	}
+	vals := []kv{
+		{"spmm.call_s", m.SpMM.Call, false}, {"spmm.nnz_s", m.SpMM.NNZ, false}, {"spmm.fma_s", m.SpMM.FMA, false},
+		{"spmm.out_s", m.SpMM.Out, false}, {"spmm.in_s", m.SpMM.In, false},
+		{"spmm.flops_s", m.SpMM.Flops, false}, {"spmm.fwd_penalty_s", m.SpMM.Fwd, true}, {"spmm.bwd_penalty_s", m.SpMM.Bwd, true},
+		{"elementwise.elem_s", m.Elementwise.Elem, false},
+		{"comm.intra.latency_s", m.Comm.Intra.Latency, false}, {"comm.inter.latency_s", m.Comm.Inter.Latency, false},
+	}
+	for _, g := range []struct {
+		op string
+		c  GEMMCost
+	}{{"nn", m.GEMM.NN}, {"tn", m.GEMM.TN}, {"nt", m.GEMM.NT}} {
+		vals = append(vals, kv{"gemm." + g.op + ".call_s", g.c.Call, false}, kv{"gemm." + g.op + ".fma_s", g.c.FMA, false},
+			kv{"gemm." + g.op + ".elem_s", g.c.Elem, false})
+	}
+	for _, v := range vals {
+		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || (!v.signed && v.v < 0) {
+			return fmt.Errorf("%s = %v: expected a finite number >= 0", v.key, v.v)
+		}
+	}
+	for _, l := range []struct {
+		key string
+		v   float64
+	}{{"comm.intra.bandwidth_gbs", m.Comm.Intra.Bandwidth}, {"comm.inter.bandwidth_gbs", m.Comm.Inter.Bandwidth}} {
+		if !(l.v > 0) || math.IsInf(l.v, 0) {
+			return fmt.Errorf("%s = %v: expected a finite number > 0", l.key, l.v)
+		}
+	}
+	if m.SpMM.Form != SpMMLinear && m.SpMM.Form != SpMMPlexus {
+		return fmt.Errorf("spmm.form = %q: expected %q or %q", m.SpMM.Form, SpMMLinear, SpMMPlexus)
+	}
+	if m.RanksPerNode < 0 {
+		return fmt.Errorf("ranks_per_node = %d: expected an integer >= 0 (0: all ranks on one node)", m.RanksPerNode)
+	}
+	return nil
+}
+
+// WriteFile writes m as a TOML profile, with a header comment.
+func (m *Machine) WriteFile(path, header string) error {
+	var buf bytes.Buffer
+	for _, line := range strings.Split(strings.TrimRight(header, "\n"), "\n") {
+		fmt.Fprintf(&buf, "# %s\n", line)
+	}
+	if err := toml.NewEncoder(&buf).Encode(m); err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil && filepath.Dir(path) != "." {
+		return err
+	}
+	return os.WriteFile(path, buf.Bytes(), 0o644)
+}

@@ -1,0 +1,144 @@
+package perfmodel
+
+import (
+	"math"
+
+	"scalegnn/collectives"
+	"scalegnn/grid"
+)
+
+// KernelTime returns the predicted seconds of one local kernel. For the
+// Plexus SpMM form it returns 0 for SpMMs: that form is per layer (see
+// plexusSpMM).
+func (m *Machine) KernelTime(k Kernel) float64 {
+	switch k.Kind {
+	case KernelSpMM:
+		if m.SpMM.Form != SpMMLinear {
+			return 0
+		}
+		c := m.SpMM
+		w := float64(k.Width)
+		return c.Call + c.NNZ*k.NNZ + c.FMA*k.NNZ*w + c.Out*float64(k.Rows)*w + c.In*float64(k.Inner)*w
+	case KernelGEMM:
+		c := m.GEMM.NN
+		switch {
+		case k.TransA:
+			c = m.GEMM.TN
+		case k.TransB:
+			c = m.GEMM.NT
+		}
+		mm, nn, kk := float64(k.M), float64(k.N), float64(k.K)
+		return c.Call + c.FMA*mm*nn*kk + c.Elem*(mm*kk+kk*nn+mm*nn)
+	}
+	return m.Elementwise.Elem * k.Elems
+}
+
+// plexusSpMM is Plexus eq. 4.4 for the SpMMs of one training step (both
+// directions), summed over the layers.
+func (m *Machine) plexusSpMM(j Job, s grid.Shape) float64 {
+	var t float64
+	n := float64(j.N)
+	for l, sp := range j.layers() {
+		p, q, r := grid.Rotation(l)
+		d := float64(sp.in)
+		gq := float64(s.Size(q))
+		fwd := n / float64(s.Size(p)) * gq / d
+		bwd := n / float64(s.Size(r)) * gq / d
+		t += math.Sqrt(float64(j.NNZ)*d) * (m.SpMM.Flops + m.SpMM.Fwd*fwd + m.SpMM.Bwd*bwd)
+	}
+	return math.Max(t, 0)
+}
+
+// CollectiveTime returns the predicted seconds of one collective over a
+// group whose link is l: all-reduce as Rabenseifner / ring,
+// 2⌈log2 p⌉·α + 2(p−1)/p·M/β; all-gather and reduce-scatter half of that;
+// broadcast ⌈log2 p⌉·(α + M/β); alltoallv (p−1)·α + (M − self)/β.
+func CollectiveTime(c Collective, l Link) float64 {
+	p := float64(c.Size)
+	if c.Size <= 1 {
+		return 0
+	}
+	bw := l.Bandwidth * 1e9
+	m := float64(c.Bytes())
+	steps := math.Ceil(math.Log2(p))
+	switch c.Kind {
+	case collectives.KindAllReduce:
+		return 2*steps*l.Latency + 2*(p-1)/p*m/bw
+	case collectives.KindAllGather, collectives.KindReduceScatter:
+		return steps*l.Latency + (p-1)*m/bw
+	case collectives.KindBcast:
+		return steps * (l.Latency + m/bw)
+	}
+	return (p-1)*l.Latency + float64(c.Elems-c.SelfElems)*float64(c.ElemBytes)/bw
+}
+
+// Links returns the link each group of grid s uses when ranksPerNode
+// consecutive world ranks share a node (0: one node). A group whose ranks
+// all share a node uses the intra-node link. Otherwise it uses the
+// inter-node link, whose bandwidth is divided among the groups of that axis
+// that leave one node at once (Plexus eq. 4.6: for Z that is
+// min(G_node, Gx·Gy)); for the 3D group's alltoallv, among the ranks.
+func (m *Machine) Links(s grid.Shape, ranksPerNode int) map[Group]Link {
+	g := s.Ranks()
+	if ranksPerNode <= 0 || ranksPerNode > g {
+		ranksPerNode = g
+	}
+	node := func(r int) int { return r / ranksPerNode }
+	ids := func(grp Group, r int) int {
+		d, x, y, z := s.Coords(r)
+		switch grp {
+		case GroupX:
+			return s.Rank(d, 0, y, z)
+		case GroupY:
+			return s.Rank(d, x, 0, z)
+		case GroupZ:
+			return s.Rank(d, x, y, 0)
+		case GroupCube:
+			return s.Rank(d, 0, 0, 0)
+		}
+		return s.Rank(0, x, y, z)
+	}
+	out := map[Group]Link{}
+	for grp := GroupX; grp <= GroupDP; grp++ {
+		firstNode := map[int]int{}
+		spans := map[int]bool{}
+		for r := 0; r < g; r++ {
+			id := ids(grp, r)
+			if n, ok := firstNode[id]; !ok {
+				firstNode[id] = node(r)
+			} else if n != node(r) {
+				spans[id] = true
+			}
+		}
+		if len(spans) == 0 {
+			out[grp] = m.Comm.Intra
+			continue
+		}
+		// How many spanning groups (ranks, for the cube) leave each node.
+		share := 0
+		perNode := map[int]map[int]bool{}
+		ranksOut := map[int]int{}
+		for r := 0; r < g; r++ {
+			id := ids(grp, r)
+			if !spans[id] {
+				continue
+			}
+			if perNode[node(r)] == nil {
+				perNode[node(r)] = map[int]bool{}
+			}
+			perNode[node(r)][id] = true
+			ranksOut[node(r)]++
+		}
+		for n, set := range perNode {
+			k := len(set)
+			if grp == GroupCube {
+				k = ranksOut[n]
+			}
+			share = max(share, k)
+		}
+		l := m.Comm.Inter
+		l.Bandwidth /= float64(max(share, 1))
+		out[grp] = l
+	}
+	return out
+}

@@ -1,0 +1,147 @@
+package jobs
+
+import (
+	"fmt"
+	"math"
+
+	"scalegnn/dataset"
+	"scalegnn/perfmodel"
+)
+
+// GraphSize is what the performance model needs to know about a job's
+// graph: vertices, nonzeros of the normalised adjacency (self loops
+// included), feature width and classes.
+type GraphSize struct {
+	N                 int
+	NNZ               int64
+	Features, Classes int
+	// How says where the numbers come from (loaded, or computed from the
+	// generator's parameters).
+	How string
+}
+
+// EstimateGraphSize returns the size of the job's graph without building
+// it when it can: a stochastic block model has N vertices and about
+// N·avg_degree + N nonzeros; an R-MAT graph's expected nonzeros follow from
+// its parameters (expectedRMATNonzeros). Built-in and Planetoid datasets
+// are small and are loaded.
+func EstimateGraphSize(c DatasetConfig) (GraphSize, error) {
+	switch c.Source {
+	case SourceSBM:
+		s := c.SBM
+		nnz := expectedSBMNonzeros(s.Nodes, s.Classes, s.AvgDegree, s.Homophily)
+		return GraphSize{N: s.Nodes, NNZ: int64(math.Round(nnz)) + int64(s.Nodes), Features: s.Features, Classes: s.Classes,
+			How: "expected nonzeros of dataset.sbm's generator"}, nil
+	case SourceRMAT:
+		r := c.RMAT
+		n := 1 << r.Scale
+		nnz := expectedRMATNonzeros(r.Scale, r.EdgeFactor, r.A, r.B, r.C)
+		return GraphSize{N: n, NNZ: int64(math.Round(nnz)) + int64(n), Features: r.Features, Classes: r.Classes,
+			How: "expected nonzeros of dataset.rmat's generator"}, nil
+	}
+	g, err := LoadGraph(c)
+	if err != nil {
+		return GraphSize{}, err
+	}
+	return GraphSize{N: g.N, NNZ: int64(dataset.NormalizeGCN(g.Adj).NNZ()), Features: g.F, Classes: g.Classes, How: "loaded"}, nil
+}
+
+// expectedSBMNonzeros is the expected number of off-diagonal nonzeros of
+// dataset.SBM's graph: m = round(N·avg/2) samples, a fraction h inside a
+// class of s = N/C vertices (both ends uniform in it, so self loops occur),
+// the rest between a uniform vertex and a uniform vertex of another class;
+// duplicates and self loops are dropped and the rest mirrored.
+func expectedSBMNonzeros(n, classes int, avgDegree, homophily float64) float64 {
+	m := math.Round(float64(n) * avgDegree / 2)
+	nn, c := float64(n), float64(classes)
+	if classes == 1 {
+		homophily = 1
+	}
+	s := nn / c
+	distinct := func(pairs, perSample, samples float64) float64 {
+		if pairs <= 0 || perSample <= 0 {
+			return 0
+		}
+		return pairs * -math.Expm1(samples*math.Log1p(-math.Min(perSample, 1)))
+	}
+	in := distinct(c*s*(s-1)/2, 2/(c*s*s), m*homophily)
+	var out float64
+	if classes > 1 {
+		out = distinct(c*(c-1)/2*s*s, 2/(nn*(c-1)*s), m*(1-homophily))
+	}
+	return 2 * (in + out)
+}
+
+// expectedRMATNonzeros is the expected number of off-diagonal nonzeros of
+// the symmetrised, deduplicated R-MAT graph: an ordered pair (u, v), u ≠ v,
+// is a nonzero unless none of the m = edgeFactor·2^scale samples hit (u, v)
+// or (v, u). A cell whose path takes quadrants a, b, c, d ka, kb, kc, kd
+// times has probability a^ka b^kb c^kc d^kd and its mirror swaps kb and
+// kc; there are scale!/(ka! kb! kc! kd!) such cells, so the sum runs over
+// the O(scale³) compositions, not the 4^scale cells.
+func expectedRMATNonzeros(scale, edgeFactor int, a, b, c float64) float64 {
+	d := 1 - a - b - c
+	m := float64(edgeFactor) * math.Exp2(float64(scale))
+	lf := func(k int) float64 { v, _ := math.Lgamma(float64(k + 1)); return v }
+	logp := func(q float64, k int) float64 {
+		if k == 0 {
+			return 0
+		}
+		if q <= 0 {
+			return math.Inf(-1)
+		}
+		return float64(k) * math.Log(q)
+	}
+	var total float64
+	for ka := 0; ka <= scale; ka++ {
+		for kb := 0; kb <= scale-ka; kb++ {
+			for kc := 0; kc <= scale-ka-kb; kc++ {
+				kd := scale - ka - kb - kc
+				if kb+kc == 0 {
+					continue // the diagonal: self loops are dropped
+				}
+				base := logp(a, ka) + logp(d, kd)
+				p := math.Exp(base+logp(b, kb)+logp(c, kc)) + math.Exp(base+logp(b, kc)+logp(c, kb))
+				if p >= 1 {
+					p = 1
+				}
+				hit := -math.Expm1(m * math.Log1p(-p))
+				cells := math.Exp(lf(scale) - lf(ka) - lf(kb) - lf(kc) - lf(kd))
+				total += cells * hit
+			}
+		}
+	}
+	return total
+}
+
+// PerfJob describes a job to the performance model.
+func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
+	m := cfg.Model
+	j := perfmodel.Job{
+		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
+		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == NormRMS, Residual: m.Residual,
+		Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery,
+	}
+	switch cfg.Permute.Scheme {
+	case PermuteSingle:
+		j.Permutation = perfmodel.PermuteSingle
+	case PermuteDouble:
+		j.Permutation = perfmodel.PermuteDouble
+	}
+	return j
+}
+
+// ChooseGrid predicts every grid of ranks ranks for the job and returns the
+// predictions, best first, and the best one that fits in memPerRank (0: no
+// limit).
+func ChooseGrid(cfg *Config, gs GraphSize, m *perfmodel.Machine, ranks, ranksPerNode int, memPerRank int64) ([]perfmodel.Prediction, perfmodel.Prediction, error) {
+	preds, err := perfmodel.Predict(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank})
+	if err != nil {
+		return nil, perfmodel.Prediction{}, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
+	}
+	best, err := perfmodel.Best(preds, memPerRank)
+	if err != nil {
+		return preds, best, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
+	}
+	return preds, best, nil
+}

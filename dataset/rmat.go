@@ -93,48 +93,15 @@ func RMAT(cfg RMATConfig) (*Graph, error) {
 	}
 	n := 1 << cfg.Scale
 	m := cfg.EdgeFactor * n
-	// Quadrant thresholds on a 16-bit uniform r: r < ta → A, < tab → B,
-	// < tabc → C, else D. 16 bits resolve the probabilities to 1.5e-5,
-	// and one 64-bit draw serves four levels.
-	const one = 1 << 16
-	ta := uint64(math.Round(cfg.A * one))
-	tab := uint64(math.Round((cfg.A + cfg.B) * one))
-	tabc := uint64(math.Round((cfg.A + cfg.B + cfg.C) * one))
+	smp := newRMATSampler(cfg)
 	us, vs := make([]int32, m, 2*m), make([]int32, m, 2*m)
 	chunks := (m + edgesPerChunk - 1) / edgesPerChunk
 	parallelChunks(chunks, func(k int) {
-		rng := chunkRand(cfg.Seed, streamEdges, k)
-		var bits uint64
-		left := 0 // unused 16-bit draws in bits
-		for e := k * edgesPerChunk; e < min(m, (k+1)*edgesPerChunk); e++ {
-			var u, v int32
-			for range cfg.Scale {
-				if left == 0 {
-					bits, left = rng.Uint64(), 4
-				}
-				r := bits & (one - 1)
-				bits >>= 16
-				left--
-				u, v = u<<1, v<<1
-				switch {
-				case r < ta:
-				case r < tab:
-					v |= 1
-				case r < tabc:
-					u |= 1
-				default:
-					u, v = u|1, v|1
-				}
-			}
-			us[e], vs[e] = u, v
-		}
+		lo, hi := k*edgesPerChunk, min(m, (k+1)*edgesPerChunk)
+		smp.chunk(k, us[lo:hi], vs[lo:hi])
 	})
 
-	labels := make([]int32, n)
-	rng := rand.New(rand.NewPCG(cfg.Seed, streamLabels))
-	for i := range labels {
-		labels[i] = int32(rng.IntN(cfg.Classes))
-	}
+	labels, tr, va, te := rmatVertices(cfg)
 	g := &Graph{
 		Name:    "rmat",
 		N:       n,
@@ -144,6 +111,68 @@ func RMAT(cfg RMATConfig) (*Graph, error) {
 		Labels:  labels,
 	}
 	g.Features = classFeatures(labels, cfg.Classes, cfg.Features, cfg.NoiseStd, cfg.Seed)
-	g.Train, g.Val, g.Test = randomSplit(n, cfg.TrainFrac, cfg.ValFrac, cfg.TestFrac, cfg.Seed)
+	g.Train, g.Val, g.Test = tr, va, te
 	return g, nil
+}
+
+// rmatSampler draws the edges of one chunk of an R-MAT graph.
+type rmatSampler struct {
+	cfg           RMATConfig
+	ta, tab, tabc uint64
+}
+
+func newRMATSampler(cfg RMATConfig) rmatSampler {
+	// Quadrant thresholds on a 16-bit uniform r: r < ta → A, < tab → B,
+	// < tabc → C, else D. 16 bits resolve the probabilities to 1.5e-5,
+	// and one 64-bit draw serves four levels.
+	const one = 1 << 16
+	return rmatSampler{
+		cfg:  cfg,
+		ta:   uint64(math.Round(cfg.A * one)),
+		tab:  uint64(math.Round((cfg.A + cfg.B) * one)),
+		tabc: uint64(math.Round((cfg.A + cfg.B + cfg.C) * one)),
+	}
+}
+
+// chunk fills us, vs with the edges of chunk k (at most edgesPerChunk),
+// from the chunk's own random stream.
+func (s rmatSampler) chunk(k int, us, vs []int32) {
+	const one = 1 << 16
+	rng := chunkRand(s.cfg.Seed, streamEdges, k)
+	var bits uint64
+	left := 0 // unused 16-bit draws in bits
+	for e := range us {
+		var u, v int32
+		for range s.cfg.Scale {
+			if left == 0 {
+				bits, left = rng.Uint64(), 4
+			}
+			r := bits & (one - 1)
+			bits >>= 16
+			left--
+			u, v = u<<1, v<<1
+			switch {
+			case r < s.ta:
+			case r < s.tab:
+				v |= 1
+			case r < s.tabc:
+				u |= 1
+			default:
+				u, v = u|1, v|1
+			}
+		}
+		us[e], vs[e] = u, v
+	}
+}
+
+// rmatVertices draws the labels and the split of an R-MAT graph.
+func rmatVertices(cfg RMATConfig) (labels []int32, tr, va, te []bool) {
+	n := 1 << cfg.Scale
+	labels = make([]int32, n)
+	rng := rand.New(rand.NewPCG(cfg.Seed, streamLabels))
+	for i := range labels {
+		labels[i] = int32(rng.IntN(cfg.Classes))
+	}
+	tr, va, te = randomSplit(n, cfg.TrainFrac, cfg.ValFrac, cfg.TestFrac, cfg.Seed)
+	return labels, tr, va, te
 }

@@ -65,6 +65,17 @@ const featureRowsPerChunk = 1 << 12
 // is, so noise alone sets how separable the raw features are.
 func classFeatures(labels []int32, classes, f int, noise float64, seed uint64) []float32 {
 	n := len(labels)
+	cen := classCentroids(classes, f, seed)
+	x := make([]float32, n*f)
+	chunks := (n + featureRowsPerChunk - 1) / featureRowsPerChunk
+	parallelChunks(chunks, func(k int) {
+		featureChunk(x[k*featureRowsPerChunk*f:], cen, labels, f, noise, seed, k)
+	})
+	return x
+}
+
+// classCentroids draws the random unit centroid of every class.
+func classCentroids(classes, f int, seed uint64) []float64 {
 	cen := make([]float64, classes*f)
 	rng := rand.New(rand.NewPCG(seed, streamCentroids))
 	for c := range classes {
@@ -81,26 +92,29 @@ func classFeatures(labels []int32, classes, f int, noise float64, seed uint64) [
 			}
 		}
 	}
-	x := make([]float32, n*f)
-	chunks := (n + featureRowsPerChunk - 1) / featureRowsPerChunk
-	parallelChunks(chunks, func(k int) {
-		rng := rand.New(chunkRand(seed, streamFeatures, k))
-		for i := k * featureRowsPerChunk; i < min(n, (k+1)*featureRowsPerChunk); i++ {
-			row := x[i*f : (i+1)*f]
-			var c []float64
-			if l := labels[i]; l >= 0 {
-				c = cen[int(l)*f : (int(l)+1)*f]
-			}
-			for j := range row {
-				v := noise * rng.NormFloat64()
-				if c != nil {
-					v += c[j]
-				}
-				row[j] = float32(v)
-			}
+	return cen
+}
+
+// featureChunk writes the feature rows of chunk k (vertices
+// [k·featureRowsPerChunk, ...)) to x, which starts at the chunk's first row.
+func featureChunk(x []float32, cen []float64, labels []int32, f int, noise float64, seed uint64, k int) {
+	n := len(labels)
+	rng := rand.New(chunkRand(seed, streamFeatures, k))
+	r0 := k * featureRowsPerChunk
+	for i := r0; i < min(n, r0+featureRowsPerChunk); i++ {
+		row := x[(i-r0)*f : (i-r0+1)*f]
+		var c []float64
+		if l := labels[i]; l >= 0 {
+			c = cen[int(l)*f : (int(l)+1)*f]
 		}
-	})
-	return x
+		for j := range row {
+			v := noise * rng.NormFloat64()
+			if c != nil {
+				v += c[j]
+			}
+			row[j] = float32(v)
+		}
+	}
 }
 
 // randomSplit marks ⌊train·n⌋, ⌊val·n⌋ and ⌊test·n⌋ distinct vertices,

@@ -36,6 +36,13 @@ const usage = `usage:
                                             check that two runs (e.g. 1 and 8 ranks) trained the same
   scalegnn selftest                         check the MPI collectives and the model against the serial
                                             reference on every grid of the world size (launch with mpirun)
+  scalegnn perfmodel predict -config job.toml -ranks G [-ranks-per-node K] [-mem-per-rank 40GiB]
+                   [-machine machine.toml] [-top 10] [-json] [-plot out.png]
+                                            predicted epoch time and memory of every grid of G ranks, best first
+  scalegnn perfmodel calibrate -out machine.toml [-quick]
+                                            fit the performance model to this machine (launch with mpirun/srun)
+  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] runs/*/
+                                            predicted vs measured epoch times (Spearman, best-grid gap)
 `
 
 func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
@@ -58,6 +65,8 @@ func dispatch(args []string, stderr io.Writer) int {
 			return runCompare(args[1:], os.Stdout, stderr)
 		case "selftest":
 			return runSelftest(os.Stderr)
+		case "perfmodel":
+			return runPerfmodel(args[1:], os.Stdout, stderr)
 		case "help":
 			fmt.Fprint(stderr, usage)
 			return 0

@@ -1,0 +1,384 @@
+package perfmodel
+
+import (
+	"fmt"
+	"hash/fnv"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"sort"
+	"time"
+
+	"scalegnn/collectives"
+	"scalegnn/spmm"
+)
+
+// CalibrateOptions control a calibration run.
+type CalibrateOptions struct {
+	// Threads is the kernel threads per rank the backend uses (recorded).
+	Threads int
+	// Quick measures fewer shapes and repetitions (a few seconds).
+	Quick bool
+	// Log receives progress lines (rank 0 should pass its stderr, the
+	// others io.Discard).
+	Log io.Writer
+	// Name names the profile; default "calibrated".
+	Name string
+}
+
+// Calibrate measures, on every rank of world at once (so that ranks share
+// cores, memory bandwidth and links exactly as in training), the local
+// SpMM and GEMM of backend be over a range of shapes, element-wise passes,
+// and all-reduce and all-gather over message and group sizes — inside a
+// node and, when the launch spans nodes, across nodes — and fits the
+// Machine's coefficients by non-negative least squares on relative errors.
+// Each time is the median of the repetitions on a rank, then the maximum
+// over ranks (the slowest rank sets the pace of a synchronous step).
+// Every rank must call it; every rank gets the same Machine.
+func Calibrate(world collectives.Comm, be spmm.Backend, o CalibrateOptions) (*Machine, error) {
+	c := &calibrator{world: world, be: be, o: o, log: o.Log, reps: 3}
+	if c.log == nil {
+		c.log = io.Discard
+	}
+	if o.Quick {
+		c.reps = 2
+	}
+	start := time.Now()
+	m := DefaultMachine()
+	m.Name = o.Name
+	if m.Name == "" {
+		m.Name = "calibrated"
+	}
+	m.ThreadsPerRank = o.Threads
+	m.Fit = map[string]float64{}
+
+	nodes, perNode, contiguous, err := c.nodes()
+	if err != nil {
+		return nil, err
+	}
+	m.RanksPerNode = perNode
+	if err := c.spmm(m); err != nil {
+		return nil, err
+	}
+	if err := c.gemm(m); err != nil {
+		return nil, err
+	}
+	if err := c.elementwise(m); err != nil {
+		return nil, err
+	}
+	if world.Size() > 1 {
+		if err := c.comm(m, nodes, perNode, contiguous); err != nil {
+			return nil, err
+		}
+	}
+	host, _ := os.Hostname()
+	m.Description = fmt.Sprintf("calibrated with %d ranks on %d node(s) (%d per node), %d kernel threads per rank, backend %s, on %s, %s; took %.1f s",
+		world.Size(), nodes, perNode, o.Threads, be.Name(), host, time.Now().UTC().Format("2006-01-02"), time.Since(start).Seconds())
+	if nodes == 1 {
+		m.Description += "; single node: comm.inter keeps the built-in defaults"
+	}
+	return m, nil
+}
+
+type calibrator struct {
+	world collectives.Comm
+	be    spmm.Backend
+	o     CalibrateOptions
+	log   io.Writer
+	reps  int
+}
+
+// timeIt runs f once to warm up, then reps times, and returns the maximum
+// over ranks of each rank's median.
+func (c *calibrator) timeIt(f func() error) (float64, error) {
+	if err := c.world.Barrier(); err != nil {
+		return 0, err
+	}
+	if err := f(); err != nil {
+		return 0, err
+	}
+	ts := make([]float64, c.reps)
+	for i := range ts {
+		if err := c.world.Barrier(); err != nil {
+			return 0, err
+		}
+		t0 := time.Now()
+		if err := f(); err != nil {
+			return 0, err
+		}
+		ts[i] = time.Since(t0).Seconds()
+	}
+	sort.Float64s(ts)
+	v := []float64{ts[len(ts)/2]}
+	if err := c.world.AllReduceF64(v, collectives.Max); err != nil {
+		return 0, err
+	}
+	return math.Max(v[0], 1e-9), nil
+}
+
+// nodes finds which ranks share a node (by host name): the node count, the
+// ranks on rank 0's node, and whether nodes hold consecutive ranks.
+func (c *calibrator) nodes() (nodes, perNode int, contiguous bool, err error) {
+	host, _ := os.Hostname()
+	h := fnv.New64a()
+	h.Write([]byte(host))
+	ids := make([]int64, c.world.Size())
+	ids[c.world.Rank()] = int64(h.Sum64() >> 2)
+	if err := c.world.AllReduceI64(ids, collectives.Sum); err != nil {
+		return 0, 0, false, err
+	}
+	seen := map[int64]bool{}
+	contiguous = true
+	for r, id := range ids {
+		if !seen[id] {
+			seen[id] = true
+		} else if ids[r-1] != id {
+			contiguous = false
+		}
+		if id == ids[0] {
+			perNode++
+		}
+	}
+	return len(seen), perNode, contiguous, nil
+}
+
+func randomCSR(rng *rand.Rand, rows, cols, perRow int) *spmm.CSR {
+	ri := make([]int32, 0, rows*perRow)
+	ci := make([]int32, 0, rows*perRow)
+	for r := 0; r < rows; r++ {
+		for k := 0; k < perRow; k++ {
+			ri = append(ri, int32(r))
+			ci = append(ci, int32(rng.IntN(cols)))
+		}
+	}
+	vals := make([]float32, len(ri))
+	for i := range vals {
+		vals[i] = 1
+	}
+	return spmm.FromCOO(rows, cols, ri, ci, vals)
+}
+
+func filled(n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = float32(i%7) - 3
+	}
+	return v
+}
+
+func (c *calibrator) spmm(m *Machine) error {
+	type shape struct {
+		rows, inner, perRow int
+		widths              []int
+	}
+	shapes := []shape{
+		{8192, 8192, 8, []int{1, 4, 16, 64, 128}},
+		{65536, 65536, 8, []int{1, 4, 16, 64}},
+		{262144, 262144, 4, []int{1, 4, 16}},
+		{16384, 262144, 16, []int{2, 8, 32}},
+		{262144, 16384, 2, []int{8, 32}},
+	}
+	if c.o.Quick {
+		shapes = []shape{{8192, 8192, 8, []int{1, 16, 128}}, {65536, 65536, 4, []int{1, 8, 32}}, {131072, 8192, 2, []int{4, 16}}}
+	}
+	rng := rand.New(rand.NewPCG(1, uint64(c.world.Rank())))
+	var samples []Sample
+	for _, s := range shapes {
+		a := randomCSR(rng, s.rows, s.inner, s.perRow)
+		nnz := float64(a.NNZ())
+		for _, w := range s.widths {
+			b := spmm.Dense{Rows: s.inner, Cols: w, Stride: w, Data: filled(s.inner * w)}
+			dst := spmm.Dense{Rows: s.rows, Cols: w, Stride: w, Data: make([]float32, s.rows*w)}
+			t, err := c.timeIt(func() error { c.be.SpMM(dst, a, b); return nil })
+			if err != nil {
+				return err
+			}
+			fw := float64(w)
+			samples = append(samples, Sample{X: []float64{1, nnz, nnz * fw, float64(s.rows) * fw, float64(s.inner) * fw}, T: t})
+			fmt.Fprintf(c.log, "spmm rows=%d inner=%d nnz=%d width=%d: %.3g s\n", s.rows, s.inner, a.NNZ(), w, t)
+		}
+	}
+	f, err := FitNonNegative(samples)
+	if err != nil {
+		return fmt.Errorf("fitting the SpMM model: %w", err)
+	}
+	m.SpMM = SpMMCost{Form: SpMMLinear, Call: f.Coef[0], NNZ: f.Coef[1], FMA: f.Coef[2], Out: f.Coef[3], In: f.Coef[4]}
+	m.Fit["spmm_r2"], m.Fit["spmm_median_rel_err"], m.Fit["spmm_samples"] = f.R2, f.MedianRelErr, float64(len(samples))
+	return nil
+}
+
+func (c *calibrator) gemm(m *Machine) error {
+	bigs := []int{4096, 32768, 131072}
+	smalls := [][2]int{{2, 2}, {8, 8}, {16, 64}, {64, 16}, {32, 32}, {64, 64}, {128, 128}, {128, 8}, {8, 128}}
+	if c.o.Quick {
+		bigs = []int{4096, 65536}
+		smalls = [][2]int{{4, 4}, {32, 32}, {128, 128}, {128, 8}}
+	}
+	const maxFMA = 64 << 20
+	for _, op := range []string{"nn", "tn", "nt"} {
+		var samples []Sample
+		for _, big := range bigs {
+			for _, sm := range smalls {
+				if big*sm[0]*sm[1] > maxFMA {
+					continue
+				}
+				var mm, nn, kk int
+				var ta, tb spmm.Op = spmm.NoTrans, spmm.NoTrans
+				var a, b spmm.Dense
+				switch op {
+				case "nn": // H·W: (big × a)·(a × b)
+					mm, kk, nn = big, sm[0], sm[1]
+					a = spmm.Dense{Rows: mm, Cols: kk, Stride: kk, Data: filled(mm * kk)}
+					b = spmm.Dense{Rows: kk, Cols: nn, Stride: nn, Data: filled(kk * nn)}
+				case "tn": // Hᵀ·dZ: (big × a)ᵀ·(big × b)
+					mm, kk, nn = sm[0], big, sm[1]
+					ta = spmm.Trans
+					a = spmm.Dense{Rows: kk, Cols: mm, Stride: mm, Data: filled(kk * mm)}
+					b = spmm.Dense{Rows: kk, Cols: nn, Stride: nn, Data: filled(kk * nn)}
+				case "nt": // dZ·Wᵀ: (big × b)·(a × b)ᵀ
+					mm, kk, nn = big, sm[1], sm[0]
+					tb = spmm.Trans
+					a = spmm.Dense{Rows: mm, Cols: kk, Stride: kk, Data: filled(mm * kk)}
+					b = spmm.Dense{Rows: nn, Cols: kk, Stride: kk, Data: filled(nn * kk)}
+				}
+				dst := spmm.Dense{Rows: mm, Cols: nn, Stride: nn, Data: make([]float32, mm*nn)}
+				t, err := c.timeIt(func() error { c.be.Gemm(ta, tb, 1, a, b, 0, dst); return nil })
+				if err != nil {
+					return err
+				}
+				fm, fn, fk := float64(mm), float64(nn), float64(kk)
+				samples = append(samples, Sample{X: []float64{1, fm * fn * fk, fm*fk + fk*fn + fm*fn}, T: t})
+				fmt.Fprintf(c.log, "gemm %s m=%d n=%d k=%d: %.3g s\n", op, mm, nn, kk, t)
+			}
+		}
+		f, err := FitNonNegative(samples)
+		if err != nil {
+			return fmt.Errorf("fitting the GEMM %s model: %w", op, err)
+		}
+		g := GEMMCost{Call: f.Coef[0], FMA: f.Coef[1], Elem: f.Coef[2]}
+		switch op {
+		case "nn":
+			m.GEMM.NN = g
+		case "tn":
+			m.GEMM.TN = g
+		case "nt":
+			m.GEMM.NT = g
+		}
+		m.Fit["gemm_"+op+"_r2"], m.Fit["gemm_"+op+"_median_rel_err"] = f.R2, f.MedianRelErr
+	}
+	return nil
+}
+
+// elementwise times a stand-in for the model's element-wise passes: a
+// fresh (zeroed) output, a counter-based hash per element as dropout
+// draws, a multiply and a ReLU; it counts as three element units, the
+// weights the trace gives such passes.
+func (c *calibrator) elementwise(m *Machine) error {
+	var samples []Sample
+	for _, n := range []int{1 << 18, 1 << 21} {
+		src := filled(n)
+		var sink float32
+		t, err := c.timeIt(func() error {
+			out := make([]float32, n)
+			for i, x := range src {
+				h := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
+				h ^= h >> 29
+				h *= 0xbf58476d1ce4e5b9
+				if h>>63 == 1 {
+					out[i] = max(x*2, 0)
+				}
+			}
+			sink += out[n/2]
+			return nil
+		})
+		if err != nil {
+			return err
+		}
+		_ = sink
+		samples = append(samples, Sample{X: []float64{3 * float64(n)}, T: t})
+		fmt.Fprintf(c.log, "elementwise n=%d: %.3g s\n", n, t)
+	}
+	f, err := FitNonNegative(samples)
+	if err != nil {
+		return fmt.Errorf("fitting the element-wise model: %w", err)
+	}
+	m.Elementwise.Elem = f.Coef[0]
+	return nil
+}
+
+// comm measures all-reduce and all-gather on groups of every size that
+// divides the ranks of a node (consecutive ranks, like the Y groups), all
+// groups at once; with several nodes also on groups of one rank per node
+// (every group leaves the node at once, so the node's bandwidth is the
+// fitted one times the ranks per node).
+func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error {
+	sizes := []int{1 << 12, 1 << 16, 1 << 20, 1 << 23}
+	if c.o.Quick {
+		sizes = []int{1 << 12, 1 << 18, 1 << 22}
+	}
+	fitLink := func(name string, color func(r int) int, groupSizes []int) (Link, error) {
+		var samples []Sample
+		for _, p := range groupSizes {
+			sub, err := c.world.Split(color(p), c.world.Rank())
+			if err != nil {
+				return Link{}, err
+			}
+			if sub.Size() != p {
+				return Link{}, fmt.Errorf("calibration: group of %d ranks, want %d", sub.Size(), p)
+			}
+			steps := math.Ceil(math.Log2(float64(p)))
+			for _, bytes := range sizes {
+				n := bytes / 4
+				buf := filled(n)
+				t, err := c.timeIt(func() error { return sub.AllReduceF32(buf, collectives.Sum) })
+				if err != nil {
+					return Link{}, err
+				}
+				fp := float64(p)
+				samples = append(samples, Sample{X: []float64{2 * steps, 2 * (fp - 1) / fp * float64(bytes)}, T: t})
+				fmt.Fprintf(c.log, "%s allreduce p=%d bytes=%d: %.3g s\n", name, p, bytes, t)
+				src := filled(max(1, n/p))
+				dst := make([]float32, len(src)*p)
+				t, err = c.timeIt(func() error { return sub.AllGatherF32(dst, src) })
+				if err != nil {
+					return Link{}, err
+				}
+				samples = append(samples, Sample{X: []float64{steps, (fp - 1) * 4 * float64(len(src))}, T: t})
+				fmt.Fprintf(c.log, "%s allgather p=%d bytes=%d: %.3g s\n", name, p, 4*len(src)*p, t)
+			}
+		}
+		f, err := FitNonNegative(samples)
+		if err != nil {
+			return Link{}, fmt.Errorf("fitting the %s link: %w", name, err)
+		}
+		m.Fit["comm_"+name+"_r2"], m.Fit["comm_"+name+"_median_rel_err"] = f.R2, f.MedianRelErr
+		if f.Coef[1] <= 0 {
+			return Link{}, fmt.Errorf("calibration: the %s bandwidth term fitted to zero; measurements too noisy", name)
+		}
+		return Link{Latency: f.Coef[0], Bandwidth: 1 / f.Coef[1] / 1e9}, nil
+	}
+	rank := c.world.Rank()
+	var intraSizes []int
+	for _, p := range divisors(perNode) {
+		if p > 1 && (nodes == 1 || contiguous) {
+			intraSizes = append(intraSizes, p)
+		}
+	}
+	if len(intraSizes) > 0 {
+		l, err := fitLink("intra", func(p int) int { return rank / p }, intraSizes)
+		if err != nil {
+			return err
+		}
+		m.Comm.Intra = l
+	}
+	if nodes > 1 && contiguous && c.world.Size() == nodes*perNode {
+		l, err := fitLink("inter", func(p int) int { return rank % perNode }, []int{nodes})
+		if err != nil {
+			return err
+		}
+		l.Bandwidth *= float64(perNode)
+		m.Comm.Inter = l
+	}
+	return nil
+}

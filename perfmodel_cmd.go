@@ -1,0 +1,411 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"text/tabwriter"
+
+	"scalegnn/collectives/mpi"
+	"scalegnn/grid"
+	"scalegnn/jobs"
+	"scalegnn/perfmodel"
+	"scalegnn/spmm/cpu"
+)
+
+const perfmodelUsage = `usage:
+  scalegnn perfmodel predict -config job.toml -ranks G [-ranks-per-node K] [-mem-per-rank 40GiB]
+                             [-machine machine.toml] [-d D] [-top 10] [-json] [-plot out.png]
+                             [-n N -nnz NNZ] [-imbalance 1.1]
+      predicted epoch time and memory per rank of every grid of G ranks, best first
+  scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick]
+      measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
+      (launch with mpirun/srun exactly as training will be launched)
+  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-json] [-plot out.png] runs/*/summary.json
+      compare predicted with measured epoch times: Spearman rank correlation and the
+      gap between the predicted-best grid's measured time and the measured best
+`
+
+func runPerfmodel(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, perfmodelUsage)
+		return 2
+	}
+	switch args[0] {
+	case "predict":
+		return runPredict(args[1:], stdout, stderr)
+	case "score":
+		return runScore(args[1:], stdout, stderr)
+	case "calibrate":
+		return runCalibrate(args[1:], stderr)
+	case "help", "-h", "-help", "--help":
+		fmt.Fprint(stdout, perfmodelUsage)
+		return 0
+	}
+	fmt.Fprintf(stderr, "scalegnn perfmodel: unknown command %q\n%s", args[0], perfmodelUsage)
+	return 2
+}
+
+// predictFlags are the flags predict and score share.
+type predictFlags struct {
+	config, machine, mem string
+	ranks, perNode, d    int
+	n                    int
+	nnz                  int64
+	imbalance            float64
+	jsonOut              bool
+	plot                 string
+}
+
+func (p *predictFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&p.config, "config", "", "job file (TOML)")
+	fs.IntVar(&p.ranks, "ranks", 0, "number of ranks G")
+	fs.IntVar(&p.perNode, "ranks-per-node", 0, "ranks per node (default: the machine profile's, else all on one node)")
+	fs.StringVar(&p.mem, "mem-per-rank", "", "memory per rank, e.g. 40GiB (default: no limit)")
+	fs.StringVar(&p.machine, "machine", "", "machine profile (file, or a built-in name: "+strings.Join(perfmodel.Profiles(), ", ")+"); default: built-in defaults")
+	fs.IntVar(&p.d, "d", 0, "fix Gd, the data-parallel replicas (mini-batch); 0: any divisor")
+	fs.IntVar(&p.n, "n", 0, "override the graph's vertex count")
+	fs.Int64Var(&p.nnz, "nnz", 0, "override the graph's nonzeros (normalised adjacency, self loops included)")
+	fs.Float64Var(&p.imbalance, "imbalance", 0, "max/mean nonzeros over adjacency blocks (scalegnn balance); default 1")
+	fs.BoolVar(&p.jsonOut, "json", false, "write JSON instead of a table")
+	fs.StringVar(&p.plot, "plot", "", "also draw the predicted time per grid to this image (.png, .svg, .pdf)")
+}
+
+// predictSetup loads the job, the graph size and the machine, and predicts.
+type predicted struct {
+	cfg     *jobs.Config
+	gs      jobs.GraphSize
+	job     perfmodel.Job
+	machine *perfmodel.Machine
+	mem     int64
+	preds   []perfmodel.Prediction
+}
+
+func (p *predictFlags) run() (*predicted, error) {
+	if p.config == "" {
+		return nil, fmt.Errorf("need -config job.toml")
+	}
+	if p.ranks < 1 {
+		return nil, fmt.Errorf("-ranks %d: expected the number of ranks, an integer >= 1", p.ranks)
+	}
+	out := &predicted{}
+	var err error
+	if p.mem != "" {
+		if out.mem, err = perfmodel.ParseBytes(p.mem); err != nil {
+			return nil, fmt.Errorf("-mem-per-rank %v", err)
+		}
+	}
+	if out.cfg, err = jobs.LoadConfig(p.config); err != nil {
+		return nil, err
+	}
+	out.machine = perfmodel.DefaultMachine()
+	if p.machine != "" {
+		if out.machine, err = perfmodel.LoadMachine(p.machine); err != nil {
+			return nil, err
+		}
+	}
+	if p.n > 0 && p.nnz > 0 {
+		out.gs = jobs.GraphSize{N: p.n, NNZ: p.nnz, How: "-n and -nnz"}
+		// Widths still come from the job's dataset description.
+		if gs, err := jobs.EstimateGraphSize(out.cfg.Dataset); err == nil {
+			out.gs.Features, out.gs.Classes = gs.Features, gs.Classes
+		} else {
+			return nil, err
+		}
+	} else if p.n > 0 || p.nnz > 0 {
+		return nil, fmt.Errorf("-n and -nnz go together")
+	} else if out.gs, err = jobs.EstimateGraphSize(out.cfg.Dataset); err != nil {
+		return nil, err
+	}
+	out.job = jobs.PerfJob(out.cfg, out.gs)
+	out.job.Imbalance = p.imbalance
+	out.preds, err = perfmodel.Predict(out.job, out.machine, perfmodel.Options{Ranks: p.ranks, RanksPerNode: p.perNode, MemPerRank: out.mem, D: p.d})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func runPredict(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("scalegnn perfmodel predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
+	var pf predictFlags
+	pf.register(fs)
+	top := fs.Int("top", 10, "rows of the table (0: all)")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalegnn perfmodel predict: unexpected argument %q\n", fs.Arg(0))
+		return 2
+	}
+	r, err := pf.run()
+	if err != nil {
+		fmt.Fprintf(stderr, "scalegnn perfmodel predict: %v\n", err)
+		return 1
+	}
+	best, bestErr := perfmodel.Best(r.preds, r.mem)
+	if pf.plot != "" {
+		title := fmt.Sprintf("%s on %d ranks (%s)", r.cfg.Path, pf.ranks, r.machine.Name)
+		if err := perfmodel.PlotPredictions(pf.plot, title, r.preds, nil); err != nil {
+			fmt.Fprintf(stderr, "scalegnn perfmodel predict: %v\n", err)
+			return 1
+		}
+	}
+	if pf.jsonOut {
+		doc := map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name,
+			"graph": r.gs, "mode": r.job.Mode.String(), "predictions": r.preds}
+		if bestErr == nil {
+			doc["recommended"] = best
+		} else {
+			doc["error"] = bestErr.Error()
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(doc)
+	} else {
+		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %d layers, hidden %d, %s, %s communication\n",
+			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, r.job.Layers, r.job.Hidden, r.job.Mode, r.job.CommDType)
+		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids\n\n", pf.ranks, r.machine.Name, len(r.preds))
+		writeTable(stdout, r.preds, *top, nil)
+		if bestErr == nil {
+			fmt.Fprintf(stdout, "\nrecommended grid: %s (predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
+		}
+	}
+	if bestErr != nil {
+		fmt.Fprintf(stderr, "scalegnn perfmodel predict: %s: %v\n", r.cfg.Path, bestErr)
+		return 1
+	}
+	return 0
+}
+
+// writeTable prints the predictions; measured, when not nil, adds a column.
+func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []float64) {
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	head := "rank\tgrid\tepoch_s\tcomm_s\tspmm_s\tgemm_s\tother_s\tcomm/rank\tmemory/rank\tfits\t"
+	if measured != nil {
+		head += "measured_s\t"
+	}
+	fmt.Fprintln(tw, head)
+	for i, p := range preds {
+		if top > 0 && i >= top {
+			break
+		}
+		fits := "yes"
+		if !p.Fits {
+			fits = "no"
+		}
+		line := fmt.Sprintf("%d\t%s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t", i+1, p.Grid, p.Epoch, p.Comm, p.SpMM, p.GEMM, p.Other,
+			perfmodel.FormatBytes(p.CommBytes), perfmodel.FormatBytes(p.MemTotal), fits)
+		if measured != nil {
+			if measured[i] == measured[i] {
+				line += fmt.Sprintf("%.4g\t", measured[i])
+			} else {
+				line += "-\t"
+			}
+		}
+		fmt.Fprintln(tw, line)
+	}
+	tw.Flush()
+	if top > 0 && len(preds) > top {
+		fmt.Fprintf(w, "(%d more; -top 0 lists all)\n", len(preds)-top)
+	}
+}
+
+// measuredRun is one training run read back for scoring.
+type measuredRun struct {
+	dir   string
+	shape grid.Shape
+	epoch float64 // mean epoch time after the first epoch
+}
+
+// readRun reads a run directory (or its summary.json): the grid from
+// summary.json and the mean epoch_s of metrics.jsonl over the epochs after
+// the first (which also pays for warm-up); one epoch alone counts if that
+// is all there is.
+func readRun(path string) (measuredRun, error) {
+	dir := path
+	if filepath.Base(path) == "summary.json" {
+		dir = filepath.Dir(path)
+	}
+	summary := filepath.Join(dir, "summary.json")
+	data, err := os.ReadFile(summary)
+	if err != nil {
+		return measuredRun{}, err
+	}
+	var s struct {
+		Grid string `json:"grid"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return measuredRun{}, fmt.Errorf("%s: %v", summary, err)
+	}
+	r := measuredRun{dir: dir, shape: grid.Shape{D: 1}}
+	if n, err := fmt.Sscanf(s.Grid, "%dx%dx%d (d=%d)", &r.shape.X, &r.shape.Y, &r.shape.Z, &r.shape.D); n < 3 || (err != nil && n != 3) {
+		return measuredRun{}, fmt.Errorf("%s: grid %q: expected XxYxZ (d=D)", summary, s.Grid)
+	}
+	metrics := filepath.Join(dir, "metrics.jsonl")
+	f, err := os.Open(metrics)
+	if err != nil {
+		return measuredRun{}, err
+	}
+	defer f.Close()
+	var times []float64
+	sc := bufio.NewScanner(f)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	for line := 1; sc.Scan(); line++ {
+		var e struct {
+			Epoch int      `json:"epoch"`
+			Sec   *float64 `json:"epoch_s"`
+		}
+		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
+			return measuredRun{}, fmt.Errorf("%s:%d: %v", metrics, line, err)
+		}
+		if e.Sec != nil {
+			times = append(times, *e.Sec)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return measuredRun{}, fmt.Errorf("%s: %v", metrics, err)
+	}
+	if len(times) == 0 {
+		return measuredRun{}, fmt.Errorf("%s: no epoch times", metrics)
+	}
+	if len(times) > 1 {
+		times = times[1:]
+	}
+	for _, t := range times {
+		r.epoch += t / float64(len(times))
+	}
+	return r, nil
+}
+
+func runScore(args []string, stdout, stderr io.Writer) int {
+	fs := flag.NewFlagSet("scalegnn perfmodel score", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
+	var pf predictFlags
+	pf.register(fs)
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if fs.NArg() == 0 {
+		fmt.Fprintf(stderr, "scalegnn perfmodel score: name the run directories (or their summary.json) to compare\n")
+		return 2
+	}
+	fail := func(err error) int {
+		fmt.Fprintf(stderr, "scalegnn perfmodel score: %v\n", err)
+		return 1
+	}
+	r, err := pf.run()
+	if err != nil {
+		return fail(err)
+	}
+	measured := map[grid.Shape]measuredRun{}
+	for _, a := range fs.Args() {
+		run, err := readRun(a)
+		if err != nil {
+			return fail(err)
+		}
+		measured[run.shape] = run
+	}
+	var names []string
+	var pred, meas []float64
+	var preds []perfmodel.Prediction
+	var column []float64
+	for _, p := range r.preds {
+		run, ok := measured[p.Shape]
+		if !ok {
+			continue
+		}
+		delete(measured, p.Shape)
+		names, pred, meas = append(names, p.Grid), append(pred, p.Epoch), append(meas, run.epoch)
+		preds, column = append(preds, p), append(column, run.epoch)
+	}
+	for s, run := range measured {
+		return fail(fmt.Errorf("%s: grid %v is not a grid of %d ranks", run.dir, s, pf.ranks))
+	}
+	sc := perfmodel.ScoreOf(names, pred, meas)
+	if pf.plot != "" {
+		title := fmt.Sprintf("%s on %d ranks: predicted (bars) and measured (points)", r.cfg.Path, pf.ranks)
+		if err := perfmodel.PlotPredictions(pf.plot, title, preds, column); err != nil {
+			return fail(err)
+		}
+	}
+	if pf.jsonOut {
+		rows := make([]map[string]any, len(names))
+		for i := range names {
+			rows[i] = map[string]any{"grid": names[i], "predicted_s": pred[i], "measured_s": meas[i]}
+		}
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.Encode(map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name, "grids": rows, "score": sc})
+		return 0
+	}
+	writeTable(stdout, preds, 0, column)
+	fmt.Fprintf(stdout, "\nSpearman rank correlation %.3f over %d grids; predicted best %s, measured best %s; "+
+		"the predicted best measured %.1f%% slower than the measured best\n", sc.Spearman, len(names), sc.PredictedBest, sc.MeasuredBest, 100*sc.Gap)
+	return 0
+}
+
+func runCalibrate(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("scalegnn perfmodel calibrate", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
+	out := fs.String("out", "", "write the machine profile (TOML) here")
+	name := fs.String("name", "", "profile name (default: the file name without .toml)")
+	quick := fs.Bool("quick", false, "fewer shapes and repetitions (a few seconds)")
+	threads := fs.Int("threads", 0, "kernel threads per rank; 0: as training does (cores / ranks on the node)")
+	verbose := fs.Bool("v", false, "print every measurement")
+	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *out == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: need -out machine.toml and no other arguments\n")
+		return 2
+	}
+	if *threads < 0 {
+		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: -threads %d: expected an integer >= 0\n", *threads)
+		return 2
+	}
+	if *name == "" {
+		*name = strings.TrimSuffix(filepath.Base(*out), ".toml")
+	}
+	world, err := mpi.Init()
+	if err != nil {
+		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		return 1
+	}
+	th := *threads
+	if th == 0 {
+		th = max(1, runtime.NumCPU()/localRanks(world.Size()))
+	}
+	logw := io.Discard
+	if world.Rank() == 0 && *verbose {
+		logw = stderr
+	}
+	m, err := perfmodel.Calibrate(world, cpu.New(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+	if err == nil && world.Rank() == 0 {
+		header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
+			fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())
+		err = m.WriteFile(*out, header)
+	}
+	if agreeFailed(world, err, stderr) {
+		return finalize(1, stderr)
+	}
+	if world.Rank() == 0 {
+		fmt.Fprintf(stderr, "wrote %s: %s\n", *out, m.Description)
+		for _, k := range []string{"spmm_median_rel_err", "gemm_nn_median_rel_err", "gemm_tn_median_rel_err", "gemm_nt_median_rel_err", "comm_intra_median_rel_err", "comm_inter_median_rel_err"} {
+			if v, ok := m.Fit[k]; ok {
+				fmt.Fprintf(stderr, "  %s = %.3f\n", k, v)
+			}
+		}
+	}
+	return finalize(0, stderr)
+}

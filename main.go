@@ -32,6 +32,11 @@ const usage = `usage:
                                             -grid overrides the job file's [grid] x, y, z
   scalegnn balance -config job.toml [-blocks 8]
                                             nonzero balance of the job's graph with none/single/double permutation
+  scalegnn prepare -in SRC -format F -out DIR [-blocks S] [-permute double -seed K]
+                                            write a prepared dataset that every rank reads only its shards of
+                                            (scalegnn prepare -h lists the formats)
+  scalegnn dataset info DIR [-grid XxYxZ | -blocks B]
+                                            a prepared dataset's metadata and nonzero balance
   scalegnn compare a/metrics.jsonl b/metrics.jsonl [-tol 1e-4]
                                             check that two runs (e.g. 1 and 8 ranks) trained the same
   scalegnn selftest                         check the MPI collectives and the model against the serial
@@ -63,6 +68,10 @@ func dispatch(args []string, stderr io.Writer) int {
 			return runBalance(args[1:], stderr)
 		case "compare":
 			return runCompare(args[1:], os.Stdout, stderr)
+		case "prepare":
+			return runPrepare(args[1:], stderr)
+		case "dataset":
+			return runDataset(args[1:], os.Stdout, stderr)
 		case "selftest":
 			return runSelftest(os.Stderr)
 		case "perfmodel":

@@ -24,6 +24,9 @@ const (
 	SourcePlanetoid = "planetoid"
 	SourceSBM       = "sbm"
 	SourceRMAT      = "rmat"
+	// SourcePrepared is a dataset written by scalegnn prepare (package
+	// prepared): every rank reads only its shards.
+	SourcePrepared = "prepared"
 )
 
 // Normalisations applied after each GCN layer.
@@ -76,7 +79,7 @@ type DatasetConfig struct {
 	// Source is one of SourceCora, SourceCiteseer, SourcePlanetoid,
 	// SourceSBM or SourceRMAT.
 	Source string `toml:"source"`
-	// Path is the Planetoid directory. ParseConfig makes a relative path
+	// Path is the Planetoid or prepared dataset directory. ParseConfig makes a relative path
 	// relative to the job file's directory.
 	Path string `toml:"path"`
 	// NormalizeFeatures row-normalises the features (Kipf & Welling).
@@ -673,7 +676,10 @@ func (c *Config) Validate() error {
 	inf := math.Inf(1)
 
 	d := c.Dataset
-	ck.oneOf("dataset.source", d.Source, SourceCora, SourceCiteseer, SourcePlanetoid, SourceSBM, SourceRMAT)
+	ck.oneOf("dataset.source", d.Source, SourceCora, SourceCiteseer, SourcePlanetoid, SourceSBM, SourceRMAT, SourcePrepared)
+	if d.Source == SourcePrepared && d.Path == "" && ck.err == nil {
+		ck.err = fmt.Errorf(`%s: dataset.source = "prepared" needs dataset.path: set it to a directory written by scalegnn prepare (see docs/prepared.md)`, ck.file)
+	}
 	if d.Source == SourcePlanetoid && d.Path == "" && ck.err == nil {
 		ck.err = fmt.Errorf(`%s: dataset.source = "planetoid" needs dataset.path: set it to a directory with features.txt, labels.txt, edges.txt and split_{train,val,test}.txt (plain or .gz; see docs/jobfile.md)`, ck.file)
 	}

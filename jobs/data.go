@@ -26,13 +26,9 @@ func LoadGraph(c DatasetConfig) (*dataset.Graph, error) {
 			Seed: uint64(c.Seed),
 		})
 	case SourceRMAT:
-		r := c.RMAT
-		g, err = dataset.RMAT(dataset.RMATConfig{
-			Scale: r.Scale, EdgeFactor: r.EdgeFactor, A: r.A, B: r.B, C: r.C, D: 1 - r.A - r.B - r.C,
-			Classes: r.Classes, Features: r.Features, NoiseStd: 1,
-			TrainFrac: r.TrainFraction, ValFrac: r.ValFraction, TestFrac: r.TestFraction,
-			Seed: uint64(c.Seed),
-		})
+		g, err = dataset.RMAT(RMATFor(c))
+	case SourcePrepared:
+		return nil, fmt.Errorf("dataset.source = %q: a prepared dataset is read shard by shard, not as a whole graph (for its balance use scalegnn dataset info %s)", c.Source, c.Path)
 	default:
 		return nil, fmt.Errorf("dataset.source %q: expected cora, citeseer, planetoid, sbm or rmat", c.Source)
 	}

@@ -40,6 +40,9 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 			return nil, err
 		}
 	}
+	if cfg.Dataset.Source == SourcePrepared {
+		return setupPrepared(cfg, world, g, be, threads, log)
+	}
 	t0 := time.Now()
 	graph, err := LoadGraph(cfg.Dataset)
 	if err != nil {

@@ -1,0 +1,120 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+
+	"scalegnn/grid"
+	"scalegnn/prepared"
+)
+
+const datasetUsage = `usage: scalegnn dataset info DIR [-grid XxYxZ [-layers L] | -blocks B]
+  prints a prepared dataset's metadata and, with -grid or -blocks, the nonzero balance
+  (max/mean nonzeros over the blocks) of its adjacency shards on that grid
+`
+
+// runDataset runs the dataset subcommands. It needs no MPI.
+func runDataset(args []string, stdout, stderr io.Writer) int {
+	if len(args) == 0 || args[0] != "info" {
+		fmt.Fprint(stderr, datasetUsage)
+		return 2
+	}
+	fs := flag.NewFlagSet("scalegnn dataset info", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.Usage = func() { fmt.Fprint(stderr, datasetUsage) }
+	gridFlag := fs.String("grid", "", "balance of every layer's shards on this XxYxZ grid")
+	layers := fs.Int("layers", 3, "with -grid: the number of GCN layers")
+	blocks := fs.Int("blocks", 0, "balance over B×B blocks")
+	// Accept the directory before or after the flags.
+	rest := args[1:]
+	var dir string
+	if len(rest) > 0 && len(rest[0]) > 0 && rest[0][0] != '-' {
+		dir, rest = rest[0], rest[1:]
+	}
+	if err := fs.Parse(rest); err != nil {
+		return 2
+	}
+	if dir == "" && fs.NArg() == 1 {
+		dir = fs.Arg(0)
+	} else if fs.NArg() > 0 || dir == "" {
+		fmt.Fprint(stderr, datasetUsage)
+		return 2
+	}
+	var shape grid.Shape
+	if *gridFlag != "" {
+		if n, err := fmt.Sscanf(*gridFlag, "%dx%dx%d", &shape.X, &shape.Y, &shape.Z); n != 3 || err != nil || shape.X < 1 || shape.Y < 1 || shape.Z < 1 {
+			fmt.Fprintf(stderr, "scalegnn dataset info: -grid %q: expected XxYxZ with positive integers, e.g. 2x2x2\n", *gridFlag)
+			return 2
+		}
+		shape.D = 1
+	}
+	if *blocks < 0 || *layers < 1 || (*blocks > 0 && *gridFlag != "") {
+		fmt.Fprintln(stderr, "scalegnn dataset info: use one of -grid and -blocks (B >= 1), and -layers >= 1")
+		return 2
+	}
+	d, err := prepared.Open(dir, prepared.LoadOptions{})
+	if err != nil {
+		return fail(stderr, err)
+	}
+	m := d.Meta
+	fmt.Fprintf(stdout, "dataset      %s (%s)\n", dir, m.Name)
+	fmt.Fprintf(stdout, "source       %s %s\n             %s\n             sha256 %s\n", m.Source.Format, m.Source.Path, m.Source.Description, m.Source.SHA256)
+	fmt.Fprintf(stdout, "vertices     %d\n", m.Nodes)
+	fmt.Fprintf(stdout, "nonzeros     %d (normalised adjacency with self loops; %d edges stored as directed entries)\n", m.NNZ, m.Edges)
+	fmt.Fprintf(stdout, "features     %d\nclasses      %d (multi-label: %v)\n", m.Features, m.Classes, m.MultiLabel)
+	fmt.Fprintf(stdout, "split        train %d, val %d, test %d\n", m.Train, m.Val, m.Test)
+	fmt.Fprintf(stdout, "adjacency    symmetric %v, weighted %v, %d orientation(s)\n", m.Symmetric, m.Weighted, m.Orientations)
+	perm := m.Permute.Scheme
+	if perm != "none" {
+		perm += fmt.Sprintf(", seed %d", m.Permute.Seed)
+	}
+	fmt.Fprintf(stdout, "permutation  %s\n", perm)
+	var bytes int64
+	for _, f := range m.Files {
+		bytes += f.Bytes
+	}
+	st := prepared.MetaBalance(m)
+	fmt.Fprintf(stdout, "storage      %dx%d blocks, %d files, %.1f MiB; stored blocks max/mean nonzeros %.3f\n",
+		m.Blocks, m.Blocks, len(m.Files)+1, float64(bytes)/(1<<20), st.Imbalance)
+	switch {
+	case *blocks > 0:
+		for k := range 2 {
+			if k == 1 && m.Permute.Scheme != "double" {
+				break
+			}
+			st, err := d.Balance(k, *blocks, *blocks)
+			if err != nil {
+				return fail(stderr, err)
+			}
+			fmt.Fprintf(stdout, "balance      %s: %v\n", shardName(k), st)
+		}
+	case *gridFlag != "":
+		seen := map[[2]int]bool{}
+		for l := range *layers {
+			key := [2]int{l % 3, l % 2}
+			if seen[key] {
+				continue
+			}
+			seen[key] = true
+			p, _, r := grid.Rotation(l)
+			k := l % 2
+			if m.Permute.Scheme != "double" {
+				k = 0
+			}
+			st, err := d.Balance(k, shape.Size(r), shape.Size(p))
+			if err != nil {
+				return fail(stderr, err)
+			}
+			fmt.Fprintf(stdout, "balance      layer %d on %dx%dx%d (%s): %v\n", l, shape.X, shape.Y, shape.Z, shardName(k), st)
+		}
+	}
+	return 0
+}
+
+func shardName(k int) string {
+	if k == 0 {
+		return "Â[p1][:, p2]"
+	}
+	return "Â[p2][:, p1]"
+}

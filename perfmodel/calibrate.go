@@ -37,7 +37,7 @@ type CalibrateOptions struct {
 // over ranks (the slowest rank sets the pace of a synchronous step).
 // Every rank must call it; every rank gets the same Machine.
 func Calibrate(world collectives.Comm, be spmm.Backend, o CalibrateOptions) (*Machine, error) {
-	c := &calibrator{world: world, be: be, o: o, log: o.Log, reps: 3}
+	c := &calibrator{world: world, be: be, o: o, log: o.Log, reps: 5}
 	if c.log == nil {
 		c.log = io.Discard
 	}
@@ -178,15 +178,20 @@ func (c *calibrator) spmm(m *Machine) error {
 		{262144, 262144, 4, []int{1, 4, 16}},
 		{16384, 262144, 16, []int{2, 8, 32}},
 		{262144, 16384, 2, []int{8, 32}},
+		{131072, 131072, 8, []int{8, 32}},
 	}
 	if c.o.Quick {
 		shapes = []shape{{8192, 8192, 8, []int{1, 16, 128}}, {65536, 65536, 4, []int{1, 8, 32}}, {131072, 8192, 2, []int{4, 16}}}
 	}
 	rng := rand.New(rand.NewPCG(1, uint64(c.world.Rank())))
-	var samples []Sample
+	type point struct {
+		nnz                float64
+		rows, inner, width int
+		t                  float64
+	}
+	var points []point
 	for _, s := range shapes {
 		a := randomCSR(rng, s.rows, s.inner, s.perRow)
-		nnz := float64(a.NNZ())
 		for _, w := range s.widths {
 			b := spmm.Dense{Rows: s.inner, Cols: w, Stride: w, Data: filled(s.inner * w)}
 			dst := spmm.Dense{Rows: s.rows, Cols: w, Stride: w, Data: make([]float32, s.rows*w)}
@@ -194,16 +199,31 @@ func (c *calibrator) spmm(m *Machine) error {
 			if err != nil {
 				return err
 			}
-			fw := float64(w)
-			samples = append(samples, Sample{X: []float64{1, nnz, nnz * fw, float64(s.rows) * fw, float64(s.inner) * fw}, T: t})
+			points = append(points, point{float64(a.NNZ()), s.rows, s.inner, w, t})
 			fmt.Fprintf(c.log, "spmm rows=%d inner=%d nnz=%d width=%d: %.3g s\n", s.rows, s.inner, a.NNZ(), w, t)
 		}
 	}
-	f, err := FitNonNegative(samples)
-	if err != nil {
-		return fmt.Errorf("fitting the SpMM model: %w", err)
+	// The cache size is not linear in the model: try a range and keep the
+	// best fit.
+	var f FitResult
+	var cache float64
+	for _, cb := range []float64{0, 1 << 17, 1 << 18, 1 << 19, 1 << 20, 1 << 21, 1 << 22, 1 << 23, 1 << 24, 1 << 25} {
+		var samples []Sample
+		for _, p := range points {
+			fw := float64(p.width)
+			samples = append(samples, Sample{X: []float64{1, p.nnz, p.nnz * fw, float64(p.rows) * fw, float64(p.inner) * fw,
+				missLines(p.nnz, p.inner, p.width, cb)}, T: p.t})
+		}
+		fc, err := FitNonNegative(samples)
+		if err != nil {
+			return fmt.Errorf("fitting the SpMM model: %w", err)
+		}
+		if f.Coef == nil || fc.R2 > f.R2 {
+			f, cache = fc, cb
+		}
 	}
-	m.SpMM = SpMMCost{Form: SpMMLinear, Call: f.Coef[0], NNZ: f.Coef[1], FMA: f.Coef[2], Out: f.Coef[3], In: f.Coef[4]}
+	m.SpMM = SpMMCost{Form: SpMMLinear, Call: f.Coef[0], NNZ: f.Coef[1], FMA: f.Coef[2], Out: f.Coef[3], In: f.Coef[4], Miss: f.Coef[5], Cache: cache}
+	samples := points
 	m.Fit["spmm_r2"], m.Fit["spmm_median_rel_err"], m.Fit["spmm_samples"] = f.R2, f.MedianRelErr, float64(len(samples))
 	return nil
 }

@@ -18,9 +18,12 @@ import (
 // SpMM forms.
 const (
 	// SpMMLinear times one local SpMM dst (rows × w) = A (nnz nonzeros) · B
-	// (inner × w) as Call + NNZ·nnz + FMA·nnz·w + Out·rows·w + In·inner·w.
-	// The per-nonzero term is what makes a skinny dense operand (small w)
-	// slower than a wide one of the same flops (Plexus Table 2).
+	// (inner × w) as Call + NNZ·nnz + FMA·nnz·w + Out·rows·w + In·inner·w
+	// + Miss·nnz·⌈4w/64⌉·max(0, 1 − Cache/(4·inner·w)): the last term is
+	// the cache lines of B's rows fetched from memory when B does not fit
+	// in the rank's share of the cache. The per-nonzero term is what makes
+	// a skinny dense operand (small w) slower than a wide one of the same
+	// flops (Plexus Table 2).
 	SpMMLinear = "linear"
 	// SpMMPlexus is Plexus eq. 4.4 summed over the layers:
 	// sqrt(NNZ·D_l)·(Flops + Fwd·N/G_P·G_Q/D_l + Bwd·N/G_R·G_Q/D_l),
@@ -37,6 +40,10 @@ type SpMMCost struct {
 	FMA  float64 `toml:"fma_s"`
 	Out  float64 `toml:"out_s"`
 	In   float64 `toml:"in_s"`
+	// Miss is the cost of a cache line of B fetched from memory, Cache the
+	// bytes of B that stay cached (optional; 0 leaves the term out).
+	Miss  float64 `toml:"miss_s"`
+	Cache float64 `toml:"cache_bytes"`
 	// Plexus form.
 	Flops float64 `toml:"flops_s"`
 	Fwd   float64 `toml:"fwd_penalty_s"`
@@ -193,6 +200,7 @@ func (m *Machine) Validate() error {
 	vals := []kv{
 		{"spmm.call_s", m.SpMM.Call, false}, {"spmm.nnz_s", m.SpMM.NNZ, false}, {"spmm.fma_s", m.SpMM.FMA, false},
 		{"spmm.out_s", m.SpMM.Out, false}, {"spmm.in_s", m.SpMM.In, false},
+		{"spmm.miss_s", m.SpMM.Miss, false}, {"spmm.cache_bytes", m.SpMM.Cache, false},
 		{"spmm.flops_s", m.SpMM.Flops, false}, {"spmm.fwd_penalty_s", m.SpMM.Fwd, true}, {"spmm.bwd_penalty_s", m.SpMM.Bwd, true},
 		{"elementwise.elem_s", m.Elementwise.Elem, false},
 		{"comm.intra.latency_s", m.Comm.Intra.Latency, false}, {"comm.inter.latency_s", m.Comm.Inter.Latency, false},

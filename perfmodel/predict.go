@@ -34,7 +34,7 @@ type Prediction struct {
 	// Other is the element-wise work: dropout, ReLU, norm, loss, optimizer.
 	Other float64 `json:"other_s"`
 	// CommBytes is the bytes rank 0 hands to collectives per epoch.
-	CommBytes int64 `json:"comm_bytes"`
+	CommBytes int64  `json:"comm_bytes"`
 	Memory    Memory `json:"memory"`
 	MemTotal  int64  `json:"memory_bytes"`
 	Fits      bool   `json:"fits"`

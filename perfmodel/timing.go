@@ -18,7 +18,8 @@ func (m *Machine) KernelTime(k Kernel) float64 {
 		}
 		c := m.SpMM
 		w := float64(k.Width)
-		return c.Call + c.NNZ*k.NNZ + c.FMA*k.NNZ*w + c.Out*float64(k.Rows)*w + c.In*float64(k.Inner)*w
+		return c.Call + c.NNZ*k.NNZ + c.FMA*k.NNZ*w + c.Out*float64(k.Rows)*w + c.In*float64(k.Inner)*w +
+			c.Miss*missLines(k.NNZ, k.Inner, k.Width, c.Cache)
 	case KernelGEMM:
 		c := m.GEMM.NN
 		switch {
@@ -31,6 +32,17 @@ func (m *Machine) KernelTime(k Kernel) float64 {
 		return c.Call + c.FMA*mm*nn*kk + c.Elem*(mm*kk+kk*nn+mm*nn)
 	}
 	return m.Elementwise.Elem * k.Elems
+}
+
+// missLines is the SpMM cache term's feature: the cache lines of B's rows
+// the nonzeros read, times the fraction of B that does not fit in cache
+// bytes.
+func missLines(nnz float64, inner, width int, cache float64) float64 {
+	b := 4 * float64(inner) * float64(width)
+	if b <= cache || b == 0 {
+		return 0
+	}
+	return nnz * math.Ceil(4*float64(width)/64) * (1 - cache/b)
 }
 
 // plexusSpMM is Plexus eq. 4.4 for the SpMMs of one training step (both

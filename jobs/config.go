@@ -153,11 +153,35 @@ type OptimizerConfig struct {
 	Eps         float64 `toml:"eps"`
 }
 
+// Communication data types of the 3D-PMM all-reduces.
+const (
+	CommFloat32 = "float32"
+	CommBF16    = "bf16"
+)
+
 // TrainConfig describes the training loop.
 type TrainConfig struct {
-	// Mode is ModeFullGraph; ModeMiniBatch is not supported yet.
+	// Mode is ModeFullGraph (one step per epoch on the whole graph) or
+	// ModeMiniBatch (uniform vertex sampling, ScaleGNN).
 	Mode   string `toml:"mode"`
 	Epochs int    `toml:"epochs"`
+	// BatchSize is the number of vertices per mini-batch; BatchRatio gives
+	// it as a fraction of the vertices instead. Exactly one of them is set
+	// in mini-batch mode, neither in full-graph mode.
+	BatchSize  int     `toml:"batch_size"`
+	BatchRatio float64 `toml:"batch_ratio"`
+	// StepsPerEpoch is the number of mini-batch steps per epoch; 0 means
+	// ceil(N / batch size), enough batches to cover the vertices once per
+	// data-parallel group.
+	StepsPerEpoch int `toml:"steps_per_epoch"`
+	// Prefetch builds the next mini-batch while the current one trains.
+	Prefetch bool `toml:"prefetch"`
+	// CommDtype is CommFloat32 or CommBF16 (the 3D-PMM partial sums travel
+	// as bfloat16; norm, loss and data-parallel reductions stay float32).
+	CommDtype string `toml:"comm_dtype"`
+	// Overlap issues the backward all-reduces on orthogonal groups
+	// nonblocking, overlapping them with the local GEMM and SpMM.
+	Overlap bool `toml:"overlap"`
 	// EvalEvery evaluates validation and test accuracy every EvalEvery
 	// epochs and at the last epoch.
 	EvalEvery int `toml:"eval_every"`
@@ -262,6 +286,9 @@ func DefaultConfig() Config {
 			Epochs:    200,
 			EvalEvery: 1,
 			Seed:      42,
+			Prefetch:  true,
+			CommDtype: CommFloat32,
+			Overlap:   true,
 		},
 		Grid:    GridConfig{X: 1, Y: 1, Z: 1, D: 1},
 		Permute: PermuteConfig{Scheme: PermuteNone, Seed: 7},
@@ -728,12 +755,26 @@ func (c *Config) Validate() error {
 	ck.number("optimizer.eps", o.Eps, "()", 0, inf)
 
 	t := c.Train
-	if t.Mode == ModeMiniBatch && ck.err == nil {
-		ck.err = fmt.Errorf(`%s: train.mode = "minibatch": mini-batch training is not supported yet: use "fullgraph"`, ck.file)
-	}
-	ck.oneOf("train.mode", t.Mode, ModeFullGraph)
+	ck.oneOf("train.mode", t.Mode, ModeFullGraph, ModeMiniBatch)
 	ck.atLeast("train.epochs", t.Epochs, 1)
 	ck.atLeast("train.eval_every", t.EvalEvery, 1)
+	switch {
+	case ck.err != nil:
+	case t.Mode == ModeMiniBatch && t.BatchSize == 0 && t.BatchRatio == 0:
+		ck.err = fmt.Errorf(`%s: train.mode = "minibatch" needs a batch size of at least 1 vertex: set train.batch_size (vertices per batch) or train.batch_ratio (a fraction of the vertices, in (0, 1])`, ck.file)
+	case t.Mode == ModeMiniBatch && t.BatchSize != 0 && t.BatchRatio != 0:
+		ck.err = fmt.Errorf("%s: train.batch_size = %d and train.batch_ratio = %g: set only one of them", ck.file, t.BatchSize, t.BatchRatio)
+	case t.Mode == ModeFullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):
+		ck.err = fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch apply to mini-batch training: set train.mode = "minibatch" or remove them`, ck.file)
+	}
+	if t.BatchSize != 0 {
+		ck.atLeast("train.batch_size", t.BatchSize, 1)
+	}
+	if t.BatchRatio != 0 {
+		ck.number("train.batch_ratio", t.BatchRatio, "(]", 0, 1)
+	}
+	ck.atLeast("train.steps_per_epoch", t.StepsPerEpoch, 0)
+	ck.oneOf("train.comm_dtype", t.CommDtype, CommFloat32, CommBF16)
 
 	g := c.Grid
 	ck.atLeast("grid.x", g.X, 1)
@@ -741,7 +782,10 @@ func (c *Config) Validate() error {
 	ck.atLeast("grid.z", g.Z, 1)
 	ck.atLeast("grid.d", g.D, 1)
 	if t.Mode == ModeFullGraph && g.D != 1 && ck.err == nil {
-		ck.err = fmt.Errorf(`%s: grid.d = %d: expected 1 in full-graph training (data-parallel replicas need train.mode = "minibatch", not supported yet)`, ck.file, g.D)
+		ck.err = fmt.Errorf(`%s: grid.d = %d: expected 1 in full-graph training (data-parallel replicas train on different mini-batches: set train.mode = "minibatch")`, ck.file, g.D)
+	}
+	if t.CommDtype == CommBF16 && g.X*g.Y*g.Z == 1 && ck.err == nil {
+		ck.err = fmt.Errorf(`%s: train.comm_dtype = "bf16" compresses the all-reduces inside a 3D grid, and a 1x1x1 grid has none: use comm_dtype = "float32" or a grid with x*y*z > 1`, ck.file)
 	}
 
 	ck.oneOf("permute.scheme", c.Permute.Scheme, PermuteNone, PermuteSingle, PermuteDouble)

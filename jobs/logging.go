@@ -56,7 +56,10 @@ func EpochFields(m EpochMetrics) []zap.Field {
 			fs = append(fs, zap.Float64(a.key, *a.v))
 		}
 	}
-	return append(fs,
+	if m.Steps > 1 {
+		fs = append(fs, zap.Int("steps", m.Steps))
+	}
+	fs = append(fs,
 		zap.Duration("time", seconds(m.EpochSec)),
 		zap.Duration("spmm_max", seconds(m.SpMMSecMax)),
 		zap.Duration("spmm_mean", seconds(m.SpMMSecMean)),
@@ -67,6 +70,18 @@ func EpochFields(m EpochMetrics) []zap.Field {
 		zap.Duration("other_max", seconds(m.OtherSecMax)),
 		zap.Duration("other_mean", seconds(m.OtherSecMean)),
 	)
+	// Mini-batch and data-parallel parts only when they happened.
+	if m.SampleSecMax > 0 {
+		fs = append(fs, zap.Duration("sample_wait_max", seconds(m.SampleWaitSecMax)),
+			zap.Duration("sample_build_mean", seconds(m.SampleSecMean)))
+	}
+	if m.DPSecMax > 0 {
+		fs = append(fs, zap.Duration("dp_max", seconds(m.DPSecMax)), zap.Duration("dp_mean", seconds(m.DPSecMean)))
+	}
+	if m.EvalSec > 0 {
+		fs = append(fs, zap.Duration("eval", seconds(m.EvalSec)))
+	}
+	return fs
 }
 
 // seconds converts to a Duration rounded to microseconds, enough for a

@@ -14,25 +14,40 @@ import (
 
 // EpochMetrics is one epoch of training as written to the metrics file.
 // Times are in seconds; "max" and "mean" are over ranks, so max − mean shows
-// load imbalance.
+// load imbalance. Bytes are payload bytes handed to the collectives during
+// the epoch (evaluation included), summed over all ranks.
 type EpochMetrics struct {
 	Epoch int     `json:"epoch"` // 1-based
-	Loss  float64 `json:"loss"`  // mean training loss
+	Loss  float64 `json:"loss"`  // mean training loss over the epoch's steps and replicas
+	Steps int     `json:"steps"` // optimizer steps in the epoch
 
 	// Accuracies are nil on epochs without evaluation.
 	TrainAcc *float64 `json:"train_acc,omitempty"`
 	ValAcc   *float64 `json:"val_acc,omitempty"`
 	TestAcc  *float64 `json:"test_acc,omitempty"`
 
-	EpochSec     float64 `json:"epoch_s"` // wall time of the epoch
+	EpochSec     float64 `json:"epoch_s"` // wall time of the epoch (slowest rank), evaluation included
 	SpMMSecMax   float64 `json:"spmm_s_max"`
 	SpMMSecMean  float64 `json:"spmm_s_mean"`
 	GEMMSecMax   float64 `json:"gemm_s_max"`
 	GEMMSecMean  float64 `json:"gemm_s_mean"`
-	CommSecMax   float64 `json:"comm_s_max"`
+	CommSecMax   float64 `json:"comm_s_max"` // 3D collectives inside a replica
 	CommSecMean  float64 `json:"comm_s_mean"`
-	OtherSecMax  float64 `json:"other_s_max"`
+	DPSecMax     float64 `json:"dp_s_max"` // data-parallel gradient all-reduce
+	DPSecMean    float64 `json:"dp_s_mean"`
+	OtherSecMax  float64 `json:"other_s_max"` // training time not in the above or in sampling waits
 	OtherSecMean float64 `json:"other_s_mean"`
+	// Sampling: the time a step waited for its batch, and the time building
+	// the batches took (with prefetch, build − wait was hidden).
+	SampleWaitSecMax  float64 `json:"sample_wait_s_max"`
+	SampleWaitSecMean float64 `json:"sample_wait_s_mean"`
+	SampleSecMax      float64 `json:"sample_s_max"`
+	SampleSecMean     float64 `json:"sample_s_mean"`
+	EvalSec           float64 `json:"eval_s"` // evaluation (slowest rank)
+
+	PMMBytes    int64 `json:"pmm_bytes"`     // the 3D-PMM all-reduces (halved by bf16)
+	Comm3DBytes int64 `json:"comm_3d_bytes"` // every collective on the X, Y and Z communicators
+	DPBytes     int64 `json:"dp_bytes"`      // the data-parallel all-reduce
 }
 
 // SetAccuracies records the accuracies of an evaluated epoch.
@@ -60,26 +75,25 @@ func (x *jsonNum) UnmarshalJSON(b []byte) error {
 	return json.Unmarshal(b, (*float64)(x))
 }
 
-// epochJSON mirrors EpochMetrics field for field with non-finite-safe
-// numbers.
+// epochFields is EpochMetrics without its methods, and epochJSON shadows
+// the fields that can be non-finite (loss, accuracies, a wall time taken
+// from a broken clock) with jsonNum versions: encoding/json prefers the
+// shallower field of a name. The shadowing fields come first, so a line
+// starts with the epoch, loss and accuracies.
+type epochFields EpochMetrics
+
 type epochJSON struct {
-	Epoch        int      `json:"epoch"`
-	Loss         jsonNum  `json:"loss"`
-	TrainAcc     *jsonNum `json:"train_acc,omitempty"`
-	ValAcc       *jsonNum `json:"val_acc,omitempty"`
-	TestAcc      *jsonNum `json:"test_acc,omitempty"`
-	EpochSec     jsonNum  `json:"epoch_s"`
-	SpMMSecMax   jsonNum  `json:"spmm_s_max"`
-	SpMMSecMean  jsonNum  `json:"spmm_s_mean"`
-	GEMMSecMax   jsonNum  `json:"gemm_s_max"`
-	GEMMSecMean  jsonNum  `json:"gemm_s_mean"`
-	CommSecMax   jsonNum  `json:"comm_s_max"`
-	CommSecMean  jsonNum  `json:"comm_s_mean"`
-	OtherSecMax  jsonNum  `json:"other_s_max"`
-	OtherSecMean jsonNum  `json:"other_s_mean"`
+	Epoch    int      `json:"epoch"`
+	Loss     jsonNum  `json:"loss"`
+	TrainAcc *jsonNum `json:"train_acc,omitempty"`
+	ValAcc   *jsonNum `json:"val_acc,omitempty"`
+	TestAcc  *jsonNum `json:"test_acc,omitempty"`
+	EpochSec jsonNum  `json:"epoch_s"`
+	epochFields
 }
 
-// MarshalJSON writes m as one JSON object, non-finite numbers as null.
+// MarshalJSON writes m as one JSON object, a non-finite loss or accuracy
+// as null.
 func (m EpochMetrics) MarshalJSON() ([]byte, error) {
 	acc := func(p *float64) *jsonNum {
 		if p == nil {
@@ -88,20 +102,13 @@ func (m EpochMetrics) MarshalJSON() ([]byte, error) {
 		v := jsonNum(*p)
 		return &v
 	}
-	return json.Marshal(epochJSON{
-		Epoch: m.Epoch, Loss: jsonNum(m.Loss),
-		TrainAcc: acc(m.TrainAcc), ValAcc: acc(m.ValAcc), TestAcc: acc(m.TestAcc),
-		EpochSec:   jsonNum(m.EpochSec),
-		SpMMSecMax: jsonNum(m.SpMMSecMax), SpMMSecMean: jsonNum(m.SpMMSecMean),
-		GEMMSecMax: jsonNum(m.GEMMSecMax), GEMMSecMean: jsonNum(m.GEMMSecMean),
-		CommSecMax: jsonNum(m.CommSecMax), CommSecMean: jsonNum(m.CommSecMean),
-		OtherSecMax: jsonNum(m.OtherSecMax), OtherSecMean: jsonNum(m.OtherSecMean),
-	})
+	return json.Marshal(epochJSON{epochFields: epochFields(m), Epoch: m.Epoch, Loss: jsonNum(m.Loss),
+		TrainAcc: acc(m.TrainAcc), ValAcc: acc(m.ValAcc), TestAcc: acc(m.TestAcc), EpochSec: jsonNum(m.EpochSec)})
 }
 
 // UnmarshalJSON reads an object written by MarshalJSON; null numbers become
 // NaN, null or absent accuracies nil. Unknown fields are ignored so that
-// older tools read newer files.
+// older tools read newer files, and absent ones stay zero.
 func (m *EpochMetrics) UnmarshalJSON(b []byte) error {
 	var e epochJSON
 	if err := json.Unmarshal(b, &e); err != nil {
@@ -114,15 +121,9 @@ func (m *EpochMetrics) UnmarshalJSON(b []byte) error {
 		v := float64(*p)
 		return &v
 	}
-	*m = EpochMetrics{
-		Epoch: e.Epoch, Loss: float64(e.Loss),
-		TrainAcc: acc(e.TrainAcc), ValAcc: acc(e.ValAcc), TestAcc: acc(e.TestAcc),
-		EpochSec:   float64(e.EpochSec),
-		SpMMSecMax: float64(e.SpMMSecMax), SpMMSecMean: float64(e.SpMMSecMean),
-		GEMMSecMax: float64(e.GEMMSecMax), GEMMSecMean: float64(e.GEMMSecMean),
-		CommSecMax: float64(e.CommSecMax), CommSecMean: float64(e.CommSecMean),
-		OtherSecMax: float64(e.OtherSecMax), OtherSecMean: float64(e.OtherSecMean),
-	}
+	*m = EpochMetrics(e.epochFields)
+	m.Epoch, m.Loss, m.EpochSec = e.Epoch, float64(e.Loss), float64(e.EpochSec)
+	m.TrainAcc, m.ValAcc, m.TestAcc = acc(e.TrainAcc), acc(e.ValAcc), acc(e.TestAcc)
 	return nil
 }
 

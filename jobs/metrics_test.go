@@ -84,9 +84,11 @@ func TestMetricsLineFormat(t *testing.T) {
 	if len(lines) != 2 {
 		t.Fatalf("got %d lines:\n%s", len(lines), b)
 	}
-	want := `{"epoch":1,"loss":1.94,"train_acc":0.3,"val_acc":0.25,"test_acc":0,"epoch_s":0.012,` +
+	want := `{"epoch":1,"loss":1.94,"train_acc":0.3,"val_acc":0.25,"test_acc":0,"epoch_s":0.012,"steps":0,` +
 		`"spmm_s_max":0.004,"spmm_s_mean":0.003,"gemm_s_max":0.002,"gemm_s_mean":0.0015,` +
-		`"comm_s_max":0.005,"comm_s_mean":0.004,"other_s_max":0.001,"other_s_mean":0.0005}`
+		`"comm_s_max":0.005,"comm_s_mean":0.004,"dp_s_max":0,"dp_s_mean":0,"other_s_max":0.001,"other_s_mean":0.0005,` +
+		`"sample_wait_s_max":0,"sample_wait_s_mean":0,"sample_s_max":0,"sample_s_mean":0,"eval_s":0,` +
+		`"pmm_bytes":0,"comm_3d_bytes":0,"dp_bytes":0}`
 	if lines[0] != want {
 		t.Errorf("line 1:\n got %s\nwant %s", lines[0], want)
 	}

@@ -1,7 +1,6 @@
 package jobs
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -24,6 +23,11 @@ type Job struct {
 	Model *gcn.Model
 	log   *zap.Logger
 	world collectives.Comm
+
+	// Mini-batch training: the batch builder over the model's shards and
+	// the steps per epoch (1 in full-graph training).
+	batches *gcn.BatchBuilder
+	steps   int
 }
 
 // Setup loads the data, builds this rank's shards and the model. It does
@@ -77,7 +81,14 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 		return nil, err
 	}
 	m.Threads = threads
-	return &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world}, nil
+	m.Options = gcn.Options{BF16: cfg.Train.CommDtype == CommBF16, Overlap: cfg.Train.Overlap}
+	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
+	if cfg.Train.Mode == ModeMiniBatch {
+		if err := j.setupBatches(graph.N); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
 }
 
 // writeEffectiveConfig creates the output directory and stores the job as
@@ -149,81 +160,7 @@ type Result struct {
 	Grid        string       `json:"grid"`
 	Ranks       int          `json:"ranks"`
 	Permutation string       `json:"permutation"`
-}
-
-// Train runs the epochs: one full-graph step each, evaluation every
-// eval_every epochs and at the end, timings reduced over all ranks, and on
-// rank 0 the log lines, the metrics file and summary.json.
-func (j *Job) Train() (*Result, error) {
-	cfg, m, rank0 := j.Cfg, j.Model, j.world.Rank() == 0
-	var mw *MetricsWriter
-	if rank0 {
-		var err error
-		if mw, err = CreateMetrics(cfg.MetricsPath()); err != nil {
-			return nil, err
-		}
-		defer mw.Close()
-	}
-	res := &Result{Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(), Permutation: cfg.Permute.Scheme, BestEpoch: -1}
-	start := time.Now()
-	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
-		m.Times = gcn.Times{}
-		t0 := time.Now()
-		loss, err := m.TrainStep(epoch - 1)
-		if err != nil {
-			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
-		}
-		em := EpochMetrics{Epoch: epoch, Loss: loss}
-		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
-			acc, err := m.Evaluate()
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
-			}
-			em.SetAccuracies(acc.Train, acc.Val, acc.Test)
-			res.Final = acc
-			if acc.Val > res.BestValAcc || res.BestEpoch < 0 {
-				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc.Val, acc.Test, epoch
-			}
-		}
-		elapsed := time.Since(t0)
-		if err := j.reduceTimes(&em, elapsed, m.Times); err != nil {
-			return nil, err
-		}
-		res.FinalLoss = loss
-		if rank0 {
-			j.log.Info("epoch", EpochFields(em)...)
-			if err := mw.Write(em); err != nil {
-				return nil, err
-			}
-		}
-	}
-	res.TrainSec = time.Since(start).Seconds()
-	res.MeanEpochS = res.TrainSec / float64(cfg.Train.Epochs)
-	if rank0 {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(filepath.Join(cfg.Output.Dir, "summary.json"), append(b, '\n'), 0o644); err != nil {
-			return nil, fmt.Errorf("writing summary: %w", err)
-		}
-		j.log.Info("done", zap.Float64("test_acc", res.Final.Test), zap.Float64("val_acc", res.Final.Val),
-			zap.Float64("train_acc", res.Final.Train), zap.Float64("mean_epoch_s", res.MeanEpochS),
-			zap.String("metrics", mw.Path()))
-	}
-	return res, nil
-}
-
-// reduceTimes fills the max and mean over ranks of the epoch's time split.
-func (j *Job) reduceTimes(em *EpochMetrics, elapsed time.Duration, t gcn.Times) error {
-	other := elapsed - t.SpMM - t.GEMM - t.Comm
-	vals := []float64{t.SpMM.Seconds(), t.GEMM.Seconds(), t.Comm.Seconds(), other.Seconds(), elapsed.Seconds()}
-	mx := append([]float64(nil), vals...)
-	if err := j.world.AllReduceF64(mx, collectives.Max); err != nil {
-		return err
-	}
-	if err := j.world.AllReduceF64(vals, collectives.Sum); err != nil {
-		return err
-	}
-	n := float64(j.world.Size())
-	em.SpMMSecMax, em.GEMMSecMax, em.CommSecMax, em.OtherSecMax, em.EpochSec = mx[0], mx[1], mx[2], mx[3], mx[4]
-	em.SpMMSecMean, em.GEMMSecMean, em.CommSecMean, em.OtherSecMean = vals[0]/n, vals[1]/n, vals[2]/n, vals[3]/n
-	return nil
+	Mode        string       `json:"mode"`
+	// StepsPerEpoch is 1 in full-graph training.
+	StepsPerEpoch int `json:"steps_per_epoch"`
 }

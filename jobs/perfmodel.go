@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/dataset"
 	"scalegnn/perfmodel"
+	"scalegnn/prepared"
 )
 
 // GraphSize is what the performance model needs to know about a job's
@@ -18,6 +19,9 @@ type GraphSize struct {
 	// How says where the numbers come from (loaded, or computed from the
 	// generator's parameters).
 	How string
+	// Sharded is true for a prepared dataset: every rank reads only its
+	// own shards, so the whole graph never sits in one rank's memory.
+	Sharded bool
 }
 
 // EstimateGraphSize returns the size of the job's graph without building
@@ -27,6 +31,13 @@ type GraphSize struct {
 // are small and are loaded.
 func EstimateGraphSize(c DatasetConfig) (GraphSize, error) {
 	switch c.Source {
+	case SourcePrepared:
+		m, err := prepared.ReadMeta(c.Path)
+		if err != nil {
+			return GraphSize{}, err
+		}
+		return GraphSize{N: m.Nodes, NNZ: m.NNZ, Features: m.Features, Classes: m.Classes, Sharded: true,
+			How: "prepared dataset metadata"}, nil
 	case SourceSBM:
 		s := c.SBM
 		nnz := expectedSBMNonzeros(s.Nodes, s.Classes, s.AvgDegree, s.Homophily)
@@ -120,7 +131,7 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 	j := perfmodel.Job{
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == NormRMS, Residual: m.Residual,
-		Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery,
+		Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
 	}
 	switch cfg.Permute.Scheme {
 	case PermuteSingle:

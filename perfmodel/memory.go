@@ -35,6 +35,15 @@ func (m Memory) Total() int64 {
 	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset
 }
 
+// layerOf returns a layer that uses shard key k = (l mod 3, l mod 2).
+func layerOf(k [2]int) int {
+	for l := 0; ; l++ {
+		if l%3 == k[0] && l%2 == k[1] {
+			return l
+		}
+	}
+}
+
 func csrBytes(rows int, nnz float64) int64 { return int64(8*(rows+1)) + int64(8*nnz) }
 
 // EstimateMemory returns the peak memory of the rank at coordinates at
@@ -45,20 +54,22 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	keys, transposed := j.shardKeys()
 	for _, k := range keys {
 		p, _, r := grid.Rotation(k[0])
-		nnz := full.localNNZ(r, p)
-		mem.Adjacency += csrBytes(full.rowsOf(r), nnz)
+		l := layerOf(k)
+		nnz := full.localNNZ(l, r, p)
+		mem.Adjacency += csrBytes(full.rowsOf(r, outOrder(l)), nnz)
 		if transposed[k] {
-			mem.Adjacency += csrBytes(full.rowsOf(p), nnz)
+			mem.Adjacency += csrBytes(full.rowsOf(p, inOrder(l)), nnz)
 		}
 	}
 	step := newTracer(j, s, at, Local{}, true)
 	if j.Mode == MiniBatch {
 		for _, k := range keys {
 			p, _, r := grid.Rotation(k[0])
-			nnz := step.localNNZ(r, p)
-			per := csrBytes(step.rowsOf(r), nnz)
+			l := layerOf(k)
+			nnz := step.localNNZ(l, r, p)
+			per := csrBytes(step.rowsOf(r, outOrder(l)), nnz)
 			if transposed[k] {
-				per += csrBytes(step.rowsOf(p), nnz)
+				per += csrBytes(step.rowsOf(p, inOrder(l)), nnz)
 			}
 			mem.Adjacency += 2 * per
 		}
@@ -69,7 +80,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		fcol = grid.Z
 	}
 	ra, _ := full.logitsAxes()
-	mem.Features = 4*int64(full.rowsOf(grid.X))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra))
+	mem.Features = 4*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, outOrder(j.Layers-1)))
 
 	// Activations of a training step (the larger of step and evaluation).
 	mem.Activations = max(activations(step, j, true), activations(full, j, false))
@@ -109,11 +120,11 @@ func activations(t *tracer, j Job, training bool) int64 {
 	var keep, peakTmp int64
 	dropout := training && j.Dropout > 0
 	if j.InputProjection {
-		keep += int64(t.rowsOf(grid.X) * t.width(j.Hidden, grid.Y))
+		keep += int64(t.rowsOf(grid.X, 1) * t.width(j.Hidden, grid.Y))
 	}
 	for l, sp := range j.layers() {
 		p, q, r := grid.Rotation(l)
-		nP, nR := int64(t.rowsOf(p)), int64(t.rowsOf(r))
+		nP, nR := int64(t.rowsOf(p, inOrder(l))), int64(t.rowsOf(r, outOrder(l)))
 		dIn, dOut := int64(t.width(sp.in, q)), int64(t.width(sp.out, p))
 		if dropout {
 			keep += nP * dIn
@@ -132,7 +143,7 @@ func activations(t *tracer, j Job, training bool) int64 {
 	}
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows := int64(t.rowsOf(pa))
+		rows := int64(t.rowsOf(pa, outOrder(j.Layers-1)))
 		keep += rows * int64(t.width(j.Hidden, qa)+2*t.width(j.Classes, ra))
 	}
 	if !training {

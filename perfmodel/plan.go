@@ -121,8 +121,9 @@ func CoordsOf(s grid.Shape, r int) Coords {
 // A test that knows the sample passes the exact counts.
 type Local struct {
 	// Rows returns how many of the step's rows fall into block i when
-	// their dimension is split into parts blocks.
-	Rows func(parts, i int) int
+	// their dimension, in vertex order `order` (0: p1, 1: p2 of double
+	// permutation; both the same otherwise), is split into parts blocks.
+	Rows func(order, parts, i int) int
 	// ResidualRows returns how many rows of the P-block pi (of pParts) of
 	// layer l's input order land in the R-block ri (of rParts) of its
 	// output order: the rows a rank sends in the residual's
@@ -152,7 +153,7 @@ type tracer struct {
 	at       Coords
 	n        int     // rows of the pass (N, or B in a mini-batch step)
 	nnz      float64 // nonzeros of the pass's adjacency
-	rows     func(parts, i int) int
+	rows     func(order, parts, i int) int
 	resRows  func(l, pParts, pi, rParts, ri int) int
 	pmmBytes int
 	phase    Phase
@@ -170,16 +171,16 @@ func newTracer(j Job, s grid.Shape, at Coords, loc Local, training bool) *tracer
 	case loc.Rows != nil:
 		t.rows = loc.Rows
 	case mini:
-		t.rows = func(parts, i int) int { return min(n, (n+parts-1)/parts) }
+		t.rows = func(_, parts, i int) int { return min(n, (n+parts-1)/parts) }
 	default:
-		t.rows = func(parts, i int) int { return blockLen(n, parts, i) }
+		t.rows = func(_, parts, i int) int { return blockLen(n, parts, i) }
 	}
 	t.resRows = loc.ResidualRows
 	if t.resRows == nil {
 		rows := t.rows
 		t.resRows = func(l, pp, pi, rp, ri int) int {
 			if perm || mini {
-				return int(math.Round(float64(rows(pp, pi)) * float64(rows(rp, ri)) / float64(n)))
+				return int(math.Round(float64(rows((l+1)%2, pp, pi)) * float64(rows(l%2, rp, ri)) / float64(n)))
 			}
 			return overlap(n, pp, pi, rp, ri)
 		}
@@ -189,8 +190,14 @@ func newTracer(j Job, s grid.Shape, at Coords, loc Local, training bool) *tracer
 
 func (t *tracer) size(a grid.Axis) int { return t.s.Size(a) }
 
-// rowsOf returns this rank's rows of a dimension split over axis a.
-func (t *tracer) rowsOf(a grid.Axis) int { return t.rows(t.size(a), t.at.of(a)) }
+// rowsOf returns this rank's rows of a dimension in vertex order `order`
+// split over axis a.
+func (t *tracer) rowsOf(a grid.Axis, order int) int { return t.rows(order, t.size(a), t.at.of(a)) }
+
+// Vertex orders as package gcn uses them: features are in order 1, layer l
+// reads order inOrder(l) and writes order outOrder(l).
+func inOrder(l int) int  { return (l + 1) % 2 }
+func outOrder(l int) int { return l % 2 }
 
 // width returns this rank's block of a width w split over axis a.
 func (t *tracer) width(w int, a grid.Axis) int { return blockLen(w, t.size(a), t.at.of(a)) }
@@ -224,11 +231,11 @@ func (t *tracer) elementwise(name string, layer int, elems float64) {
 	t.tr.Kernels = append(t.tr.Kernels, Kernel{Phase: t.phase, Kind: KernelElementwise, Name: name, Layer: layer, Elems: elems})
 }
 
-// localNNZ is the expected nonzeros of this rank's block of an adjacency
-// shard with rows split over r and columns over p, the largest block's
+// localNNZ is the expected nonzeros of this rank's block of layer l's
+// adjacency shard (rows split over r, columns over p), the largest block's
 // share when the job says how unbalanced the blocks are.
-func (t *tracer) localNNZ(r, p grid.Axis) float64 {
-	nr, np := float64(t.rowsOf(r)), float64(t.rowsOf(p))
+func (t *tracer) localNNZ(l int, r, p grid.Axis) float64 {
+	nr, np := float64(t.rowsOf(r, outOrder(l))), float64(t.rowsOf(p, inOrder(l)))
 	n := float64(t.n)
 	return t.nnz * (nr / n) * (np / n) * t.j.imbalance()
 }
@@ -248,20 +255,20 @@ func (t *tracer) forward(training bool) {
 	j := t.j
 	dropout := training && j.Dropout > 0
 	if j.InputProjection {
-		rows, in, out := t.rowsOf(grid.X), t.width(j.Features, grid.Z), t.width(j.Hidden, grid.Y)
+		rows, in, out := t.rowsOf(grid.X, 1), t.width(j.Features, grid.Z), t.width(j.Hidden, grid.Y)
 		t.gemm("proj", -1, false, false, rows, out, in)
 		t.elementwise("proj.alloc", -1, float64(rows*out))
 		t.allReduce("proj", -1, grid.Z, rows*out, t.pmmBytes)
 	}
 	for l, sp := range j.layers() {
 		p, q, r := grid.Rotation(l)
-		nP, nR := t.rowsOf(p), t.rowsOf(r)
+		nP, nR := t.rowsOf(p, inOrder(l)), t.rowsOf(r, outOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
 		if dropout {
 			t.elementwise("dropout", l, 2*float64(nP*dIn))
 		}
 		t.elementwise("alloc", l, float64(nR*dIn+nR*dOut))
-		t.spmm("A·F", l, nR, nP, dIn, t.localNNZ(r, p))
+		t.spmm("A·F", l, nR, nP, dIn, t.localNNZ(l, r, p))
 		t.allReduce("H", l, p, nR*dIn, t.pmmBytes)
 		t.gemm("H·W", l, false, false, nR, dOut, dIn)
 		t.allReduce("Z", l, q, nR*dOut, t.pmmBytes)
@@ -280,7 +287,7 @@ func (t *tracer) forward(training bool) {
 	}
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, outOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
 		if dropout {
 			t.elementwise("head.dropout", -1, 2*float64(rows*in))
 		}
@@ -308,7 +315,7 @@ func (t *tracer) residual(l int, sp layerSpec, backward bool) {
 		// columns where my P-block of the output meets my Q-block of the
 		// input; every R coordinate receives a copy.
 		cols := overlapWidth(sp.out, t.size(p), t.at.of(p), t.size(q), t.at.of(q))
-		elems = t.rowsOf(r) * cols * t.size(r)
+		elems = t.rowsOf(r, outOrder(l)) * cols * t.size(r)
 		self = t.resRows(l, t.size(p), t.at.of(p), t.size(r), t.at.of(r)) * cols
 	}
 	t.tr.Comm = append(t.tr.Comm, Collective{Phase: t.phase, Name: "residual", Layer: l, Kind: collectives.KindAlltoallv,
@@ -320,7 +327,7 @@ func overlapWidth(w, pa, pi, pb, pj int) int { return overlap(w, pa, pi, pb, pj)
 // loss records the softmax cross-entropy (gcn/loss.go).
 func (t *tracer) loss() {
 	ra, ca := t.logitsAxes()
-	rows, w := t.rowsOf(ra), t.width(t.j.Classes, ca)
+	rows, w := t.rowsOf(ra, outOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
 	t.elementwise("loss", -1, 4*float64(rows*w))
 	t.allReduce("loss.max", -1, ca, rows, 4)
 	t.allReduce("loss.sums", -1, ca, 2*rows, 4)
@@ -330,7 +337,7 @@ func (t *tracer) loss() {
 // accuracy records the distributed argmax and hit counts.
 func (t *tracer) accuracy() {
 	ra, ca := t.logitsAxes()
-	rows, w := t.rowsOf(ra), t.width(t.j.Classes, ca)
+	rows, w := t.rowsOf(ra, outOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
 	t.elementwise("accuracy", -1, float64(rows*w))
 	t.allReduce("acc.max", -1, ca, rows, 4)
 	t.allReduce("acc.argmin", -1, ca, rows, 8)
@@ -343,7 +350,7 @@ func (t *tracer) backward() {
 	dropout := j.Dropout > 0
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, outOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
 		t.gemm("head.dW", -1, true, false, in, out, rows)
 		t.allReduce("head.dW", -1, pa, in*out, 4)
 		t.gemm("head.dX", -1, false, true, rows, in, out)
@@ -357,7 +364,7 @@ func (t *tracer) backward() {
 	for l := j.Layers - 1; l >= 0; l-- {
 		sp := specs[l]
 		p, q, r := grid.Rotation(l)
-		nP, nR := t.rowsOf(p), t.rowsOf(r)
+		nP, nR := t.rowsOf(p, inOrder(l)), t.rowsOf(r, outOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
 		if sp.hidden {
 			t.elementwise("relu", l, 2*float64(nR*dOut))
@@ -375,7 +382,7 @@ func (t *tracer) backward() {
 		t.gemm("dH", l, false, true, nR, dIn, dOut)
 		t.elementwise("alloc", l, float64(nR*dIn+nP*dIn))
 		t.allReduce("dH", l, p, nR*dIn, t.pmmBytes)
-		t.spmm("Aᵀ·dH", l, nP, nR, dIn, t.localNNZ(r, p))
+		t.spmm("Aᵀ·dH", l, nP, nR, dIn, t.localNNZ(l, r, p))
 		t.allReduce("dF", l, r, nP*dIn, t.pmmBytes)
 		if dropout {
 			t.elementwise("dropout", l, 2*float64(nP*dIn))
@@ -386,7 +393,7 @@ func (t *tracer) backward() {
 		}
 	}
 	if j.InputProjection {
-		rows, in, out := t.rowsOf(grid.X), t.width(j.Features, grid.Z), t.width(j.Hidden, grid.Y)
+		rows, in, out := t.rowsOf(grid.X, 1), t.width(j.Features, grid.Z), t.width(j.Hidden, grid.Y)
 		t.gemm("proj.dW", -1, true, false, in, out, rows)
 		t.allReduce("proj.dW", -1, grid.X, in*out, 4)
 	}
@@ -427,10 +434,9 @@ func (t *tracer) optimizer() {
 		total += pb.elems
 	}
 	if t.j.Mode == MiniBatch {
+		// gcn.Model.syncDP: every gradient block in one float32 call.
 		t.phase = PhaseDP
-		for _, pb := range t.params() {
-			t.allReduceGroup("dp."+pb.name, -1, GroupDP, t.s.D, pb.elems, 4)
-		}
+		t.allReduceGroup("dp", -1, GroupDP, t.s.D, total, 4)
 	}
 	t.phase = PhaseBackward
 	t.elementwise("optimizer", -1, 8*float64(total))

@@ -1,0 +1,113 @@
+package jobs
+
+import (
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"scalegnn/collectives"
+	"scalegnn/dataset"
+	"scalegnn/permute"
+	"scalegnn/prepared"
+	"scalegnn/spmm"
+)
+
+// trainLocal runs the job on goroutines as ranks and returns rank 0's
+// result and metrics.
+func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
+	t.Helper()
+	n := cfg.Grid.Ranks()
+	var res *Result
+	for r, err := range collectives.RunLocal(n, func(w collectives.Comm) error {
+		c := cfg
+		j, err := Setup(&c, w, spmm.NewNative(1), 1, zap.NewNop())
+		if err != nil {
+			return err
+		}
+		out, err := j.Train()
+		if w.Rank() == 0 {
+			res = out
+		}
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	ms, err := ReadMetrics(cfg.MetricsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res, ms
+}
+
+// TestPreparedTrainsLikeInMemory trains the same job from the graph in
+// memory and from a prepared dataset of it, on grids whose sizes the block
+// count does not divide, and requires identical losses and accuracies.
+func TestPreparedTrainsLikeInMemory(t *testing.T) {
+	for _, c := range []struct {
+		scheme string
+		grid   GridConfig
+		blocks int
+	}{
+		{PermuteDouble, GridConfig{X: 2, Y: 2, Z: 2, D: 1}, 3},
+		{PermuteSingle, GridConfig{X: 1, Y: 2, Z: 3, D: 1}, 4},
+		{PermuteNone, GridConfig{X: 1, Y: 1, Z: 1, D: 1}, 2},
+	} {
+		t.Run(c.scheme, func(t *testing.T) {
+			tmp := t.TempDir()
+			cfg := DefaultConfig()
+			cfg.Train.Epochs, cfg.Train.EvalEvery = 3, 1
+			cfg.Grid, cfg.Permute = c.grid, PermuteConfig{Scheme: c.scheme, Seed: 5}
+			cfg.Output.Dir = filepath.Join(tmp, "mem")
+			want, wantM := trainLocal(t, cfg)
+
+			g, err := dataset.Builtin("cora")
+			if err != nil {
+				t.Fatal(err)
+			}
+			scheme, _ := permute.ParseScheme(c.scheme)
+			dir := filepath.Join(tmp, "cora-prepared")
+			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: c.blocks, Scheme: scheme, Seed: 5}); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
+			cfg.Output.Dir = filepath.Join(tmp, "prepared")
+			got, gotM := trainLocal(t, cfg)
+			if got.FinalLoss != want.FinalLoss || got.Final != want.Final {
+				t.Fatalf("prepared: loss %v, accuracy %+v; in memory: loss %v, accuracy %+v", got.FinalLoss, got.Final, want.FinalLoss, want.Final)
+			}
+			for e := range wantM {
+				if wantM[e].Loss != gotM[e].Loss {
+					t.Fatalf("epoch %d: loss %v from the prepared dataset, %v in memory", e+1, gotM[e].Loss, wantM[e].Loss)
+				}
+			}
+		})
+	}
+}
+
+// TestPreparedPermutationMismatch: the permutation is fixed at prepare
+// time, and a job that asks for another one is told which to set.
+func TestPreparedPermutationMismatch(t *testing.T) {
+	m := &prepared.Meta{Permute: prepared.PermuteMeta{Scheme: "double", Seed: 7}}
+	cfg := DefaultConfig()
+	cfg.Path, cfg.Dataset.Path = "job.toml", "data/ds"
+	for _, p := range []PermuteConfig{{PermuteNone, 7}, {PermuteDouble, 8}, {PermuteSingle, 7}} {
+		cfg.Permute = p
+		err := CheckPreparedPermutation(&cfg, m)
+		if err == nil || !strings.Contains(err.Error(), `set [permute] scheme = "double", seed = 7`) || !strings.Contains(err.Error(), "job.toml") {
+			t.Errorf("%+v: %v", p, err)
+		}
+	}
+	cfg.Permute = PermuteConfig{PermuteDouble, 7}
+	if err := CheckPreparedPermutation(&cfg, m); err != nil {
+		t.Error(err)
+	}
+	m.Permute = prepared.PermuteMeta{Scheme: "none", Seed: 1}
+	cfg.Permute = PermuteConfig{PermuteNone, 7}
+	if err := CheckPreparedPermutation(&cfg, m); err != nil {
+		t.Errorf("the seed of no permutation does not matter: %v", err)
+	}
+}

@@ -115,7 +115,9 @@ func TestMetadataMismatch(t *testing.T) {
 	}{
 		{"features", func(s string) string { return strings.Replace(s, "features = 3", "features = 4", 1) }, "features/r0.npy", "expected dtype <f4, shape [6 4]"},
 		{"nodes", func(s string) string { return strings.Replace(s, "nodes = 12", "nodes = 13", 1) }, "order0.npy", "expected dtype <i4, shape [13]"},
-		{"format", func(s string) string { return strings.Replace(s, `format = "scalegnn-prepared"`, `format = "other"`, 1) }, "meta.toml", "format"},
+		{"format", func(s string) string {
+			return strings.Replace(s, `format = "scalegnn-prepared"`, `format = "other"`, 1)
+		}, "meta.toml", "format"},
 		{"orientations", func(s string) string { return strings.Replace(s, "orientations = 1", "orientations = 2", 1) }, "meta.toml", "orientations = 2"},
 		{"unknown key", func(s string) string { return "extra = 1\n" + s }, "meta.toml", "unknown key extra"},
 		{"file list", func(s string) string { return strings.Replace(s, `path = "labels.npy"`, `path = "labels2.npy"`, 1) }, "meta.toml", "labels.npy"},

@@ -61,6 +61,10 @@ func TestBadInput(t *testing.T) {
 		{"bad_line.toml", `bad_line/labels.txt:3: expected "<node>\t<class>"`},
 		{"truncated.toml", `truncated/edges.txt:3: expected "<u>\t<v>"`},
 		{"no_such_job.toml", "no_such_job.toml"},
+		{"batch_zero.toml", `train.mode = "minibatch" needs a batch size of at least 1 vertex`},
+		{"batch_too_big.toml", "train.batch_size: batch size 5 is outside [1, 4], the number of vertices"},
+		{"dp_not_dividing.toml", "grid.d = 3 data-parallel replicas do not divide the 1 ranks"},
+		{"bf16_unsupported.toml", `train.comm_dtype = "bf16" compresses the all-reduces inside a 3D grid, and a 1x1x1 grid has none`},
 	}
 	for _, c := range cases {
 		t.Run(c.job, func(t *testing.T) {

@@ -15,6 +15,8 @@ import (
 	"github.com/BurntSushi/toml"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"scalegnn/perfmodel"
 )
 
 // Dataset sources.
@@ -195,6 +197,18 @@ type GridConfig struct {
 	Y int `toml:"y"`
 	Z int `toml:"z"`
 	D int `toml:"d"`
+	// Auto chooses X, Y, Z (and D in mini-batch training) at start-up with
+	// the performance model: the fastest predicted grid of the launch's
+	// ranks that fits in MemPerRank. Machine, MemPerRank and RanksPerNode
+	// are used only with Auto.
+	Auto bool `toml:"auto"`
+	// Machine is a profile written by scalegnn perfmodel calibrate, or the
+	// name of a built-in profile; empty: the built-in defaults.
+	Machine string `toml:"machine"`
+	// MemPerRank limits the memory per rank, e.g. "40GiB"; empty: no limit.
+	MemPerRank string `toml:"mem_per_rank"`
+	// RanksPerNode overrides the ranks per node the launcher announces.
+	RanksPerNode int `toml:"ranks_per_node"`
 }
 
 // Ranks returns D·X·Y·Z, saturating at math.MaxInt.
@@ -329,6 +343,11 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	}
 	if p := cfg.Dataset.Path; p != "" && !filepath.IsAbs(p) {
 		cfg.Dataset.Path = filepath.Join(filepath.Dir(name), p)
+	}
+	if p := cfg.Grid.Machine; strings.ContainsAny(p, `/\`) || strings.HasSuffix(p, ".toml") {
+		if !filepath.IsAbs(p) {
+			cfg.Grid.Machine = filepath.Join(filepath.Dir(name), p)
+		}
 	}
 	if err := cfg.Validate(); err != nil {
 		return nil, err
@@ -781,6 +800,15 @@ func (c *Config) Validate() error {
 	ck.atLeast("grid.y", g.Y, 1)
 	ck.atLeast("grid.z", g.Z, 1)
 	ck.atLeast("grid.d", g.D, 1)
+	if g.Auto && (g.X != 1 || g.Y != 1 || g.Z != 1 || g.D != 1) && ck.err == nil {
+		ck.err = fmt.Errorf("%s: grid.auto = true chooses grid.x, y, z and d: remove them, or set auto = false", ck.file)
+	}
+	ck.atLeast("grid.ranks_per_node", g.RanksPerNode, 0)
+	if g.MemPerRank != "" && ck.err == nil {
+		if _, err := perfmodel.ParseBytes(g.MemPerRank); err != nil {
+			ck.err = fmt.Errorf("%s: grid.mem_per_rank = %s", ck.file, err)
+		}
+	}
 	if t.Mode == ModeFullGraph && g.D != 1 && ck.err == nil {
 		ck.err = fmt.Errorf(`%s: grid.d = %d: expected 1 in full-graph training (data-parallel replicas train on different mini-batches: set train.mode = "minibatch")`, ck.file, g.D)
 	}
@@ -804,11 +832,29 @@ func (c *Config) Validate() error {
 // the job was started with.
 func (c *Config) CheckWorld(worldSize int) error {
 	g := c.Grid
+	if g.Auto {
+		return nil // the grid is chosen for worldSize
+	}
+	if g.D > 0 && worldSize%g.D != 0 {
+		return fmt.Errorf("%s: grid.d = %d data-parallel replicas do not divide the %d ranks the job was started with: choose grid.d among %v",
+			c.label(), g.D, worldSize, divisors(worldSize))
+	}
 	if n := g.Ranks(); n != worldSize {
 		return fmt.Errorf("%s: grid %dx%dx%d (d=%d) has %d ranks but the job was started with %d: set grid.x*grid.y*grid.z*grid.d = %d",
 			c.label(), g.X, g.Y, g.Z, g.D, n, worldSize, worldSize)
 	}
 	return nil
+}
+
+// divisors returns the divisors of n in increasing order.
+func divisors(n int) []int {
+	var d []int
+	for i := 1; i <= n; i++ {
+		if n%i == 0 {
+			d = append(d, i)
+		}
+	}
+	return d
 }
 
 // MetricsPath returns the metrics file: Output.Metrics inside Output.Dir,

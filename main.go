@@ -134,10 +134,14 @@ func train(path string, grid *[3]int, verbose bool, stderr io.Writer) (code int)
 	cfg, err := jobs.LoadConfig(path)
 	if err == nil && grid != nil {
 		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = grid[0], grid[1], grid[2]
+		cfg.Grid.Auto = false
 		err = cfg.Validate()
 	}
 	if err == nil {
 		err = cfg.CheckWorld(world.Size())
+	}
+	if err == nil && cfg.Grid.Auto {
+		err = jobs.ResolveAutoGrid(cfg, world.Size(), localRanks(world.Size()), log)
 	}
 	if agreeFailed(world, err, stderr) {
 		return finalize(1, stderr)

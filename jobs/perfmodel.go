@@ -7,6 +7,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/perfmodel"
 	"scalegnn/prepared"
+	"scalegnn/sampler"
 )
 
 // GraphSize is what the performance model needs to know about a job's
@@ -132,6 +133,17 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == NormRMS, Residual: m.Residual,
 		Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
+	}
+	t := cfg.Train
+	if t.Mode == ModeMiniBatch {
+		j.Mode = perfmodel.MiniBatch
+		if b, err := sampler.BatchSize(gs.N, t.BatchSize, t.BatchRatio); err == nil {
+			j.BatchSize = b
+		}
+		j.StepsPerEpoch = t.StepsPerEpoch
+	}
+	if t.CommDtype == CommBF16 {
+		j.CommDType = perfmodel.BFloat16
 	}
 	switch cfg.Permute.Scheme {
 	case PermuteSingle:

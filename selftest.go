@@ -37,6 +37,13 @@ func runSelftest(stderr io.Writer) int {
 	if world.Rank() == 0 {
 		fmt.Fprintf(stderr, "model vs serial reference: ok on %d grids of %d ranks (%v)\n", len(checked), world.Size(), checked)
 	}
+	checked, err = selftestMiniBatch(world)
+	if agreeFailed(world, err, stderr) {
+		return finalize(1, stderr)
+	}
+	if world.Rank() == 0 {
+		fmt.Fprintf(stderr, "data-parallel mini-batches vs serial reference: ok on %d grids of %d ranks (%v)\n", len(checked), world.Size(), checked)
+	}
 	return finalize(0, stderr)
 }
 
@@ -47,21 +54,34 @@ const (
 	selftestTol     = 1e-4
 )
 
-func selftestModel(world collectives.Comm) ([]string, error) {
+// selftestConfig is a model and permutation the self-test trains.
+type selftestConfig struct {
+	cfg    gcn.Config
+	scheme permute.Scheme
+}
+
+// selftestProblem is the self-test's graph: a small SBM graph whose sizes
+// no grid axis divides evenly, and two models, a plain GCN and one with
+// every layer option, with and without double permutation.
+func selftestProblem() (*gcn.Graph, []selftestConfig, error) {
 	src, err := dataset.SBM(dataset.SBMConfig{N: 61, Classes: 5, AvgDegree: 6, Homophily: 0.7, Features: 13,
 		NoiseStd: 1, TrainFrac: 0.4, ValFrac: 0.2, TestFrac: 0.3, Seed: 3})
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	g := &gcn.Graph{Adj: dataset.NormalizeGCN(src.Adj), Features: src.Features, Labels: src.Labels,
 		Train: src.Train, Val: src.Val, Test: src.Test}
-	configs := []struct {
-		cfg    gcn.Config
-		scheme permute.Scheme
-	}{
+	return g, []selftestConfig{
 		{gcn.Config{Features: 13, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Seed: 1}, permute.None},
 		{gcn.Config{Features: 13, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3, InputProjection: true,
 			OutputHead: true, Norm: true, Residual: true, Seed: 2}, permute.Double},
+	}, nil
+}
+
+func selftestModel(world collectives.Comm) ([]string, error) {
+	g, configs, err := selftestProblem()
+	if err != nil {
+		return nil, err
 	}
 	var checked []string
 	for _, s := range factorisations(world.Size()) {
@@ -119,4 +139,94 @@ func factorisations(n int) []grid.Shape {
 		}
 	}
 	return out
+}
+
+// selftestMiniBatch trains two mini-batch steps on every grid with Gd > 1
+// replicas (with overlap on, so the nonblocking path runs over MPI too):
+// each replica's loss must be the serial loss of its own batch, the
+// gradient every rank holds the mean of the replicas' serial gradients,
+// and the weights the serial optimizer step with that mean.
+func selftestMiniBatch(world collectives.Comm) ([]string, error) {
+	gr, configs, err := selftestProblem()
+	if err != nil {
+		return nil, err
+	}
+	const b, seed = 23, 9
+	var checked []string
+	for d := 2; d <= world.Size(); d++ {
+		if world.Size()%d != 0 {
+			continue
+		}
+		for _, s := range factorisations(world.Size() / d) {
+			s.D = d
+			for _, c := range configs {
+				if err := selftestBatches(world, s, c, gr, b, seed); err != nil {
+					return nil, fmt.Errorf("grid %v, permutation %v: %w", s, c.scheme, err)
+				}
+			}
+			checked = append(checked, s.String())
+		}
+	}
+	return checked, nil
+}
+
+func selftestBatches(world collectives.Comm, s grid.Shape, c selftestConfig, gr *gcn.Graph, b int, seed uint64) error {
+	g, err := grid.New(world, s)
+	if err != nil {
+		return err
+	}
+	perms := permute.New(gr.Adj.Rows, c.scheme, 5)
+	opt := gcn.DefaultOptimizer()
+	m, err := gcn.Build(g, cpu.New(1), c.cfg, opt, gr, gcn.NewOrders(gr.Adj.Rows, perms.P1, perms.P2))
+	if err != nil {
+		return err
+	}
+	m.Options.Overlap = true
+	bb, err := gcn.NewBatchBuilder(g, c.cfg, m.Shards(), seed, b)
+	if err != nil {
+		return err
+	}
+	mean := gcn.NewReference(c.cfg, opt, gr.Adj, gr.Features, gr.Labels, gr.Train)
+	for step := 0; step < 2; step++ {
+		sh, err := bb.Build(step)
+		if err != nil {
+			return err
+		}
+		m.Use(sh)
+		loss, err := m.ForwardBackward(step)
+		if err != nil {
+			return err
+		}
+		// The serial batches, each from the current weights; the mean of
+		// their gradients goes into mean.
+		for _, p := range mean.Params {
+			clear(p.G)
+		}
+		for rep := 0; rep < s.D; rep++ {
+			verts, sub := gcn.SerialBatch(gr, seed, rep, step, b)
+			r := gcn.NewReference(c.cfg, opt, sub.Adj, sub.Features, sub.Labels, sub.Train)
+			r.Verts = verts
+			for k, p := range r.Params {
+				copy(p.W, mean.Params[k].W)
+			}
+			want := r.LossAndGrad(step)
+			if d := loss - want; rep == g.CD && (d > selftestLossTol*max(1, want) || -d > selftestLossTol*max(1, want)) {
+				return fmt.Errorf("step %d replica %d: loss %.9g, serial %.9g", step, rep, loss, want)
+			}
+			for k, p := range r.Params {
+				for i, v := range p.G {
+					mean.Params[k].G[i] += v / float64(s.D)
+				}
+			}
+		}
+		if _, gerr, err := m.CompareReference(mean); err != nil || gerr > selftestTol {
+			return fmt.Errorf("step %d: gradient relative error %.3g > %g (%v)", step, gerr, selftestTol, err)
+		}
+		m.Step()
+		mean.Step()
+		if werr, _, err := m.CompareReference(mean); err != nil || werr > selftestTol {
+			return fmt.Errorf("step %d: weight relative error %.3g > %g (%v)", step, werr, selftestTol, err)
+		}
+	}
+	return nil
 }

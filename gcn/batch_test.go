@@ -9,50 +9,8 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/permute"
-	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
-
-// inducedSubgraph is the serial definition of a mini-batch's adjacency:
-// the rows and columns of Â at the sorted vertices verts, renumbered in
-// that order, off-diagonal values divided by p (ScaleGNN eq. 21, 24).
-func inducedSubgraph(adj *spmm.CSR, verts []int32, p float64) *spmm.CSR {
-	index := map[int32]int32{}
-	for i, v := range verts {
-		index[v] = int32(i)
-	}
-	var ri, ci []int32
-	var val []float32
-	for i, u := range verts {
-		for k := adj.RowPtr[u]; k < adj.RowPtr[u+1]; k++ {
-			j, ok := index[adj.ColIdx[k]]
-			if !ok {
-				continue
-			}
-			v := float64(adj.Val[k])
-			if adj.ColIdx[k] != u {
-				v /= p
-			}
-			ri, ci, val = append(ri, int32(i)), append(ci, j), append(val, float32(v))
-		}
-	}
-	return spmm.FromCOO(len(verts), len(verts), ri, ci, val)
-}
-
-// batchOf returns the sample of group d at step and its serial pieces:
-// induced adjacency, features, labels and training mask.
-func batchOf(p *testProblem, seed uint64, d, step, b int) ([]int32, *Graph) {
-	s := sampler.Uniform(seed, d, step, p.n, b)
-	g := &Graph{Adj: inducedSubgraph(p.g.Adj, s, sampler.InclusionProbability(p.n, b))}
-	for _, v := range s {
-		g.Features = append(g.Features, p.g.Features[int(v)*p.f:(int(v)+1)*p.f]...)
-		g.Labels = append(g.Labels, p.g.Labels[v])
-		g.Train = append(g.Train, p.g.Train[v])
-		g.Val = append(g.Val, p.g.Val[v])
-		g.Test = append(g.Test, p.g.Test[v])
-	}
-	return s, g
-}
 
 func runLocal(t *testing.T, n int, fn func(w collectives.Comm) error) {
 	t.Helper()
@@ -79,7 +37,7 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) {
 					perms := permute.New(p.n, scheme, 13)
 					orders := NewOrders(p.n, perms.P1, perms.P2)
-					s, want := batchOf(p, seed, 0, step, b)
+					s, want := SerialBatch(p.g, seed, 0, step, b)
 					pos := map[int32]int{} // vertex → index in S
 					for i, v := range s {
 						pos[v] = i
@@ -338,7 +296,7 @@ func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
 					// Serial: one reference per batch, then the mean gradient.
 					var refs []*Reference
 					for d := 0; d < shape.D; d++ {
-						s, bg := batchOf(p, seed, d, step, b)
+						s, bg := SerialBatch(p.g, seed, d, step, b)
 						r := NewReference(cfg, opt, bg.Adj, bg.Features, bg.Labels, bg.Train)
 						r.Verts = s
 						want := r.LossAndGrad(step)

@@ -26,8 +26,10 @@ unit:
 	$(GO) test ./...
 
 # The real MPI path: collectives and the model against the serial reference
-# on all 10 grids of 8 ranks and on 6 ranks, bad input on 8 ranks, and an
-# 8-rank Cora run that must train exactly like the 1-rank run.
+# on all 10 grids of 8 ranks and on 6 ranks (and the data-parallel
+# mini-batch grids), bad input on 8 ranks, an 8-rank Cora run that must
+# train exactly like the 1-rank run, the same as a whole-graph mini-batch
+# job (exactly again), and a 2-replica mini-batch run.
 mpitest: build
 	$(MPIRUN) -np 8 ./scalegnn selftest
 	$(MPIRUN) -np 6 ./scalegnn selftest
@@ -37,6 +39,10 @@ mpitest: build
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs/cora-8.log || (cat runs/cora-8.log; exit 1)
 	tail -n 1 runs/cora-1.log runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
+	$(MPIRUN) -np 8 ./scalegnn -config testdata/mpi/cora-fullbatch-8.toml 2>runs/cora-fullbatch-8.log || (cat runs/cora-fullbatch-8.log; exit 1)
+	./scalegnn compare -tol 1e-5 runs/cora-8/metrics.jsonl runs/cora-fullbatch-8/metrics.jsonl
+	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-minibatch-8.toml 2>runs/cora-minibatch-8.log || (cat runs/cora-minibatch-8.log; exit 1)
+	tail -n 1 runs/cora-minibatch-8.log
 
 test: unit mpitest
 

@@ -103,6 +103,12 @@ func ReadMeta(dir string) (*Meta, error) {
 		}
 		return nil, err
 	}
+	return parseMeta(path, data)
+}
+
+// parseMeta decodes and checks the content of a meta.toml; path labels
+// the messages.
+func parseMeta(path string, data []byte) (*Meta, error) {
 	var m Meta
 	md, err := toml.Decode(string(data), &m)
 	if err != nil {

@@ -26,7 +26,7 @@ func TestParseConfigEmptyGivesDefaults(t *testing.T) {
 	d := DefaultConfig()
 	if d.Dataset.Source != "cora" || d.Model.Layers != 2 || d.Model.Hidden != 16 || d.Model.Dropout != 0.5 ||
 		d.Optimizer.LR != 0.01 || d.Optimizer.WeightDecay != 5e-4 || d.Train.Epochs != 200 ||
-		d.Grid != (GridConfig{1, 1, 1, 1}) || d.Output.Dir != "runs/default" || !d.Dataset.NormalizeFeatures {
+		d.Grid != (GridConfig{X: 1, Y: 1, Z: 1, D: 1}) || d.Output.Dir != "runs/default" || !d.Dataset.NormalizeFeatures {
 		t.Errorf("unexpected defaults: %+v", d)
 	}
 	if err := d.Validate(); err != nil {
@@ -81,7 +81,7 @@ func TestExampleSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.Grid != (GridConfig{2, 2, 2, 1}) || c.Permute.Scheme != PermuteDouble {
+	if c.Grid != (GridConfig{X: 2, Y: 2, Z: 2, D: 1}) || c.Permute.Scheme != PermuteDouble {
 		t.Errorf("cora-8.toml: got grid %+v permute %+v", c.Grid, c.Permute)
 	}
 }

@@ -299,15 +299,15 @@ func NewOGBInput(dir, split string) (*OGBInput, error) {
 		split = names[0]
 	}
 	in.split = split
-	for key, rel := range map[string]string{
-		"nodes": "raw/num-node-list", "edges": "raw/edge", "feat": "raw/node-feat", "label": "raw/node-label",
-		"train": "split/" + split + "/train", "valid": "split/" + split + "/valid", "test": "split/" + split + "/test",
+	for _, f := range [][2]string{
+		{"nodes", "raw/num-node-list"}, {"edges", "raw/edge"}, {"feat", "raw/node-feat"}, {"label", "raw/node-label"},
+		{"train", "split/" + split + "/train"}, {"valid", "split/" + split + "/valid"}, {"test", "split/" + split + "/test"},
 	} {
-		p, err := findCSV(filepath.Join(dir, rel))
+		p, err := findCSV(filepath.Join(dir, f[1]))
 		if err != nil {
 			return nil, err
 		}
-		in.files[key] = p
+		in.files[f[0]] = p
 	}
 	n, err := readWith(in.files["nodes"], func(r *textFile) (int, error) { return dataset.ReadOGBNumNodes(r, r.name) })
 	if err != nil {

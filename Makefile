@@ -39,6 +39,9 @@ mpitest: build
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs/cora-8.log || (cat runs/cora-8.log; exit 1)
 	tail -n 1 runs/cora-1.log runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
+	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
+	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
+	./scalegnn compare -tol 0 runs/cora-8/metrics.jsonl runs/cora-prepared-8/metrics.jsonl
 	$(MPIRUN) -np 8 ./scalegnn -config testdata/mpi/cora-fullbatch-8.toml 2>runs/cora-fullbatch-8.log || (cat runs/cora-fullbatch-8.log; exit 1)
 	./scalegnn compare -tol 1e-5 runs/cora-8/metrics.jsonl runs/cora-fullbatch-8/metrics.jsonl
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-minibatch-8.toml 2>runs/cora-minibatch-8.log || (cat runs/cora-minibatch-8.log; exit 1)

@@ -51,6 +51,7 @@ test: unit mpitest
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./spmm/... ./gcn
+	$(GO) test -run '^$$' -bench MiniBatchPrefetch -benchtime 2x ./jobs
 	./scalegnn balance -config examples/rmat.toml -blocks 8
 
 clean:

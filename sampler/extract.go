@@ -58,6 +58,13 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 
 	src := e.A
 	a = &spmm.CSR{Rows: len(rows), Cols: len(cols), RowPtr: make([]int64, len(rows)+1)}
+	// Expected entries: the sampled rows' share of the nonzeros times the
+	// sampled columns' share, with some slack against reallocation.
+	if src.Rows > 0 && src.Cols > 0 {
+		est := float64(src.NNZ()) * float64(len(rows)) / float64(src.Rows) * float64(len(cols)) / float64(src.Cols)
+		a.ColIdx = make([]int32, 0, int(1.2*est)+16)
+		a.Val = make([]float32, 0, int(1.2*est)+16)
+	}
 	var colCount []int64
 	if transpose {
 		colCount = make([]int64, len(cols)+1)

@@ -35,32 +35,8 @@ func (c *comm) AllReduceBF16(buf []float32) error {
 // IAllReduceBF16 implements collectives.Comm. The bfloat16 copy MPI works
 // on is pinned until Wait, which widens it back into buf.
 func (c *comm) IAllReduceBF16(buf []float32) (collectives.Request, error) {
-	const method = "IAllReduceBF16"
-	cn, err := cInt(len(buf), "len(buf)")
-	if err != nil {
-		return nil, c.errorf(method, err)
-	}
 	c.counters.Add(collectives.KindAllReduce, 2*len(buf))
-	r := &request{c: c, method: method}
-	var req C.MPI_Request
-	if len(buf) == 0 {
-		r.call = "MPI_Ibarrier"
-		err = c.call(r.call, func() C.int { return C.MPI_Ibarrier(c.c, &req) })
-	} else {
-		h := make([]uint16, len(buf))
-		collectives.EncodeBF16(h, buf)
-		r.call = "MPI_Iallreduce"
-		r.pinner.Pin(&h[0])
-		p := unsafe.Pointer(&h[0])
-		err = c.call(r.call, func() C.int {
-			return C.sg_iallreduce_in_place(p, cn, c.env.u16, c.env.bf16Sum, c.c, &req)
-		})
-		r.finish = func() { collectives.DecodeBF16(buf, h) }
-	}
-	if err != nil {
-		r.pinner.Unpin()
-		return nil, c.errorf(method, err)
-	}
-	r.req = req
-	return r, nil
+	h := make([]uint16, len(buf))
+	collectives.EncodeBF16(h, buf)
+	return startIAllReduce(c, "IAllReduceBF16", h, c.env.u16, c.env.bf16Sum, func() { collectives.DecodeBF16(buf, h) })
 }

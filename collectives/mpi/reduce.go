@@ -64,12 +64,19 @@ func (c *comm) IAllReduceF32(buf []float32, op collectives.Op) (collectives.Requ
 	if err != nil {
 		return nil, c.errorf(method, err)
 	}
+	c.counters.Add(collectives.KindAllReduce, 4*len(buf))
+	return startIAllReduce(c, method, buf, c.env.f32, mop, nil)
+}
+
+// startIAllReduce starts an in-place MPI_Iallreduce of buf (MPI_Ibarrier
+// when it is empty), pinning buf until Wait, which runs finish (if not nil)
+// after a successful completion.
+func startIAllReduce[T any](c *comm, method string, buf []T, t C.MPI_Datatype, op C.MPI_Op, finish func()) (collectives.Request, error) {
 	cn, err := cInt(len(buf), "len(buf)")
 	if err != nil {
 		return nil, c.errorf(method, err)
 	}
-	c.counters.Add(collectives.KindAllReduce, 4*len(buf))
-	r := &request{c: c, method: method}
+	r := &request{c: c, method: method, finish: finish}
 	var req C.MPI_Request
 	if len(buf) == 0 {
 		r.call = "MPI_Ibarrier"
@@ -78,7 +85,7 @@ func (c *comm) IAllReduceF32(buf []float32, op collectives.Op) (collectives.Requ
 		r.call = "MPI_Iallreduce"
 		r.pinner.Pin(&buf[0])
 		p := unsafe.Pointer(&buf[0])
-		err = c.call(r.call, func() C.int { return C.sg_iallreduce_in_place(p, cn, c.env.f32, mop, c.c, &req) })
+		err = c.call(r.call, func() C.int { return C.sg_iallreduce_in_place(p, cn, t, op, c.c, &req) })
 	}
 	if err != nil {
 		r.pinner.Unpin()

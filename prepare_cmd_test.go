@@ -179,3 +179,14 @@ func TestPrepareBadInput(t *testing.T) {
 		t.Error("the existing directory was touched")
 	}
 }
+
+// TestCorruptPrepared trains from testdata/badinput/corrupt_prepared (one
+// flipped byte in a block; scripts/badinput.sh runs it on 8 ranks): one
+// error line naming the file.
+func TestCorruptPrepared(t *testing.T) {
+	code, stderr := runMain(t, "-config", filepath.Join("testdata", "badinput", "corrupt_prepared.toml"))
+	lines := errorLines(stderr)
+	if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "corrupt_prepared/adj0/r1c1.data.npy: SHA-256 mismatch") {
+		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+}

@@ -38,6 +38,7 @@ check bad_value.toml "model.dropout = 1.5: expected a number in [0, 1)"
 grid=1x1x$np
 check missing_file.toml "missing_file/edges.txt: file does not exist" -grid $grid
 check bad_line.toml 'bad_line/labels.txt:3: expected' -grid $grid
+check corrupt_prepared.toml 'corrupt_prepared/adj0/r1c1.data.npy: SHA-256 mismatch' -grid $grid
 check truncated.toml 'truncated/edges.txt:3: expected' -grid $grid
 check ok_tiny.toml '-grid "0x1x1": expected XxYxZ' -grid 0x1x1
 check batch_zero.toml 'train.mode = "minibatch" needs a batch size of at least 1 vertex'

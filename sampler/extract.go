@@ -16,15 +16,23 @@ type Extractor struct {
 	A      *spmm.CSR
 	R0, C0 int
 
+	gen  uint32
+	mark []colMark // per local column
+}
+
+// colMark is one column's entry of the tagged map: the column is sampled
+// in the current batch when gen equals the Extractor's generation, and idx
+// is then its compact index. Tag and index share a cache line, since the
+// row scan reads both at random columns.
+type colMark struct {
 	gen uint32
-	tag []uint32 // tag[c] == gen: local column c is sampled this generation
-	idx []int32  // its compact index
+	idx int32
 }
 
 // NewExtractor returns an Extractor over a, whose first row and column are
 // at global positions r0 and c0.
 func NewExtractor(a *spmm.CSR, r0, c0 int) *Extractor {
-	return &Extractor{A: a, R0: r0, C0: c0, tag: make([]uint32, a.Cols), idx: make([]int32, a.Cols)}
+	return &Extractor{A: a, R0: r0, C0: c0, mark: make([]colMark, a.Cols)}
 }
 
 // Extract returns the block of the induced subgraph: rows at the sorted
@@ -41,7 +49,7 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 	}
 	e.gen++
 	if e.gen == 0 { // wrapped: forget every old tag
-		clear(e.tag)
+		clear(e.mark)
 		e.gen = 1
 	}
 	for j, c := range cols {
@@ -49,7 +57,7 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 		if lc < 0 || lc >= e.A.Cols {
 			panic(fmt.Sprintf("sampler: column %d outside the shard's [%d, %d)", c, e.C0, e.C0+e.A.Cols))
 		}
-		e.tag[lc], e.idx[lc] = e.gen, int32(j)
+		e.mark[lc] = colMark{e.gen, int32(j)}
 	}
 	scale := float32(1)
 	if p > 0 {
@@ -75,11 +83,11 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 			panic(fmt.Sprintf("sampler: row %d outside the shard's [%d, %d)", r, e.R0, e.R0+src.Rows))
 		}
 		for k := src.RowPtr[lr]; k < src.RowPtr[lr+1]; k++ {
-			lc := src.ColIdx[k]
-			if e.tag[lc] != e.gen {
+			mk := e.mark[src.ColIdx[k]]
+			if mk.gen != e.gen {
 				continue
 			}
-			j := e.idx[lc]
+			j := mk.idx
 			v := src.Val[k]
 			if rowVerts[i] != colVerts[j] {
 				v *= scale

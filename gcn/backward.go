@@ -1,7 +1,6 @@
 package gcn
 
 import (
-	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/spmm"
 )
@@ -135,15 +134,6 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 		}
 	}
 	return nil
-}
-
-// startOrNot starts a 3D-PMM sum nonblocking when the options ask for
-// overlap, and otherwise completes it at once; the returned wait finishes it.
-func (m *Model) startOrNot(c collectives.Comm, buf []float32) (wait func() error, err error) {
-	if m.Options.Overlap {
-		return m.startAllReduce(c, buf, true)
-	}
-	return func() error { return nil }, m.pmmAllReduce(c, buf)
 }
 
 // rmsNormBackward returns ∂loss/∂Z from ∂loss/∂(norm output) and adds the

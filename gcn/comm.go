@@ -109,4 +109,3 @@ func (m *Model) startOrNot(c collectives.Comm, buf []float32) (wait func() error
 	}
 	return func() error { return nil }, m.pmmAllReduce(c, buf)
 }
-

@@ -5,6 +5,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // FuzzParseMeta feeds arbitrary text to the meta.toml reader: an error
@@ -19,7 +20,15 @@ func FuzzParseMeta(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		m, err := parseMeta("meta.toml", b)
+		var m *Meta
+		var err error
+		done := make(chan struct{})
+		go func() { m, err = parseMeta("meta.toml", b); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(5 * time.Second):
+			t.Fatalf("parseMeta hangs on %q", b)
+		}
 		if err != nil {
 			if !strings.HasPrefix(err.Error(), "meta.toml: ") {
 				t.Fatalf("error does not name the file: %v", err)

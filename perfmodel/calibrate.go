@@ -89,14 +89,30 @@ type calibrator struct {
 	reps  int
 }
 
-// timeIt runs f once to warm up, then reps times, and returns the maximum
-// over ranks of each rank's median.
+// minMeasure is the least time one measurement runs: short operations are
+// repeated until they last this long, so that ranks sharing cores are
+// measured sharing them (a kernel shorter than a scheduler time slice runs
+// alone on its core and looks faster than it is in a training step).
+const minMeasure = 0.02
+
+// timeIt runs f once to warm up, then reps times a batch of k calls (k
+// agreed over the ranks so that every batch lasts about minMeasure), and
+// returns the maximum over ranks of each rank's median time per call.
 func (c *calibrator) timeIt(f func() error) (float64, error) {
 	if err := c.world.Barrier(); err != nil {
 		return 0, err
 	}
+	t0 := time.Now()
 	if err := f(); err != nil {
 		return 0, err
+	}
+	warm := []float64{time.Since(t0).Seconds()}
+	if err := c.world.AllReduceF64(warm, collectives.Max); err != nil {
+		return 0, err
+	}
+	k := int(math.Min(1000, math.Ceil(minMeasure/math.Max(warm[0], 1e-7))))
+	if c.o.Quick {
+		k = min(k, 10)
 	}
 	ts := make([]float64, c.reps)
 	for i := range ts {
@@ -104,10 +120,12 @@ func (c *calibrator) timeIt(f func() error) (float64, error) {
 			return 0, err
 		}
 		t0 := time.Now()
-		if err := f(); err != nil {
-			return 0, err
+		for range k {
+			if err := f(); err != nil {
+				return 0, err
+			}
 		}
-		ts[i] = time.Since(t0).Seconds()
+		ts[i] = time.Since(t0).Seconds() / float64(k)
 	}
 	sort.Float64s(ts)
 	v := []float64{ts[len(ts)/2]}

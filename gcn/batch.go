@@ -51,7 +51,7 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 	bb := &BatchBuilder{g: g, cfg: cfg, full: full, seed: seed, b: b, group: g.CD,
 		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same()}
 	for l := range cfg.layers() {
-		key := [2]int{l % 3, l % 2}
+		key := full.shardKey(l)
 		s := full.adj[key]
 		var have *batchShard
 		for i := range bb.shards {
@@ -103,7 +103,7 @@ func (bb *BatchBuilder) Build(step int) (*Shards, error) {
 		}
 	}
 	sh := &Shards{N: bb.b, Features: full.Features, Classes: full.Classes, Orders: o,
-		adj: map[[2]int]*adjShard{}, bounds: &bounds}
+		adj: map[[2]int]*adjShard{}, bounds: &bounds, sameOrders: full.sameOrders}
 	// local returns the members of order k in this rank's block over axis
 	// a: their full-graph positions and their vertex ids.
 	local := func(k int, a grid.Axis) (pos, ids []int32) {

@@ -63,7 +63,7 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 						}
 						o := sh.Orders
 						for l := range cfg.layers() {
-							key := [2]int{l % 3, l % 2}
+							key := sh.shardKey(l)
 							pa, _, ra := grid.Rotation(l)
 							r0, _ := sh.rows(g, outOrder(l), ra)
 							c0, _ := sh.rows(g, inOrder(l), pa)

@@ -48,7 +48,7 @@ func (m *Model) dims(l int) layerDims {
 	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
 	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
-	d.shard = m.sh.adj[[2]int{l % 3, l % 2}]
+	d.shard = m.sh.adj[m.sh.shardKey(l)]
 	for _, p := range m.Params {
 		switch p.Name {
 		case weightName(l):

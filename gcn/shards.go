@@ -94,8 +94,12 @@ type adjShard struct {
 type Shards struct {
 	N, Features, Classes int
 	Orders               *Orders
-	// adj is keyed by (l mod 3, l mod 2): at most six distinct shards.
+	// adj is keyed by shardKey: at most three distinct shards, six with
+	// double permutation.
 	adj map[[2]int]*adjShard
+	// sameOrders: both vertex orders are the same permutation, so a
+	// layout's shard does not depend on the layer's parity.
+	sameOrders bool
 	// X is the rank's block of the features: rows split over X in order 1,
 	// columns split over Z (with an input projection) or Y (without).
 	X []float32
@@ -107,6 +111,16 @@ type Shards struct {
 	// order and axis: the sampled rows keep the blocks of the full graph,
 	// so they split unevenly. nil means the even split of grid.Block.
 	bounds *[2][3][]int
+}
+
+// shardKey names the adjacency shard layer l uses: its layout (l mod 3)
+// and, with two different vertex orders, the parity that picks A[p1][:, p2]
+// or A[p2][:, p1] (l mod 2).
+func (sh *Shards) shardKey(l int) [2]int {
+	if sh.sameOrders {
+		return [2]int{l % 3, 0}
+	}
+	return [2]int{l % 3, l % 2}
 }
 
 // rows returns this rank's rows of a matrix whose rows are the vertices in
@@ -136,9 +150,9 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	n := src.N()
 	o := src.Orders()
-	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}}
+	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}, sameOrders: o.same()}
 	for l, spec := range cfg.layers() {
-		key := [2]int{l % 3, l % 2}
+		key := sh.shardKey(l)
 		s := sh.adj[key]
 		if s == nil {
 			p, _, r := grid.Rotation(l)

@@ -193,14 +193,18 @@ func (j Job) layers() []layerSpec {
 	return specs
 }
 
-// shardKeys returns the distinct adjacency shards (l mod 3, l mod 2) the
-// job's layers use, as package gcn keys them (at most six; with fewer than
-// four layers at most three), and whether each one's transpose is kept.
+// shardKeys returns the distinct adjacency shards the job's layers use, as
+// package gcn keys them — (l mod 3, l mod 2) with double permutation, at
+// most six; (l mod 3, 0) otherwise, at most three — and whether each one's
+// transpose is kept.
 func (j Job) shardKeys() (keys [][2]int, transposed map[[2]int]bool) {
 	transposed = map[[2]int]bool{}
 	seen := map[[2]int]bool{}
 	for l, s := range j.layers() {
 		k := [2]int{l % 3, l % 2}
+		if j.Permutation != PermuteDouble {
+			k[1] = 0
+		}
 		if !seen[k] {
 			seen[k] = true
 			keys = append(keys, k)

@@ -35,7 +35,8 @@ func (m Memory) Total() int64 {
 	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset
 }
 
-// layerOf returns a layer that uses shard key k = (l mod 3, l mod 2).
+// layerOf returns a layer that uses shard key k = (l mod 3, l mod 2) (or
+// (l mod 3, 0) without double permutation, where parity does not matter).
 func layerOf(k [2]int) int {
 	for l := 0; ; l++ {
 		if l%3 == k[0] && l%2 == k[1] {

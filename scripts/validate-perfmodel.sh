@@ -5,9 +5,12 @@
 # measured epoch times with the predictions (Spearman rank correlation, and
 # how much slower the predicted-best grid ran than the measured best).
 #
-#   scripts/validate-perfmodel.sh [job.toml] [ranks]
+#   scripts/validate-perfmodel.sh [job.toml] [ranks] [minibatch-job.toml]
 #
-# Defaults: examples/rmat17-perfmodel.toml on 8 ranks. Everything goes to
+# Defaults: examples/rmat17-perfmodel.toml on 8 ranks. With a mini-batch
+# job (default examples/rmat17-minibatch-perfmodel.toml; "none" skips it),
+# that job is also trained on every 4D grid Gd×Gx×Gy×Gz of the ranks with
+# Gd = 1 and 2 and scored the same way (score-minibatch.*). Everything goes to
 # runs/validate-perfmodel/: machine.toml (the calibration), one run
 # directory per grid, score.txt, score.json and grids.png. Takes a few
 # minutes on 2 cores; timings on a shared machine are noisy, so run it once
@@ -16,6 +19,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 JOB=${1:-examples/rmat17-perfmodel.toml}
 NP=${2:-8}
+MBJOB=${3:-examples/rmat17-minibatch-perfmodel.toml}
 OUT=runs/validate-perfmodel
 MPIRUN=(mpirun -np "$NP" --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
@@ -47,3 +51,26 @@ done
 
 ./scalegnn perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids.png" "${runs[@]}" | tee "$OUT/score.txt"
 ./scalegnn perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${runs[@]}" >"$OUT/score.json"
+
+[ "$MBJOB" = none ] && exit 0
+# The mini-batch job on every grid with Gd = 1 and Gd = 2 (when 2 divides
+# the ranks): Gd is set in a per-run copy, Gx×Gy×Gz by -grid.
+mbruns=()
+for d in 1 2; do
+	((NP % d)) && continue
+	n=$((NP / d))
+	for ((x = 1; x <= n; x++)); do
+		((n % x)) && continue
+		for ((y = 1; y <= n / x; y++)); do
+			((n / x % y)) && continue
+			g="${x}x${y}x$((n / x / y))"
+			dir="$OUT/minibatch-d$d-$g"
+			echo "== mini-batch training on grid $g, d = $d" >&2
+			sed -e "s|^dir = .*|dir = \"$dir\"|" -e "s|^d = .*|d = $d|" "$MBJOB" >"$OUT/job-minibatch-d$d-$g.toml"
+			"${MPIRUN[@]}" ./scalegnn -config "$OUT/job-minibatch-d$d-$g.toml" -grid "$g" 2>"$dir.log" || { tail -5 "$dir.log"; exit 1; }
+			mbruns+=("$dir")
+		done
+	done
+done
+./scalegnn perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids-minibatch.png" "${mbruns[@]}" | tee "$OUT/score-minibatch.txt"
+./scalegnn perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${mbruns[@]}" >"$OUT/score-minibatch.json"

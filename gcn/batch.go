@@ -50,21 +50,17 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 	}
 	bb := &BatchBuilder{g: g, cfg: cfg, full: full, seed: seed, b: b, group: g.CD,
 		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same()}
+	seen := map[[2]int]bool{}
 	for l := range cfg.layers() {
 		key := full.shardKey(l)
-		s := full.adj[key]
-		var have *batchShard
-		for i := range bb.shards {
-			if bb.shards[i].key == key {
-				have = &bb.shards[i]
-			}
-		}
-		if have != nil {
+		if seen[key] {
 			continue
 		}
+		seen[key] = true
 		p, _, r := grid.Rotation(l)
 		r0, _ := g.Range(full.N, r)
 		c0, _ := g.Range(full.N, p)
+		s := full.adj[key]
 		bb.shards = append(bb.shards, batchShard{key: key, in: inOrder(l), out: outOrder(l), rowAxis: r, colAxis: p,
 			ex: sampler.NewExtractor(s.a, r0, c0), needsTranspose: s.at != nil})
 	}

@@ -49,7 +49,7 @@ func setupPrepared(cfg *Config, world collectives.Comm, g *grid.Grid, be spmm.Ba
 	if err != nil {
 		return nil, err
 	}
-	log.Info("shards loaded", zap.Int("rank", world.Rank()), zap.Duration("took", time.Since(t0)))
+	log.Info("shards loaded", zap.Duration("took", time.Since(t0)))
 	mdl, err := gcn.NewModel(g, be, mcfg, OptimizerFor(cfg), sh)
 	if err != nil {
 		return nil, err

@@ -146,6 +146,14 @@ func (r *Reader) ReadInt64(dst []int64) (int, error) {
 		return 0, err
 	}
 	n := len(b) / r.t.size
+	if r.t.kind == 'i' && r.t.size == 8 && !r.t.big {
+		for i := range n {
+			dst[i] = int64(binary.LittleEndian.Uint64(b[8*i:]))
+		}
+		r.pos += n
+		r.left -= n
+		return n, nil
+	}
 	for i := range n {
 		v, u, uns := r.rawInt(b, i)
 		if uns {
@@ -163,6 +171,19 @@ func (r *Reader) ReadInt64(dst []int64) (int, error) {
 
 // ReadInt32 is ReadInt64 with values that must fit an int32.
 func (r *Reader) ReadInt32(dst []int32) (int, error) {
+	if r.t.kind == 'i' && r.t.size == 4 && !r.t.big {
+		b, err := r.chunk(len(dst))
+		if err != nil {
+			return 0, err
+		}
+		n := len(b) / 4
+		for i := range n {
+			dst[i] = int32(binary.LittleEndian.Uint32(b[4*i:]))
+		}
+		r.pos += n
+		r.left -= n
+		return n, nil
+	}
 	tmp := make([]int64, min(len(dst), r.left))
 	n, err := r.ReadInt64(tmp)
 	if err != nil {

@@ -42,22 +42,22 @@ EOT
 
 rm -rf "$ds"
 /usr/bin/time -v -o "$DIR/prepare.time" ./scalegnn prepare -in "scale=$SCALE,edge_factor=16,seed=1" -format rmat \
-	-out "$ds" -blocks 8 -permute double -seed 7 2>&1 | tail -n 3
+	-out "$ds" -blocks 8 -permute double -seed 7 2>&1 | tee "$DIR/prepare.log" | grep -E '100%|wrote' 
 ./scalegnn dataset info "$ds" -grid 2x2x2 -layers 2
 du -sh "$ds"
 
 job prepared8 prepared "path = \"$ds\"" 2x2x2
 $MPIRUN -np 8 sh -c '/usr/bin/time -v -o "$0.$OMPI_COMM_WORLD_RANK" ./scalegnn -config "$1"' "$DIR/rank" "$DIR/prepared8.toml" 2>&1 |
-	grep -E '"shards loaded"|"done"' || true
+	grep -E 'shards loaded|	done	' || true
 job prepared1 prepared "path = \"$ds\"" 1x1x1
-/usr/bin/time -v -o "$DIR/prepared1.time" ./scalegnn -config "$DIR/prepared1.toml" 2>&1 | grep -E '"shards loaded"|"done"' || true
+/usr/bin/time -v -o "$DIR/prepared1.time" ./scalegnn -config "$DIR/prepared1.toml" 2>&1 | grep -E 'shards loaded|	done	' || true
 job memory1 rmat "seed = 1
 [dataset.rmat]
 scale = $SCALE
 edge_factor = 16" 1x1x1
-/usr/bin/time -v -o "$DIR/memory1.time" ./scalegnn -config "$DIR/memory1.toml" 2>&1 | grep -E '"dataset loaded"|"done"' || true
+/usr/bin/time -v -o "$DIR/memory1.time" ./scalegnn -config "$DIR/memory1.toml" 2>&1 | grep -E 'dataset loaded|	done	' || true
 
-echo "prepare:                  $(rss "$DIR/prepare.time")"
+echo "prepare:                  $(rss "$DIR/prepare.time"), $(awk -F': ' '/User time/ {u = $2} /System time/ {s = $2} END {printf "CPU user %ss, system %ss", u, s}' "$DIR/prepare.time")"
 for r in 0 1 2 3 4 5 6 7; do echo "8 ranks, prepared, rank $r: $(rss "$DIR/rank.$r")"; done
 echo "1 rank, prepared:         $(rss "$DIR/prepared1.time")"
 echo "1 rank, in memory:        $(rss "$DIR/memory1.time")"

@@ -54,16 +54,7 @@ func setupPrepared(cfg *Config, world collectives.Comm, g *grid.Grid, be spmm.Ba
 	if err != nil {
 		return nil, err
 	}
-	// The rest mirrors the end of Setup.
-	mdl.Threads = threads
-	mdl.Options = gcn.Options{BF16: cfg.Train.CommDtype == CommBF16, Overlap: cfg.Train.Overlap}
-	j := &Job{Cfg: cfg, Grid: g, Model: mdl, log: log, world: world, steps: 1}
-	if cfg.Train.Mode == ModeMiniBatch {
-		if err := j.setupBatches(m.Nodes); err != nil {
-			return nil, err
-		}
-	}
-	return j, nil
+	return newJob(cfg, world, g, mdl, threads, m.Nodes, log)
 }
 
 // CheckPreparedPermutation reports an error when the job's [permute]

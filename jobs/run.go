@@ -80,11 +80,18 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 	if err != nil {
 		return nil, err
 	}
+	return newJob(cfg, world, g, m, threads, graph.N, log)
+}
+
+// newJob finishes Setup once the model is built, whatever the dataset
+// source: run-time options, and for mini-batch training the batch builder
+// over the model's shards of the n-vertex graph.
+func newJob(cfg *Config, world collectives.Comm, g *grid.Grid, m *gcn.Model, threads, n int, log *zap.Logger) (*Job, error) {
 	m.Threads = threads
 	m.Options = gcn.Options{BF16: cfg.Train.CommDtype == CommBF16, Overlap: cfg.Train.Overlap}
 	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
 	if cfg.Train.Mode == ModeMiniBatch {
-		if err := j.setupBatches(graph.N); err != nil {
+		if err := j.setupBatches(n); err != nil {
 			return nil, err
 		}
 	}

@@ -12,6 +12,22 @@ import (
 	"scalegnn/spmm"
 )
 
+// batchModel builds, on this rank of the grid shape, the model over the
+// problem's graph in orders and a BatchBuilder of b-vertex batches over its
+// shards.
+func batchModel(w collectives.Comm, shape grid.Shape, cfg Config, opt Optimizer, p *testProblem, orders *Orders, seed uint64, b int) (*grid.Grid, *Model, *BatchBuilder, error) {
+	g, err := grid.New(w, shape)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders)
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	bb, err := NewBatchBuilder(g, cfg, m.Shards(), seed, b)
+	return g, m, bb, err
+}
+
 func runLocal(t *testing.T, n int, fn func(w collectives.Comm) error) {
 	t.Helper()
 	for r, err := range collectives.RunLocal(n, fn) {
@@ -45,15 +61,7 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 					var mu sync.Mutex
 					got := map[[2]int]map[[2]int]float32{} // key → (row, col) in S → value
 					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
-						g, err := grid.New(w, shape)
-						if err != nil {
-							return err
-						}
-						m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
-						if err != nil {
-							return err
-						}
-						bb, err := NewBatchBuilder(g, cfg, m.Shards(), seed, b)
+						g, _, bb, err := batchModel(w, shape, cfg, DefaultOptimizer(), p, orders, seed, b)
 						if err != nil {
 							return err
 						}
@@ -250,19 +258,11 @@ func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
 						seen: map[string][]bool{}, losses: make([][]float64, shape.Ranks())}
 					groupOf := make([]int, shape.Ranks())
 					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
-						g, err := grid.New(w, shape)
-						if err != nil {
-							return err
-						}
-						m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders)
+						g, m, bb, err := batchModel(w, shape, cfg, opt, p, orders, seed, b)
 						if err != nil {
 							return err
 						}
 						m.Options = Options{Overlap: true}
-						bb, err := NewBatchBuilder(g, cfg, m.Shards(), seed, b)
-						if err != nil {
-							return err
-						}
 						sh, err := bb.Build(step)
 						if err != nil {
 							return err
@@ -346,15 +346,7 @@ func TestTinyBatches(t *testing.T) {
 					perms := permute.New(p.n, permute.Double, 5)
 					orders := NewOrders(p.n, perms.P1, perms.P2)
 					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
-						g, err := grid.New(w, shape)
-						if err != nil {
-							return err
-						}
-						m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
-						if err != nil {
-							return err
-						}
-						bb, err := NewBatchBuilder(g, cfg, m.Shards(), 3, b)
+						_, m, bb, err := batchModel(w, shape, cfg, DefaultOptimizer(), p, orders, 3, b)
 						if err != nil {
 							return err
 						}

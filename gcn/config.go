@@ -75,6 +75,25 @@ func (c Config) layers() []layerSpec {
 	return specs
 }
 
+// LayerSpec is what GCN layer l does (exported for the performance model,
+// which must count the same work): its input and output widths, whether
+// norm, ReLU and residual apply, and whether its input needs a gradient
+// (the transposed SpMM of the backward pass).
+type LayerSpec struct {
+	In, Out                int
+	Hidden, Norm, Residual bool
+	NeedInputGrad          bool
+}
+
+// LayerSpecs returns the specification of every GCN layer of c.
+func (c Config) LayerSpecs() []LayerSpec {
+	var out []LayerSpec
+	for _, s := range c.layers() {
+		out = append(out, LayerSpec{In: s.in, Out: s.out, Hidden: s.hidden, Norm: s.norm, Residual: s.residual, NeedInputGrad: s.needInputGrad})
+	}
+	return out
+}
+
 // Dropout sites: GCN layer l's input is site l, the head's input is site
 // Layers.
 func (c Config) headSite() int { return c.Layers }

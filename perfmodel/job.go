@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"fmt"
 	"math"
+	"scalegnn/gcn"
 )
 
 // Mode is how a job trains.
@@ -166,7 +167,8 @@ func (j Job) imbalance() float64 {
 	return j.Imbalance
 }
 
-// layerSpec is one GCN layer's widths and options (gcn.Config.layers).
+// layerSpec is one GCN layer's widths and options, as package gcn
+// derives them.
 type layerSpec struct {
 	in, out                int
 	hidden, norm, residual bool
@@ -174,21 +176,12 @@ type layerSpec struct {
 }
 
 func (j Job) layers() []layerSpec {
-	specs := make([]layerSpec, j.Layers)
-	for l := range specs {
-		s := &specs[l]
-		s.in, s.out = j.Hidden, j.Hidden
-		if l == 0 && !j.InputProjection {
-			s.in = j.Features
-		}
-		last := l == j.Layers-1
-		if last && !j.OutputHead {
-			s.out = j.Classes
-		}
-		s.hidden = !last || j.OutputHead
-		s.norm = s.hidden && j.Norm
-		s.residual = s.hidden && j.Residual && s.in == s.out
-		s.needInputGrad = l > 0 || j.InputProjection
+	cfg := gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
+		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual}
+	var specs []layerSpec
+	for _, s := range cfg.LayerSpecs() {
+		specs = append(specs, layerSpec{in: s.In, out: s.Out, hidden: s.Hidden, norm: s.Norm, residual: s.Residual,
+			needInputGrad: s.NeedInputGrad})
 	}
 	return specs
 }

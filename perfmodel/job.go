@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"fmt"
 	"math"
+
 	"scalegnn/gcn"
 )
 

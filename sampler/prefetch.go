@@ -1,6 +1,9 @@
 package sampler
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // Prefetcher hands out the batches of consecutive steps. With prefetching
 // on, the batch of step t+1 is built in a goroutine while the caller trains
@@ -48,8 +51,16 @@ func (p *Prefetcher[T]) Next() (item T, wait, took time.Duration, err error) {
 	return b.item, wait, b.took, b.err
 }
 
-func (p *Prefetcher[T]) run(step int) built[T] {
+// run builds one batch. A panic in build becomes the batch's error: a
+// prefetching goroutine that panicked would otherwise end the process with
+// a stack trace instead of the job's one-line failure.
+func (p *Prefetcher[T]) run(step int) (b built[T]) {
 	t0 := time.Now()
+	defer func() {
+		if v := recover(); v != nil {
+			b = built[T]{took: time.Since(t0), err: fmt.Errorf("sampler: building the batch of step %d: %v", step, v)}
+		}
+	}()
 	item, err := p.build(step)
 	return built[T]{item, time.Since(t0), err}
 }

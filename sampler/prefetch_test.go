@@ -2,6 +2,7 @@ package sampler
 
 import (
 	"errors"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -65,5 +66,26 @@ func TestPrefetcherError(t *testing.T) {
 	}
 	if _, _, _, err := p.Next(); !errors.Is(err, bad) {
 		t.Fatalf("third batch: error %v, want %v", err, bad)
+	}
+}
+
+// TestPrefetcherPanic: a build that panics, in the prefetching goroutine or
+// not, comes back as an error naming the step.
+func TestPrefetcherPanic(t *testing.T) {
+	for _, on := range []bool{false, true} {
+		p := NewPrefetcher(func(step int) (int, error) {
+			if step == 1 {
+				panic("index out of range")
+			}
+			return step, nil
+		}, 0, on)
+		if _, _, _, err := p.Next(); err != nil {
+			t.Fatal(err)
+		}
+		_, _, _, err := p.Next()
+		if err == nil || !strings.Contains(err.Error(), "step 1: index out of range") {
+			t.Errorf("prefetch=%v: error %v, want the panic of step 1", on, err)
+		}
+		p.Close()
 	}
 }

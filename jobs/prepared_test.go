@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"fmt"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -48,18 +49,24 @@ func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
 // count does not divide, and requires identical losses and accuracies.
 func TestPreparedTrainsLikeInMemory(t *testing.T) {
 	for _, c := range []struct {
-		scheme string
-		grid   GridConfig
-		blocks int
+		scheme    string
+		grid      GridConfig
+		blocks    int
+		minibatch bool
 	}{
-		{PermuteDouble, GridConfig{X: 2, Y: 2, Z: 2, D: 1}, 3},
-		{PermuteSingle, GridConfig{X: 1, Y: 2, Z: 3, D: 1}, 4},
-		{PermuteNone, GridConfig{X: 1, Y: 1, Z: 1, D: 1}, 2},
+		{PermuteDouble, GridConfig{X: 2, Y: 2, Z: 2, D: 1}, 3, false},
+		{PermuteSingle, GridConfig{X: 1, Y: 2, Z: 3, D: 1}, 4, false},
+		{PermuteNone, GridConfig{X: 1, Y: 1, Z: 1, D: 1}, 2, false},
+		// Mini-batches cut from prepared shards, 2 replicas, bf16 sums.
+		{PermuteDouble, GridConfig{X: 1, Y: 2, Z: 1, D: 2}, 3, true},
 	} {
-		t.Run(c.scheme, func(t *testing.T) {
+		t.Run(fmt.Sprintf("%s/%dx%dx%dx%d", c.scheme, c.grid.D, c.grid.X, c.grid.Y, c.grid.Z), func(t *testing.T) {
 			tmp := t.TempDir()
 			cfg := DefaultConfig()
 			cfg.Train.Epochs, cfg.Train.EvalEvery = 3, 1
+			if c.minibatch {
+				cfg.Train.Mode, cfg.Train.BatchRatio, cfg.Train.CommDtype = ModeMiniBatch, 0.4, CommBF16
+			}
 			cfg.Grid, cfg.Permute = c.grid, PermuteConfig{Scheme: c.scheme, Seed: 5}
 			cfg.Output.Dir = filepath.Join(tmp, "mem")
 			want, wantM := trainLocal(t, cfg)

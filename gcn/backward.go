@@ -31,8 +31,7 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 		if err := waitDX(); err != nil {
 			return err
 		}
-		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
-		d = m.dropout(dx, verts, p.R0, in, tp.training, tp.step, cfg.headSite())
+		d = m.applyKeep(dx, tp.headKeep, in)
 	}
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		dm, lt := m.layers[l], tp.layers[l]
@@ -106,8 +105,7 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
 		}
-		verts := sh.Orders.Order[inOrder(l)][dm.pr0:dm.pr1]
-		df = m.dropout(df, verts, dm.in0, dm.dIn, tp.training, tp.step, l)
+		df = m.applyKeep(df, lt.keep, dm.dIn)
 		if dRes != nil {
 			// The residual's gradient flows back through the inverse
 			// redistribution: output layout (rows R, cols P) to input

@@ -50,3 +50,50 @@ func TestDropoutThreadsAndMask(t *testing.T) {
 		t.Fatal("evaluation must not apply dropout")
 	}
 }
+
+// TestDropoutKeepRecordsTheMask: the recording pass gives dropout's output
+// bit for bit, and its mask, applied to another block (the backward pass's
+// gradient), is the mask the reference draws — for widths that are not
+// multiples of 64 and on one or several goroutines.
+func TestDropoutKeepRecordsTheMask(t *testing.T) {
+	const rows, c0, p = 257, 5, 0.3
+	rng := rand.New(rand.NewPCG(3, 4))
+	for _, width := range []int{1, 63, 64, 70, 130} {
+		src := make([]float32, rows*width)
+		grad := make([]float32, rows*width)
+		for i := range src {
+			if rng.IntN(2) > 0 {
+				src[i] = float32(rng.NormFloat64())
+			}
+			grad[i] = float32(rng.NormFloat64())
+		}
+		verts := make([]int32, rows)
+		for i := range verts {
+			verts[i] = int32(rng.IntN(100000))
+		}
+		cfg := Config{Dropout: p, Seed: 11}
+		for _, threads := range []int{1, 3} {
+			m := &Model{Cfg: cfg, Threads: threads}
+			out, keep := m.dropoutKeep(src, verts, c0, width, true, 7, 1)
+			if want := m.dropout(src, verts, c0, width, true, 7, 1); !slices.Equal(out, want) {
+				t.Fatalf("width %d, %d threads: dropoutKeep's output differs from dropout's", width, threads)
+			}
+			back := m.applyKeep(grad, keep, width)
+			for i, v := range verts {
+				for j := 0; j < width; j++ {
+					want := float32(0)
+					if dropKeep(cfg.Seed, 7, 1, v, c0+j, p) {
+						want = grad[i*width+j] * float32(1/(1-p))
+					}
+					if got := back[i*width+j]; got != want {
+						t.Fatalf("width %d, %d threads: masked gradient (%d, %d) = %v, want %v", width, threads, i, j, got, want)
+					}
+				}
+			}
+		}
+	}
+	m := &Model{Cfg: Config{Dropout: p}}
+	if out, keep := m.dropoutKeep([]float32{1}, []int32{0}, 0, 1, false, 0, 0); keep != nil || out[0] != 1 {
+		t.Fatal("evaluation must not apply dropout nor record a mask")
+	}
+}

@@ -14,11 +14,13 @@ type tape struct {
 	projIn   []float32
 	layers   []layerTape
 	headIn   []float32 // after dropout
+	headKeep []uint64  // its dropout mask (nil without dropout)
 	logits   []float32
 }
 
 type layerTape struct {
 	inDrop []float32 // F̃: input after dropout (rows P, cols Q)
+	keep   []uint64  // its dropout mask, when backward needs it (nil without dropout)
 	h      []float32 // H = Â·F̃ (rows R, cols Q)
 	u, rms []float32 // RMSNorm: Z/rms and rms per row
 	act    []float32 // input of the ReLU (rows R, cols P)
@@ -64,32 +66,6 @@ func dense(data []float32, rows, cols int) spmm.Dense {
 	return spmm.Dense{Rows: rows, Cols: cols, Stride: cols, Data: data}
 }
 
-// dropout returns src with the dropout mask of (step, site) applied; rows
-// are the vertex ids of the block's rows and c0 its first global column.
-// Outside training, or with p = 0, src itself is returned.
-func (m *Model) dropout(src []float32, verts []int32, c0, width int, training bool, step, site int) []float32 {
-	p := m.Cfg.Dropout
-	if !training || p == 0 {
-		return src
-	}
-	scale := [2]float32{0, float32(1 / (1 - p))}
-	out := make([]float32, len(src))
-	m.parallelRows(len(verts), width, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			mask := newDropMask(m.Cfg.Seed, step, site, verts[i], p)
-			row, dst := src[i*width:(i+1)*width], out[i*width:(i+1)*width]
-			for j, x := range row {
-				// A zero stays zero whatever the mask says; sparse inputs
-				// (bag-of-words features) skip most draws this way.
-				if x != 0 {
-					dst[j] = x * scale[mask.keep01(c0+j)]
-				}
-			}
-		}
-	})
-	return out
-}
-
 // forward runs the model on this rank's blocks and returns the local block
 // of the logits (rows and classes as logitsAxes says) and the tape.
 func (m *Model) forward(training bool, step int) (*tape, error) {
@@ -112,7 +88,14 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 	for l := range m.specs {
 		d := m.layers[l]
 		verts := sh.Orders.Order[inOrder(l)][d.pr0:d.pr1]
-		lt := layerTape{inDrop: m.dropout(x, verts, d.in0, d.dIn, training, step, l)}
+		var lt layerTape
+		if d.spec.needInputGrad {
+			// The backward pass masks this layer's input gradient with the
+			// same draws: keep them.
+			lt.inDrop, lt.keep = m.dropoutKeep(x, verts, d.in0, d.dIn, training, step, l)
+		} else {
+			lt.inDrop = m.dropout(x, verts, d.in0, d.dIn, training, step, l)
+		}
 
 		lt.h = make([]float32, d.nR*d.dIn)
 		m.spmm(dense(lt.h, d.nR, d.dIn), d.shard.a, dense(lt.inDrop, d.nP, d.dIn))
@@ -159,7 +142,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		pa, qa, _ := grid.Rotation(cfg.Layers)
 		r0, r1 := sh.rows(g, outOrder(cfg.Layers-1), pa)
 		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
-		tp.headIn = m.dropout(x, verts, p.R0, p.R1-p.R0, training, step, cfg.headSite())
+		tp.headIn, tp.headKeep = m.dropoutKeep(x, verts, p.R0, p.R1-p.R0, training, step, cfg.headSite())
 		out := make([]float32, (r1-r0)*(p.C1-p.C0))
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(tp.headIn, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))
 		if err := m.pmmAllReduce(g.Comm(qa), out); err != nil {

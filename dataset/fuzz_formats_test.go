@@ -142,12 +142,6 @@ func FuzzOGBSplit(f *testing.F) {
 			checkParseError(t, err)
 			return
 		}
-		seen := map[int32]bool{}
-		for k, id := range ids {
-			if id < 0 || id >= fuzzN || seen[id] || lines[k] < 1 {
-				t.Fatalf("id %d at line %d", id, lines[k])
-			}
-			seen[id] = true
-		}
+		checkSplitIDs(t, ids, lines)
 	})
 }

@@ -112,13 +112,7 @@ func FuzzParseSplit(f *testing.F) {
 			checkParseError(t, err)
 			return
 		}
-		seen := map[int32]bool{}
-		for k, id := range ids {
-			if id < 0 || id >= fuzzN || seen[id] || lines[k] < 1 {
-				t.Fatalf("id %d at line %d", id, lines[k])
-			}
-			seen[id] = true
-		}
+		checkSplitIDs(t, ids, lines)
 	})
 }
 
@@ -154,4 +148,17 @@ func FuzzParseMeta(f *testing.F) {
 			t.Fatalf("meta %+v", m)
 		}
 	})
+}
+
+// checkSplitIDs fails unless a parsed split holds distinct vertex ids in
+// [0, fuzzN), each from a line number >= 1.
+func checkSplitIDs(t *testing.T, ids, lines []int32) {
+	t.Helper()
+	seen := map[int32]bool{}
+	for k, id := range ids {
+		if id < 0 || id >= fuzzN || seen[id] || lines[k] < 1 {
+			t.Fatalf("id %d at line %d", id, lines[k])
+		}
+		seen[id] = true
+	}
 }

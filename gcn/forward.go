@@ -40,17 +40,17 @@ type layerDims struct {
 	weight, norm *Param
 }
 
-func (m *Model) dims(l int) layerDims {
+func (m *Model) dims(sh *Shards, l int) layerDims {
 	var d layerDims
 	d.spec = m.specs[l]
 	d.p, d.q, d.r = grid.Rotation(l)
-	d.pr0, d.pr1 = m.sh.rows(m.g, inOrder(l), d.p)
-	d.rr0, d.rr1 = m.sh.rows(m.g, outOrder(l), d.r)
+	d.pr0, d.pr1 = sh.rows(m.g, inOrder(l), d.p)
+	d.rr0, d.rr1 = sh.rows(m.g, outOrder(l), d.r)
 	d.in0, d.in1 = m.g.Range(d.spec.in, d.q)
 	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
 	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
-	d.shard = m.sh.adj[m.sh.shardKey(l)]
+	d.shard = sh.adj[sh.shardKey(l)]
 	for _, p := range m.Params {
 		switch p.Name {
 		case weightName(l):

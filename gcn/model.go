@@ -114,12 +114,9 @@ type bound struct {
 
 func (m *Model) bind(sh *Shards) bound {
 	b := bound{sh: sh}
-	prev := m.sh
-	m.sh = sh // dims reads the shards it is bound to
 	for l := range m.specs {
-		b.layers = append(b.layers, m.dims(l))
+		b.layers = append(b.layers, m.dims(sh, l))
 	}
-	m.sh = prev
 	if m.Cfg.Residual {
 		b.rowMaps = [2][]int32{sh.Orders.rowMap(0, 1), sh.Orders.rowMap(1, 0)}
 	}

@@ -138,6 +138,9 @@ func logBalance(log *zap.Logger, adj *spmm.CSR, perms *permute.Perms, s grid.Sha
 	seen := map[[2]int]bool{}
 	for l := 0; l < layers; l++ {
 		key := [2]int{l % 3, l % 2}
+		if perms.Scheme != permute.Double {
+			key[1] = 0 // both vertex orders agree: one shard per layout
+		}
 		if seen[key] {
 			continue
 		}

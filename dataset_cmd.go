@@ -90,23 +90,14 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "balance      %s: %v\n", shardName(k), st)
 		}
 	case *gridFlag != "":
-		seen := map[[2]int]bool{}
-		for l := range *layers {
-			key := [2]int{l % 3, l % 2}
-			if seen[key] {
-				continue
-			}
-			seen[key] = true
-			p, _, r := grid.Rotation(l)
-			k := l % 2
-			if m.Permute.Scheme != "double" {
-				k = 0
-			}
-			st, err := d.Balance(k, shape.Size(r), shape.Size(p))
+		two := m.Permute.Scheme == "double"
+		for _, sh := range grid.ShardsOf(*layers, two) {
+			r, p := sh.Axes()
+			st, err := d.Balance(sh.RowOrder(), shape.Size(r), shape.Size(p))
 			if err != nil {
 				return fail(stderr, err)
 			}
-			fmt.Fprintf(stdout, "balance      layer %d on %dx%dx%d (%s): %v\n", l, shape.X, shape.Y, shape.Z, shardName(k), st)
+			fmt.Fprintf(stdout, "balance      layer %d on %dx%dx%d (%s): %v\n", sh.FirstUse(two), shape.X, shape.Y, shape.Z, shardName(sh.RowOrder()), st)
 		}
 	}
 	return 0

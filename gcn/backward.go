@@ -14,7 +14,7 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
 		pa, _, ra := grid.Rotation(cfg.Layers)
-		r0, r1 := sh.rows(g, outOrder(cfg.Layers-1), pa)
+		r0, r1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), pa)
 		rows, in, out := r1-r0, p.R1-p.R0, p.C1-p.C0
 		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ): orthogonal
 		// groups, so with overlap dX's sum runs while dW is computed.
@@ -111,9 +111,9 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 			// redistribution: output layout (rows R, cols P) to input
 			// layout (rows P, cols Q), output order to input order.
 			back := make([]float32, len(df))
-			src := sh.layout(outOrder(l), dm.r, dm.p, dm.spec.out)
-			dst := sh.layout(inOrder(l), dm.p, dm.q, dm.spec.in)
-			if err := g.Redistribute(back, dst, dRes, src, m.rowMaps[outOrder(l)]); err != nil {
+			src := sh.layout(grid.OutputOrder(l), dm.r, dm.p, dm.spec.out)
+			dst := sh.layout(grid.InputOrder(l), dm.p, dm.q, dm.spec.in)
+			if err := g.Redistribute(back, dst, dRes, src, m.rowMaps[grid.OutputOrder(l)]); err != nil {
 				return err
 			}
 			for k := range df {

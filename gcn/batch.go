@@ -33,7 +33,7 @@ type BatchBuilder struct {
 }
 
 type batchShard struct {
-	key            [2]int
+	key            grid.Shard
 	in, out        int // vertex orders of columns and rows
 	colAxis        grid.Axis
 	rowAxis        grid.Axis
@@ -50,18 +50,12 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 	}
 	bb := &BatchBuilder{g: g, cfg: cfg, full: full, seed: seed, b: b, group: g.CD,
 		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same()}
-	seen := map[[2]int]bool{}
-	for l := range cfg.layers() {
-		key := full.shardKey(l)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		p, _, r := grid.Rotation(l)
+	for _, key := range grid.ShardsOf(cfg.Layers, !full.sameOrders) {
+		r, p := key.Axes()
 		r0, _ := g.Range(full.N, r)
 		c0, _ := g.Range(full.N, p)
 		s := full.adj[key]
-		bb.shards = append(bb.shards, batchShard{key: key, in: inOrder(l), out: outOrder(l), rowAxis: r, colAxis: p,
+		bb.shards = append(bb.shards, batchShard{key: key, in: key.ColOrder(), out: key.RowOrder(), rowAxis: r, colAxis: p,
 			ex: sampler.NewExtractor(s.a, r0, c0), needsTranspose: s.at != nil})
 	}
 	fr0, fr1 := g.Range(full.N, grid.X)
@@ -99,7 +93,7 @@ func (bb *BatchBuilder) Build(step int) (*Shards, error) {
 		}
 	}
 	sh := &Shards{N: bb.b, Features: full.Features, Classes: full.Classes, Orders: o,
-		adj: map[[2]int]*adjShard{}, bounds: &bounds, sameOrders: full.sameOrders}
+		adj: map[grid.Shard]*adjShard{}, bounds: &bounds, sameOrders: full.sameOrders}
 	// local returns the members of order k in this rank's block over axis
 	// a: their full-graph positions and their vertex ids.
 	local := func(k int, a grid.Axis) (pos, ids []int32) {
@@ -122,7 +116,7 @@ func (bb *BatchBuilder) Build(step int) (*Shards, error) {
 
 	rowAxis, _ := logitsAxes(bb.cfg)
 	lr0, _ := g.Range(full.N, rowAxis)
-	rows, _ = local(outOrder(bb.cfg.Layers-1), rowAxis)
+	rows, _ = local(grid.OutputOrder(bb.cfg.Layers-1), rowAxis)
 	n := len(rows)
 	sh.Labels, sh.Train, sh.Val, sh.Test = make([]int32, n), make([]bool, n), make([]bool, n), make([]bool, n)
 	for j, p := range rows {

@@ -59,7 +59,7 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 						pos[v] = i
 					}
 					var mu sync.Mutex
-					got := map[[2]int]map[[2]int]float32{} // key → (row, col) in S → value
+					got := map[grid.Shard]map[[2]int]float32{} // key → (row, col) in S → value
 					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
 						g, _, bb, err := batchModel(w, shape, cfg, DefaultOptimizer(), p, orders, seed, b)
 						if err != nil {
@@ -73,8 +73,8 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 						for l := range cfg.layers() {
 							key := sh.shardKey(l)
 							pa, _, ra := grid.Rotation(l)
-							r0, _ := sh.rows(g, outOrder(l), ra)
-							c0, _ := sh.rows(g, inOrder(l), pa)
+							r0, _ := sh.rows(g, grid.OutputOrder(l), ra)
+							c0, _ := sh.rows(g, grid.InputOrder(l), pa)
 							a := sh.adj[key].a
 							if at := sh.adj[key].at; at != nil {
 								if err := sameCSR(at, spmm.Transpose(a)); err != nil {
@@ -86,9 +86,9 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 								got[key] = map[[2]int]float32{}
 							}
 							for i := 0; i < a.Rows; i++ {
-								u := o.Order[outOrder(l)][r0+i]
+								u := o.Order[grid.OutputOrder(l)][r0+i]
 								for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
-									v := o.Order[inOrder(l)][c0+int(a.ColIdx[k])]
+									v := o.Order[grid.InputOrder(l)][c0+int(a.ColIdx[k])]
 									e := [2]int{pos[u], pos[v]}
 									if old, seen := got[key][e]; seen && old != a.Val[k] {
 										mu.Unlock()
@@ -116,12 +116,12 @@ func TestBatchShardsAreTheInducedSubgraph(t *testing.T) {
 							}
 						}
 						rowAxis, _ := logitsAxes(cfg)
-						lr0, lr1 := sh.rows(g, outOrder(cfg.Layers-1), rowAxis)
+						lr0, lr1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), rowAxis)
 						if len(sh.Labels) != lr1-lr0 {
 							return fmt.Errorf("%d labels for %d rows", len(sh.Labels), lr1-lr0)
 						}
 						for i := lr0; i < lr1; i++ {
-							v := o.Order[outOrder(cfg.Layers-1)][i]
+							v := o.Order[grid.OutputOrder(cfg.Layers-1)][i]
 							if sh.Labels[i-lr0] != p.g.Labels[v] || sh.Train[i-lr0] != p.g.Train[v] || sh.Test[i-lr0] != p.g.Test[v] {
 								return fmt.Errorf("label or mask of vertex %d differs", v)
 							}

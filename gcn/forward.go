@@ -44,8 +44,8 @@ func (m *Model) dims(sh *Shards, l int) layerDims {
 	var d layerDims
 	d.spec = m.specs[l]
 	d.p, d.q, d.r = grid.Rotation(l)
-	d.pr0, d.pr1 = sh.rows(m.g, inOrder(l), d.p)
-	d.rr0, d.rr1 = sh.rows(m.g, outOrder(l), d.r)
+	d.pr0, d.pr1 = sh.rows(m.g, grid.InputOrder(l), d.p)
+	d.rr0, d.rr1 = sh.rows(m.g, grid.OutputOrder(l), d.r)
 	d.in0, d.in1 = m.g.Range(d.spec.in, d.q)
 	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
@@ -87,7 +87,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 	}
 	for l := range m.specs {
 		d := m.layers[l]
-		verts := sh.Orders.Order[inOrder(l)][d.pr0:d.pr1]
+		verts := sh.Orders.Order[grid.InputOrder(l)][d.pr0:d.pr1]
 		var lt layerTape
 		if d.spec.needInputGrad {
 			// The backward pass masks this layer's input gradient with the
@@ -123,9 +123,9 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 			out = relu
 			if d.spec.residual {
 				res := make([]float32, len(out))
-				src := sh.layout(inOrder(l), d.p, d.q, d.spec.in)
-				dst := sh.layout(outOrder(l), d.r, d.p, d.spec.out)
-				if err := g.Redistribute(res, dst, x, src, m.rowMaps[inOrder(l)]); err != nil {
+				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
+				dst := sh.layout(grid.OutputOrder(l), d.r, d.p, d.spec.out)
+				if err := g.Redistribute(res, dst, x, src, m.rowMaps[grid.InputOrder(l)]); err != nil {
 					return nil, err
 				}
 				for k := range out {
@@ -140,8 +140,8 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		// Input [rows P_L, cols Q_L] · W [rows Q_L, cols R_L], summed over Q_L.
 		p := m.Params[len(m.Params)-1]
 		pa, qa, _ := grid.Rotation(cfg.Layers)
-		r0, r1 := sh.rows(g, outOrder(cfg.Layers-1), pa)
-		verts := sh.Orders.Order[outOrder(cfg.Layers-1)][r0:r1]
+		r0, r1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), pa)
+		verts := sh.Orders.Order[grid.OutputOrder(cfg.Layers-1)][r0:r1]
 		tp.headIn, tp.headKeep = m.dropoutKeep(x, verts, p.R0, p.R1-p.R0, training, step, cfg.headSite())
 		out := make([]float32, (r1-r0)*(p.C1-p.C0))
 		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(tp.headIn, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))

@@ -77,12 +77,6 @@ func (o *Orders) rowMap(a, b int) []int32 {
 	return rm
 }
 
-// Layer l reads its input in order inOrder(l) and writes its output in
-// order outOrder(l); features are stored in order 1 (p2), so layer 0 maps
-// p2 to p1, layer 1 p1 to p2, and so on.
-func inOrder(l int) int  { return (l + 1) % 2 }
-func outOrder(l int) int { return l % 2 }
-
 // adjShard is one rank's block of one adjacency layout: rows are the R-block
 // of the layer's output order, columns the P-block of its input order; at
 // is its transpose, nil when no layer using the shard needs it.
@@ -94,9 +88,9 @@ type adjShard struct {
 type Shards struct {
 	N, Features, Classes int
 	Orders               *Orders
-	// adj is keyed by shardKey: at most three distinct shards, six with
-	// double permutation.
-	adj map[[2]int]*adjShard
+	// adj is keyed by grid.ShardFor: at most three distinct shards, six
+	// with double permutation.
+	adj map[grid.Shard]*adjShard
 	// sameOrders: both vertex orders are the same permutation, so a
 	// layout's shard does not depend on the layer's parity.
 	sameOrders bool
@@ -113,15 +107,8 @@ type Shards struct {
 	bounds *[2][3][]int
 }
 
-// shardKey names the adjacency shard layer l uses: its layout (l mod 3)
-// and, with two different vertex orders, the parity that picks A[p1][:, p2]
-// or A[p2][:, p1] (l mod 2).
-func (sh *Shards) shardKey(l int) [2]int {
-	if sh.sameOrders {
-		return [2]int{l % 3, 0}
-	}
-	return [2]int{l % 3, l % 2}
-}
+// shardKey names the adjacency shard layer l uses (grid.ShardFor).
+func (sh *Shards) shardKey(l int) grid.Shard { return grid.ShardFor(l, !sh.sameOrders) }
 
 // rows returns this rank's rows of a matrix whose rows are the vertices in
 // order `order`, split over axis a.
@@ -150,15 +137,15 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	n := src.N()
 	o := src.Orders()
-	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[[2]int]*adjShard{}, sameOrders: o.same()}
+	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same()}
 	for l, spec := range cfg.layers() {
 		key := sh.shardKey(l)
 		s := sh.adj[key]
 		if s == nil {
-			p, _, r := grid.Rotation(l)
+			r, p := key.Axes()
 			r0, r1 := g.Range(n, r)
 			c0, c1 := g.Range(n, p)
-			a, err := src.AdjBlock(outOrder(l), r0, r1, inOrder(l), c0, c1)
+			a, err := src.AdjBlock(key.RowOrder(), r0, r1, key.ColOrder(), c0, c1)
 			if err != nil {
 				return nil, err
 			}
@@ -191,10 +178,10 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 
 	rowAxis, _ := logitsAxes(cfg)
 	lr0, lr1 := g.Range(n, rowAxis)
-	if sh.Labels, sh.Train, sh.Val, sh.Test, err = src.Labels(outOrder(cfg.Layers-1), lr0, lr1); err != nil {
+	if sh.Labels, sh.Train, sh.Val, sh.Test, err = src.Labels(grid.OutputOrder(cfg.Layers-1), lr0, lr1); err != nil {
 		return nil, err
 	}
-	final := o.Order[outOrder(cfg.Layers-1)]
+	final := o.Order[grid.OutputOrder(cfg.Layers-1)]
 	for i, lab := range sh.Labels {
 		if (sh.Train[i] || sh.Val[i] || sh.Test[i]) && (lab < 0 || int(lab) >= cfg.Classes) {
 			return nil, fmt.Errorf("gcn: vertex %d is in a split but has label %d, outside [0, %d)", final[lr0+i], lab, cfg.Classes)

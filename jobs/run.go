@@ -135,23 +135,12 @@ func OptimizerFor(cfg *Config) gcn.Optimizer {
 // logBalance reports max/mean nonzeros over the 2D blocks of every distinct
 // adjacency shard layout (Plexus §5.1), the load imbalance of the SpMMs.
 func logBalance(log *zap.Logger, adj *spmm.CSR, perms *permute.Perms, s grid.Shape, layers int) {
-	seen := map[[2]int]bool{}
-	for l := 0; l < layers; l++ {
-		key := [2]int{l % 3, l % 2}
-		if perms.Scheme != permute.Double {
-			key[1] = 0 // both vertex orders agree: one shard per layout
-		}
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		p, _, r := grid.Rotation(l)
-		rows, cols := perms.P1, perms.P2
-		if l%2 == 1 {
-			rows, cols = cols, rows
-		}
-		st := permute.BalancePermuted(adj, rows, cols, s.Size(r), s.Size(p))
-		log.Info("nonzero balance", zap.Int("layer", l), zap.String("blocks", fmt.Sprintf("%dx%d", s.Size(r), s.Size(p))),
+	two := perms.Scheme == permute.Double
+	orders := [2][]int32{perms.P1, perms.P2}
+	for _, sh := range grid.ShardsOf(layers, two) {
+		r, p := sh.Axes()
+		st := permute.BalancePermuted(adj, orders[sh.RowOrder()], orders[sh.ColOrder()], s.Size(r), s.Size(p))
+		log.Info("nonzero balance", zap.Int("layer", sh.FirstUse(two)), zap.String("blocks", fmt.Sprintf("%dx%d", s.Size(r), s.Size(p))),
 			zap.String("permutation", perms.Scheme.String()), zap.Float64("max_over_mean", st.Imbalance),
 			zap.Int64("max_nnz", st.Max), zap.Float64("mean_nnz", st.Mean))
 	}

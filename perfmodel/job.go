@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/gcn"
+	"scalegnn/grid"
 )
 
 // Mode is how a job trains.
@@ -187,24 +188,16 @@ func (j Job) layers() []layerSpec {
 	return specs
 }
 
-// shardKeys returns the distinct adjacency shards the job's layers use, as
-// package gcn keys them — (l mod 3, l mod 2) with double permutation, at
-// most six; (l mod 3, 0) otherwise, at most three — and whether each one's
-// transpose is kept.
-func (j Job) shardKeys() (keys [][2]int, transposed map[[2]int]bool) {
-	transposed = map[[2]int]bool{}
-	seen := map[[2]int]bool{}
+// shardKeys returns the distinct adjacency shards the job's layers use
+// (grid.ShardFor: at most six with double permutation, three otherwise) and
+// whether each one's transpose is kept.
+func (j Job) shardKeys() (keys []grid.Shard, transposed map[grid.Shard]bool) {
+	transposed = map[grid.Shard]bool{}
+	two := j.Permutation == PermuteDouble
+	keys = grid.ShardsOf(j.Layers, two)
 	for l, s := range j.layers() {
-		k := [2]int{l % 3, l % 2}
-		if j.Permutation != PermuteDouble {
-			k[1] = 0
-		}
-		if !seen[k] {
-			seen[k] = true
-			keys = append(keys, k)
-		}
 		if s.needInputGrad {
-			transposed[k] = true
+			transposed[grid.ShardFor(l, two)] = true
 		}
 	}
 	return keys, transposed

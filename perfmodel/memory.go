@@ -35,16 +35,6 @@ func (m Memory) Total() int64 {
 	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset
 }
 
-// layerOf returns a layer that uses shard key k = (l mod 3, l mod 2) (or
-// (l mod 3, 0) without double permutation, where parity does not matter).
-func layerOf(k [2]int) int {
-	for l := 0; ; l++ {
-		if l%3 == k[0] && l%2 == k[1] {
-			return l
-		}
-	}
-}
-
 func csrBytes(rows int, nnz float64) int64 { return int64(8*(rows+1)) + int64(8*nnz) }
 
 // EstimateMemory returns the peak memory of the rank at coordinates at
@@ -54,23 +44,21 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	full := newTracer(j, s, at, Local{}, false)
 	keys, transposed := j.shardKeys()
 	for _, k := range keys {
-		p, _, r := grid.Rotation(k[0])
-		l := layerOf(k)
-		nnz := full.localNNZ(l, r, p)
-		mem.Adjacency += csrBytes(full.rowsOf(r, outOrder(l)), nnz)
+		r, p := k.Axes()
+		nnz := full.localNNZ(k.Layer(), r, p)
+		mem.Adjacency += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
 		if transposed[k] {
-			mem.Adjacency += csrBytes(full.rowsOf(p, inOrder(l)), nnz)
+			mem.Adjacency += csrBytes(full.rowsOf(p, k.ColOrder()), nnz)
 		}
 	}
 	step := newTracer(j, s, at, Local{}, true)
 	if j.Mode == MiniBatch {
 		for _, k := range keys {
-			p, _, r := grid.Rotation(k[0])
-			l := layerOf(k)
-			nnz := step.localNNZ(l, r, p)
-			per := csrBytes(step.rowsOf(r, outOrder(l)), nnz)
+			r, p := k.Axes()
+			nnz := step.localNNZ(k.Layer(), r, p)
+			per := csrBytes(step.rowsOf(r, k.RowOrder()), nnz)
 			if transposed[k] {
-				per += csrBytes(step.rowsOf(p, inOrder(l)), nnz)
+				per += csrBytes(step.rowsOf(p, k.ColOrder()), nnz)
 			}
 			mem.Adjacency += 2 * per
 		}
@@ -81,7 +69,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		fcol = grid.Z
 	}
 	ra, _ := full.logitsAxes()
-	mem.Features = 4*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, outOrder(j.Layers-1)))
+	mem.Features = 4*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
 
 	// Activations of a training step (the larger of step and evaluation).
 	mem.Activations = max(activations(step, j, true), activations(full, j, false))
@@ -125,7 +113,7 @@ func activations(t *tracer, j Job, training bool) int64 {
 	}
 	for l, sp := range j.layers() {
 		p, q, r := grid.Rotation(l)
-		nP, nR := int64(t.rowsOf(p, inOrder(l))), int64(t.rowsOf(r, outOrder(l)))
+		nP, nR := int64(t.rowsOf(p, grid.InputOrder(l))), int64(t.rowsOf(r, grid.OutputOrder(l)))
 		dIn, dOut := int64(t.width(sp.in, q)), int64(t.width(sp.out, p))
 		if dropout {
 			keep += nP * dIn
@@ -144,7 +132,7 @@ func activations(t *tracer, j Job, training bool) int64 {
 	}
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows := int64(t.rowsOf(pa, outOrder(j.Layers-1)))
+		rows := int64(t.rowsOf(pa, grid.OutputOrder(j.Layers-1)))
 		keep += rows * int64(t.width(j.Hidden, qa)+2*t.width(j.Classes, ra))
 	}
 	if !training {

@@ -180,7 +180,7 @@ func newTracer(j Job, s grid.Shape, at Coords, loc Local, training bool) *tracer
 		rows := t.rows
 		t.resRows = func(l, pp, pi, rp, ri int) int {
 			if perm || mini {
-				return int(math.Round(float64(rows((l+1)%2, pp, pi)) * float64(rows(l%2, rp, ri)) / float64(n)))
+				return int(math.Round(float64(rows(grid.InputOrder(l), pp, pi)) * float64(rows(grid.OutputOrder(l), rp, ri)) / float64(n)))
 			}
 			return overlap(n, pp, pi, rp, ri)
 		}
@@ -193,11 +193,6 @@ func (t *tracer) size(a grid.Axis) int { return t.s.Size(a) }
 // rowsOf returns this rank's rows of a dimension in vertex order `order`
 // split over axis a.
 func (t *tracer) rowsOf(a grid.Axis, order int) int { return t.rows(order, t.size(a), t.at.of(a)) }
-
-// Vertex orders as package gcn uses them: features are in order 1, layer l
-// reads order inOrder(l) and writes order outOrder(l).
-func inOrder(l int) int  { return (l + 1) % 2 }
-func outOrder(l int) int { return l % 2 }
 
 // width returns this rank's block of a width w split over axis a.
 func (t *tracer) width(w int, a grid.Axis) int { return blockLen(w, t.size(a), t.at.of(a)) }
@@ -235,7 +230,7 @@ func (t *tracer) elementwise(name string, layer int, elems float64) {
 // adjacency shard (rows split over r, columns over p), the largest block's
 // share when the job says how unbalanced the blocks are.
 func (t *tracer) localNNZ(l int, r, p grid.Axis) float64 {
-	nr, np := float64(t.rowsOf(r, outOrder(l))), float64(t.rowsOf(p, inOrder(l)))
+	nr, np := float64(t.rowsOf(r, grid.OutputOrder(l))), float64(t.rowsOf(p, grid.InputOrder(l)))
 	n := float64(t.n)
 	return t.nnz * (nr / n) * (np / n) * t.j.imbalance()
 }
@@ -262,7 +257,7 @@ func (t *tracer) forward(training bool) {
 	}
 	for l, sp := range j.layers() {
 		p, q, r := grid.Rotation(l)
-		nP, nR := t.rowsOf(p, inOrder(l)), t.rowsOf(r, outOrder(l))
+		nP, nR := t.rowsOf(p, grid.InputOrder(l)), t.rowsOf(r, grid.OutputOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
 		if dropout {
 			t.elementwise("dropout", l, 2*float64(nP*dIn))
@@ -287,7 +282,7 @@ func (t *tracer) forward(training bool) {
 	}
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa, outOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
 		if dropout {
 			t.elementwise("head.dropout", -1, 2*float64(rows*in))
 		}
@@ -315,7 +310,7 @@ func (t *tracer) residual(l int, sp layerSpec, backward bool) {
 		// columns where my P-block of the output meets my Q-block of the
 		// input; every R coordinate receives a copy.
 		cols := overlapWidth(sp.out, t.size(p), t.at.of(p), t.size(q), t.at.of(q))
-		elems = t.rowsOf(r, outOrder(l)) * cols * t.size(r)
+		elems = t.rowsOf(r, grid.OutputOrder(l)) * cols * t.size(r)
 		self = t.resRows(l, t.size(p), t.at.of(p), t.size(r), t.at.of(r)) * cols
 	}
 	t.tr.Comm = append(t.tr.Comm, Collective{Phase: t.phase, Name: "residual", Layer: l, Kind: collectives.KindAlltoallv,
@@ -327,7 +322,7 @@ func overlapWidth(w, pa, pi, pb, pj int) int { return overlap(w, pa, pi, pb, pj)
 // loss records the softmax cross-entropy (gcn/loss.go).
 func (t *tracer) loss() {
 	ra, ca := t.logitsAxes()
-	rows, w := t.rowsOf(ra, outOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
+	rows, w := t.rowsOf(ra, grid.OutputOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
 	t.elementwise("loss", -1, 4*float64(rows*w))
 	t.allReduce("loss.max", -1, ca, rows, 4)
 	t.allReduce("loss.sums", -1, ca, 2*rows, 4)
@@ -337,7 +332,7 @@ func (t *tracer) loss() {
 // accuracy records the distributed argmax and hit counts.
 func (t *tracer) accuracy() {
 	ra, ca := t.logitsAxes()
-	rows, w := t.rowsOf(ra, outOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
+	rows, w := t.rowsOf(ra, grid.OutputOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
 	t.elementwise("accuracy", -1, float64(rows*w))
 	t.allReduce("acc.max", -1, ca, rows, 4)
 	t.allReduce("acc.argmin", -1, ca, rows, 8)
@@ -350,7 +345,7 @@ func (t *tracer) backward() {
 	dropout := j.Dropout > 0
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa, outOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
 		t.gemm("head.dW", -1, true, false, in, out, rows)
 		t.allReduce("head.dW", -1, pa, in*out, 4)
 		t.gemm("head.dX", -1, false, true, rows, in, out)
@@ -364,7 +359,7 @@ func (t *tracer) backward() {
 	for l := j.Layers - 1; l >= 0; l-- {
 		sp := specs[l]
 		p, q, r := grid.Rotation(l)
-		nP, nR := t.rowsOf(p, inOrder(l)), t.rowsOf(r, outOrder(l))
+		nP, nR := t.rowsOf(p, grid.InputOrder(l)), t.rowsOf(r, grid.OutputOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
 		if sp.hidden {
 			t.elementwise("relu", l, 2*float64(nR*dOut))

@@ -13,8 +13,8 @@
 // Gemm follows BLAS: beta == 0 overwrites dst without reading it, so a
 // reused buffer holding NaN does not poison the result.
 //
-// Native splits SpMM over goroutines by nonzero count (PartitionRows) and
-// GEMM by output rows; it favours plain loops over speed. The element-wise
+// Native splits SpMM over goroutines by nonzero count (PartitionRows); its
+// GEMM is gonum's pure-Go Sgemm (blas/gonum via blas32). The element-wise
 // helpers (Add, AddTo, AddScaled, Scale, Zero, Copy) cover what a GCN layer
 // needs between products. Package spmm/spmmtest holds the conformance suite
 // and benchmarks every backend runs (TestBackend, BenchSpMM, BenchGemm).

@@ -67,25 +67,6 @@ func axpy(d []float32, s float32, x []float32) {
 	}
 }
 
-// dot returns the inner product of x and y[:len(x)] with four partial sums.
-func dot(x, y []float32) float32 {
-	y = y[:len(x)]
-	var s0, s1, s2, s3 float32
-	j := 0
-	for ; j+4 <= len(x); j += 4 {
-		xx := x[j : j+4 : j+4]
-		yy := y[j : j+4 : j+4]
-		s0 += xx[0] * yy[0]
-		s1 += xx[1] * yy[1]
-		s2 += xx[2] * yy[2]
-		s3 += xx[3] * yy[3]
-	}
-	for ; j < len(x); j++ {
-		s0 += x[j] * y[j]
-	}
-	return (s0 + s1) + (s2 + s3)
-}
-
 // scaleRow computes d = beta·d; beta == 0 writes zeros without reading d,
 // as BLAS does, so a NaN in an uninitialised dst does not survive.
 func scaleRow(d []float32, beta float32) {

@@ -39,18 +39,3 @@ func parallelRanges(bounds []int, fn func(lo, hi int)) {
 	}
 	wg.Wait()
 }
-
-// evenBounds splits [0, n) into at most parts ranges of equal length.
-func evenBounds(n, parts int) []int {
-	if parts > n {
-		parts = n
-	}
-	if parts < 1 {
-		parts = 1
-	}
-	b := make([]int, parts+1)
-	for p := range b {
-		b[p] = n * p / parts
-	}
-	return b
-}

@@ -5,7 +5,6 @@ import "C"
 
 import (
 	"fmt"
-	"math"
 	"runtime"
 	"sync"
 	"sync/atomic"
@@ -15,7 +14,7 @@ import (
 )
 
 // Backend is the CPU spmm.Backend: a C SpMM kernel over goroutines and
-// CBLAS GEMM. It holds no mutable state, so one value may serve several
+// CBLAS GEMM (gonum's under -tags noblas). It holds no mutable state, so one value may serve several
 // goroutines at once.
 type Backend struct {
 	threads int
@@ -117,90 +116,6 @@ func spmmRows(dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int64 {
 		bp, C.int64_t(b.Stride), C.int64_t(b.Cols),
 		C.int64_t(r0), C.int64_t(r1))
 	return int64(r)
-}
-
-// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with cblas_sgemm. As in
-// BLAS, beta == 0 overwrites dst without reading it. Large products are cut
-// into blocks of dst rows (or columns, when dst is short) that run as
-// separate single-threaded sgemm calls on the backend's goroutines, so the
-// backend uses the same cores for GEMM as for SpMM without BLAS threads.
-func (be *Backend) Gemm(tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta float32, dst spmm.Dense) {
-	m, n, k := spmm.CheckGemm(tA, tB, a, b, dst)
-	if m == 0 || n == 0 {
-		return
-	}
-	for _, v := range [...]int{m, n, k, a.Stride, b.Stride, dst.Stride} {
-		if v > math.MaxInt32 {
-			panic(spmm.ShapeError(fmt.Sprintf("Gemm: dimension or stride %d exceeds the 32-bit CBLAS interface", v)))
-		}
-	}
-	if k == 0 || alpha == 0 {
-		// BLAS would handle these too, but not all implementations accept
-		// the zero leading dimensions an empty operand may have.
-		scale(dst, beta)
-		return
-	}
-	workers := be.workers()
-	if float64(m)*float64(n)*float64(k) < minParallelWork {
-		workers = 1
-	}
-	const minBlock = 32 // below this a block no longer fills BLAS's micro-kernel
-	switch {
-	case workers > 1 && m >= 2*minBlock:
-		parts := min(workers, m/minBlock)
-		parallel(parts, func(p int) {
-			lo, hi := m*p/parts, m*(p+1)/parts
-			var ap spmm.Dense // rows [lo, hi) of op(a)
-			if tA == spmm.Trans {
-				ap = spmm.Slice(a, 0, a.Rows, lo, hi)
-			} else {
-				ap = spmm.Slice(a, lo, hi, 0, a.Cols)
-			}
-			sgemm(tA, tB, alpha, ap, b, beta, spmm.Slice(dst, lo, hi, 0, n), hi-lo, n, k)
-		})
-	case workers > 1 && n >= 2*minBlock:
-		parts := min(workers, n/minBlock)
-		parallel(parts, func(p int) {
-			lo, hi := n*p/parts, n*(p+1)/parts
-			var bp spmm.Dense // columns [lo, hi) of op(b)
-			if tB == spmm.Trans {
-				bp = spmm.Slice(b, lo, hi, 0, b.Cols)
-			} else {
-				bp = spmm.Slice(b, 0, b.Rows, lo, hi)
-			}
-			sgemm(tA, tB, alpha, a, bp, beta, spmm.Slice(dst, 0, m, lo, hi), m, hi-lo, k)
-		})
-	default:
-		sgemm(tA, tB, alpha, a, b, beta, dst, m, n, k)
-	}
-}
-
-// sgemm calls cblas_sgemm on non-empty operands (m, n, k > 0). Leading
-// dimensions are the strides, which CheckGemm has verified are at least
-// the stored row lengths.
-func sgemm(tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta float32, dst spmm.Dense, m, n, k int) {
-	C.scalegnn_sgemm(cTrans(tA), cTrans(tB), C.int(m), C.int(n), C.int(k),
-		C.float(alpha), (*C.float)(unsafe.Pointer(&a.Data[0])), C.int(max(a.Stride, 1)),
-		(*C.float)(unsafe.Pointer(&b.Data[0])), C.int(max(b.Stride, 1)),
-		C.float(beta), (*C.float)(unsafe.Pointer(&dst.Data[0])), C.int(max(dst.Stride, 1)))
-}
-
-func cTrans(t spmm.Op) C.int {
-	if t == spmm.Trans {
-		return 1
-	}
-	return 0
-}
-
-// scale computes dst = beta·dst, writing zeros without reading when beta is 0.
-func scale(dst spmm.Dense, beta float32) {
-	switch beta {
-	case 1:
-	case 0:
-		spmm.Zero(dst)
-	default:
-		spmm.Scale(dst, beta, dst)
-	}
 }
 
 // parallel runs fn(0..parts-1) concurrently, the last on the caller.

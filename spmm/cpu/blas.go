@@ -1,3 +1,5 @@
+//go:build !noblas
+
 package cpu
 
 // #include "kernels.h"

@@ -1,3 +1,5 @@
+//go:build !noblas
+
 /* OpenBLAS extensions, declared weak so that the package also links against
  * a CBLAS without them (netlib, BLIS, MKL): there the symbols resolve to
  * NULL and the functions below report "unavailable". This file must not

@@ -3,7 +3,6 @@ package cpu_test
 import (
 	"errors"
 	"fmt"
-	"strings"
 	"testing"
 
 	"scalegnn/spmm"
@@ -49,19 +48,6 @@ func TestBadCSR(t *testing.T) {
 			cpu.New(1).SpMM(spmm.NewDense(3, 5), a, spmm.NewDense(4, 5))
 		}()
 	}
-}
-
-func TestBLASConfig(t *testing.T) {
-	cfg := cpu.BLASConfig()
-	t.Logf("BLAS: %q", cfg)
-	if cfg != "" && !strings.Contains(cfg, "threads=") {
-		t.Errorf("BLASConfig() = %q, want a threads= field", cfg)
-	}
-	cpu.SetBLASThreads(2)
-	if cfg := cpu.BLASConfig(); cfg != "" && !strings.HasSuffix(cfg, "threads=2") {
-		t.Errorf("after SetBLASThreads(2): %q", cfg)
-	}
-	cpu.SetBLASThreads(1)
 }
 
 func BenchmarkSpMM(b *testing.B) {

@@ -1,6 +1,6 @@
 // Package cpu is the fast CPU implementation of spmm.Backend: a C SpMM
 // kernel run on goroutines over nonzero-balanced row ranges, and CBLAS
-// sgemm for the dense products. It is a leaf cgo package; spmm.Native is
+// sgemm (or gonum's, -tags noblas) for the dense products. It is a leaf cgo package; spmm.Native is
 // the pure-Go reference it is tested against (spmm/spmmtest).
 //
 // # SpMM
@@ -37,12 +37,18 @@
 //	CGO_LDFLAGS="-L/opt/blis/lib -lblis" \
 //	    go build -tags cblas_custom ./...   # whatever CGO_LDFLAGS names
 //
+//	go build -tags noblas ./...             # no BLAS: gonum's pure-Go Sgemm
+//
 // cblas_generic suits Debian/Ubuntu's update-alternatives and FlexiBLAS,
 // whose libblas.so exports the cblas_* symbols. cblas_custom links nothing
 // by itself, for MKL, BLIS or a netlib CBLAS split into -lcblas -lblas.
 // A cblas.h outside the default include path goes in CGO_CFLAGS
 // (-I/path). The OpenBLAS extensions (thread count, configuration string)
 // are weak symbols, so other libraries link too and BLASConfig returns "".
+// noblas links no BLAS at all, for machines without one: Gemm keeps its
+// blocking but each block is spmm.Native's Gemm (gonum's Sgemm, several
+// times slower than OpenBLAS), SetBLASThreads does nothing and BLASConfig
+// says so. The C SpMM kernel is the same in every variant.
 //
 // OpenBLAS picks its kernels by CPU at load time and falls back to slow
 // generic ones (core "Prescott": 2.4x slower sgemm on an AMD EPYC Zen 4)

@@ -1,4 +1,4 @@
-//go:build !cblas_generic && !cblas_custom
+//go:build !cblas_generic && !cblas_custom && !noblas
 
 package cpu
 

@@ -1,3 +1,5 @@
+//go:build !noblas
+
 /* scalegnn_sgemm forwards to cblas_sgemm in row-major order. The wrapper
  * exists so that Go passes plain ints whatever integer type the installed
  * cblas.h uses (OpenBLAS's blasint, netlib's CBLAS_INT, MKL's MKL_INT). */

@@ -3,7 +3,11 @@
 // communicators, how a dimension of length n is cut into blocks over an
 // axis, the per-layer rotation of the three axes of 3D parallel matrix
 // multiplication, and the redistribution of a distributed matrix from one
-// 2D layout to another (needed by residual connections).
+// 2D layout to another (needed by residual connections). It also owns the
+// shapes themselves: their text form (Shape.String, ParseShape, and text
+// marshalling for JSON) and the enumeration of every shape of a number of
+// ranks (Shapes), which the self-test, the performance model and automatic
+// grid choice share.
 //
 // Rank mapping (Y fastest, then X, Z, D, so that Y- and X-groups are packed
 // inside a node first):

@@ -6,10 +6,11 @@ import (
 	"scalegnn/grid"
 )
 
-// Enumerate returns every grid Gd×Gx×Gy×Gz with product ranks, ordered by
-// Gd, then Gx, Gy, Gz. d restricts Gd: 0 allows every divisor of ranks
-// (mini-batch), d > 0 only that one (full-graph training needs d = 1).
-// Every factorisation counts, not only powers of two.
+// Enumerate returns grid.Shapes(ranks, d) — every grid Gd×Gx×Gy×Gz with
+// product ranks, ordered by Gd, then Gx, Gy, Gz; d = 0 allows every
+// divisor of ranks as Gd (mini-batch), d > 0 only that one (full-graph
+// training needs d = 1) — after checking the numbers, which come from the
+// command line or a job file.
 func Enumerate(ranks, d int) ([]grid.Shape, error) {
 	if ranks < 1 {
 		return nil, fmt.Errorf("perfmodel: %d ranks: need at least 1", ranks)
@@ -20,37 +21,11 @@ func Enumerate(ranks, d int) ([]grid.Shape, error) {
 	if d > 0 && ranks%d != 0 {
 		return nil, fmt.Errorf("perfmodel: Gd = %d does not divide %d ranks: expected a divisor of %d (%v)", d, ranks, ranks, divisors(ranks))
 	}
-	var out []grid.Shape
-	for _, gd := range divisors(ranks) {
-		if d > 0 && gd != d {
-			continue
-		}
-		cube := ranks / gd
-		for _, x := range divisors(cube) {
-			for _, y := range divisors(cube / x) {
-				out = append(out, grid.Shape{D: gd, X: x, Y: y, Z: cube / x / y})
-			}
-		}
-	}
-	return out, nil
+	return grid.Shapes(ranks, d), nil
 }
 
 // divisors returns the positive divisors of n in increasing order.
-func divisors(n int) []int {
-	var small, large []int
-	for i := 1; i*i <= n; i++ {
-		if n%i == 0 {
-			small = append(small, i)
-			if i != n/i {
-				large = append(large, n/i)
-			}
-		}
-	}
-	for i := len(large) - 1; i >= 0; i-- {
-		small = append(small, large[i])
-	}
-	return small
-}
+func divisors(n int) []int { return grid.Divisors(n) }
 
 // Dims is how many of Gx, Gy, Gz exceed 1: 1D, 2D or 3D parallelism.
 func Dims(s grid.Shape) int {

@@ -1,0 +1,128 @@
+package device
+
+import "fmt"
+
+// Elem is an element type a Buffer may hold: float32 activations and
+// weights, int32 indices and labels, int64 argmax classes, uint64 dropout
+// bit masks, uint16 bfloat16 staging and uint8 split masks.
+type Elem interface {
+	~float32 | ~int32 | ~int64 | ~uint64 | ~uint16 | ~uint8
+}
+
+// Buffer is device memory holding Len elements of type T. Its storage is
+// unexported: code outside package device cannot read or write it except
+// through Upload, Download and the Device's operations, so the compiler
+// keeps model code from touching device memory directly. The zero Buffer
+// is empty. A Buffer is a handle: copies share the memory.
+type Buffer[T Elem] struct {
+	host []T // host-resident storage (Native and CPU devices)
+}
+
+// Len returns the number of elements.
+func (b Buffer[T]) Len() int { return len(b.host) }
+
+// Alloc returns a zeroed buffer of n elements on dev. A negative n panics.
+func Alloc[T Elem](dev Device, n int) Buffer[T] {
+	if n < 0 {
+		shapePanic("Alloc(%d)", n)
+	}
+	dev.hostMemory() // every device so far keeps its buffers in host memory
+	return Buffer[T]{host: make([]T, n)}
+}
+
+// Upload copies src into dst[off:off+len(src)] (host to device).
+func Upload[T Elem](dev Device, dst Buffer[T], off int, src []T) {
+	if off < 0 || off+len(src) > len(dst.host) {
+		shapePanic("Upload: %d elements at %d into a buffer of %d", len(src), off, len(dst.host))
+	}
+	dev.hostMemory()
+	copy(dst.host[off:], src)
+}
+
+// Download copies src[off:off+len(dst)] into dst (device to host).
+func Download[T Elem](dev Device, dst []T, src Buffer[T], off int) {
+	if off < 0 || off+len(dst) > len(src.host) {
+		shapePanic("Download: %d elements at %d from a buffer of %d", len(dst), off, len(src.host))
+	}
+	dev.hostMemory()
+	copy(dst, src.host[off:])
+}
+
+// Slice returns the elements [lo, hi) of b as a buffer sharing its memory.
+func (b Buffer[T]) Slice(lo, hi int) Buffer[T] {
+	if lo < 0 || hi < lo || hi > len(b.host) {
+		shapePanic("Slice [%d:%d] of a buffer of %d", lo, hi, len(b.host))
+	}
+	return Buffer[T]{host: b.host[lo:hi:hi]}
+}
+
+// Mat is a row-major matrix view of a float32 Buffer: element (i, j) is
+// element off + i*stride + j of the buffer. Views share storage; Slice
+// narrows one without copying, so column blocks have stride > cols.
+type Mat struct {
+	buf               Buffer[float32]
+	rows, cols, strid int
+	off               int
+}
+
+// Matrix returns the rows×cols view with stride cols of buf's first
+// rows*cols elements.
+func Matrix(buf Buffer[float32], rows, cols int) Mat {
+	return MatrixStride(buf, rows, cols, cols)
+}
+
+// MatrixStride returns the rows×cols view of buf with the given stride.
+func MatrixStride(buf Buffer[float32], rows, cols, stride int) Mat {
+	m := Mat{buf: buf, rows: rows, cols: cols, strid: stride}
+	m.check("Matrix")
+	return m
+}
+
+// Rows returns the number of rows of the view.
+func (m Mat) Rows() int { return m.rows }
+
+// Cols returns the number of columns of the view.
+func (m Mat) Cols() int { return m.cols }
+
+// Stride returns the distance in elements between rows.
+func (m Mat) Stride() int { return m.strid }
+
+// Slice returns rows [r0, r1) and columns [c0, c1) of m, sharing storage.
+func (m Mat) Slice(r0, r1, c0, c1 int) Mat {
+	if r0 < 0 || r1 < r0 || r1 > m.rows || c0 < 0 || c1 < c0 || c1 > m.cols {
+		shapePanic("Slice [%d:%d, %d:%d] of %d×%d", r0, r1, c0, c1, m.rows, m.cols)
+	}
+	return Mat{buf: m.buf, rows: r1 - r0, cols: c1 - c0, strid: m.strid, off: m.off + r0*m.strid + c0}
+}
+
+func (m Mat) String() string { return fmt.Sprintf("%d×%d/%d", m.rows, m.cols, m.strid) }
+
+// check panics unless the view lies inside its buffer.
+func (m Mat) check(name string) {
+	if m.rows < 0 || m.cols < 0 || m.strid < m.cols || m.off < 0 {
+		shapePanic("%s: %d×%d with stride %d at %d", name, m.rows, m.cols, m.strid, m.off)
+	}
+	if m.rows > 0 && m.cols > 0 && m.off+(m.rows-1)*m.strid+m.cols > m.buf.Len() {
+		shapePanic("%s: %d×%d with stride %d at %d needs %d elements, buffer has %d",
+			name, m.rows, m.cols, m.strid, m.off, m.off+(m.rows-1)*m.strid+m.cols, m.buf.Len())
+	}
+}
+
+// data returns the host elements of the view, from its first element to
+// its last (nil when empty).
+func (m Mat) data() []float32 {
+	if m.rows == 0 || m.cols == 0 {
+		return nil
+	}
+	end := m.off + (m.rows-1)*m.strid + m.cols
+	return m.buf.host[m.off:end:end]
+}
+
+// row returns row i of the view.
+func (m Mat) row(i int) []float32 {
+	o := m.off + i*m.strid
+	return m.buf.host[o : o+m.cols : o+m.cols]
+}
+
+// contiguous reports whether the view's elements are one gap-free run.
+func (m Mat) contiguous() bool { return m.strid == m.cols || m.rows <= 1 }

@@ -1,0 +1,90 @@
+package device
+
+// The argument checks every device makes before running an operation, so
+// that a misuse panics with the same ShapeError whichever device runs it.
+
+func maskWords(cols int) int { return (cols + 63) / 64 }
+
+func checkDropout(name string, dst, src Mat, keep *Buffer[uint64], spec *Dropout) {
+	checkSame(name, dst, src)
+	checkLen(name+" Verts", spec.Verts.Len(), dst.rows)
+	if !(spec.P >= 0 && spec.P < 1) {
+		shapePanic("%s: p = %g outside [0, 1)", name, spec.P)
+	}
+	if spec.Col0 < 0 {
+		shapePanic("%s: Col0 = %d", name, spec.Col0)
+	}
+	if keep != nil {
+		checkLen(name+" keep", keep.Len(), dst.rows*maskWords(dst.cols))
+	}
+}
+
+func checkApplyMask(dst, src Mat, keep Buffer[uint64], p float64) {
+	checkSame("ApplyMask", dst, src)
+	checkLen("ApplyMask keep", keep.Len(), dst.rows*maskWords(dst.cols))
+	if !(p >= 0 && p < 1) {
+		shapePanic("ApplyMask: p = %g outside [0, 1)", p)
+	}
+}
+
+func checkNorm(name string, norm RMSNorm) {
+	if norm.N < 1 || !(norm.Eps >= 0) {
+		shapePanic("%s: %+v", name, norm)
+	}
+}
+
+func checkRMSNormApply(dst, u Mat, rms Buffer[float32], z Mat, ss, scale Buffer[float32], norm RMSNorm) {
+	checkSame("RMSNormApply", dst, u, z)
+	checkLen("RMSNormApply rms", rms.Len(), z.rows)
+	checkLen("RMSNormApply ss", ss.Len(), z.rows)
+	checkLen("RMSNormApply scale", scale.Len(), z.cols)
+	checkNorm("RMSNormApply", norm)
+}
+
+func checkRMSNormBackwardLocal(gScale, dot Buffer[float32], da, u Mat, scale Buffer[float32]) {
+	checkSame("RMSNormBackwardLocal", da, u)
+	checkLen("RMSNormBackwardLocal gScale", gScale.Len(), da.cols)
+	checkLen("RMSNormBackwardLocal dot", dot.Len(), da.rows)
+	checkLen("RMSNormBackwardLocal scale", scale.Len(), da.cols)
+}
+
+func checkRMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[float32], norm RMSNorm) {
+	checkSame("RMSNormBackwardFinish", dz, da, u)
+	checkLen("RMSNormBackwardFinish scale", scale.Len(), da.cols)
+	checkLen("RMSNormBackwardFinish dot", dot.Len(), da.rows)
+	checkLen("RMSNormBackwardFinish rms", rms.Len(), da.rows)
+	checkNorm("RMSNormBackwardFinish", norm)
+}
+
+func checkOptim(w, g, m, v Buffer[float32], st OptimStep) {
+	checkLen("OptimStep g", g.Len(), w.Len())
+	checkLen("OptimStep m", m.Len(), w.Len())
+	checkLen("OptimStep v", v.Len(), w.Len())
+	if st.Kind != SGD && st.Kind != Adam && st.Kind != AdamW {
+		shapePanic("OptimStep: kind %d", st.Kind)
+	}
+}
+
+// checkGather checks a row gather (scatter false: dst row i = src row
+// idx[i]) or scatter (scatter true: dst row idx[i] += src row i).
+func checkGather(name string, dst, src Mat, idx Buffer[int32], scatter bool) {
+	dst.check(name + " dst")
+	src.check(name + " src")
+	if dst.cols != src.cols {
+		shapePanic("%s: dst %v, src %v", name, dst, src)
+	}
+	n, limit := dst.rows, src.rows
+	if scatter {
+		n, limit = src.rows, dst.rows
+	}
+	checkGather1(name, n, limit, idx)
+}
+
+func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
+	checkLen(name+" idx", idx.Len(), n)
+	for i, r := range idx.host {
+		if r < 0 || int(r) >= srcLen {
+			shapePanic("%s: idx[%d] = %d outside %d elements", name, i, r, srcLen)
+		}
+	}
+}

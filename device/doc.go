@@ -1,0 +1,46 @@
+// Package device owns the memory and the local operations of a training
+// step: the Device interface, its buffers, and the host devices beside it.
+//
+// Buffers are opaque. Buffer[T] and the Mat views over float32 buffers
+// keep their storage in unexported fields, so model code outside this
+// package cannot reach device memory except through explicit copies
+// (Upload, Download, UploadCSR) and the Device's operations; the compiler
+// enforces it. A Device interface with an unexported method is sealed:
+// every device lives in this package, because only this package can reach
+// a Buffer's memory. A GPU device will keep a device pointer in Buffer and
+// wrap a dlopen'ed library in device/internal/cuda, as CPU wraps
+// device/internal/ckern.
+//
+// Devices:
+//
+//   - Native: pure Go, element-wise loops on one goroutine and spmm.Native
+//     for SpMM and GEMM. The reference, and the device of builds without cgo.
+//   - CPU (cgo builds): C element-wise kernels (device/internal/ckern, the
+//     only cgo in this tree) split over a fixed pool of worker goroutines,
+//     and spmm/cpu for SpMM and GEMM. Fused where the data allows:
+//     ReLU + dropout with mask recording, RMSNorm + ReLU, the optimizer in
+//     one pass over weights, gradient and both moments.
+//
+// Semantics follow package gcn operation for operation, so that a model
+// rebuilt on a Device trains bit-identically: dropout draws gcn's
+// counter-based masks (random.go is a copy of gcn/random.go's draws),
+// bfloat16 rounding is collectives.ToBF16, the optimizer is gcn's float64
+// update, and row sums (RMSNorm) run left to right in float32 on every
+// device. The C kernels keep that: no fused multiply-adds, no reordered
+// sums. Softmax cross-entropy and accuracy run in Go on every host device
+// (loss.go), because C's exp and log need not round as Go's do.
+//
+// Distributed operations are split where gcn all-reduces in between:
+// RMSNorm into SumSquares (local partial) and RMSNormApply (finish);
+// its backward into RMSNormBackwardLocal and RMSNormBackwardFinish;
+// the loss into RowMax, SoftmaxSums and SoftmaxGrad; accuracy into ArgMax,
+// ArgMaxSettle and CountHits.
+//
+// Misuse (shapes that disagree, views outside their buffer, indices out of
+// range) panics with a ShapeError whichever device runs. Operations on
+// preallocated buffers do not allocate (tested with testing.AllocsPerRun),
+// except SpMM and GEMM, which are spmm's.
+//
+// Package device/devicetest is the conformance suite every device runs:
+// every operation against a float64 or bit-exact reference.
+package device

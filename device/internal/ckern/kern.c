@@ -1,0 +1,272 @@
+/* The element-wise kernels. Every float operation is written in the order
+ * of the Go code it mirrors (gcn's model code and device.Native), and the
+ * file turns floating-point contraction off and without -ffast-math, so
+ * results are bit-identical to Go's: no fused multiply-adds, no reordered
+ * sums. Loops without a reduction vectorise; the row sums (sum of squares,
+ * RMSNorm dots) stay sequential, as in Go, which costs them throughput but
+ * keeps the last bit. */
+#if defined(__clang__)
+#pragma STDC FP_CONTRACT OFF
+#elif defined(__GNUC__)
+#pragma GCC optimize("fp-contract=off")
+#endif
+
+#include <math.h>
+#include <string.h>
+
+#include "kern.h"
+
+#define ROW(p, ld, i) ((p) + (int64_t)(i) * (ld))
+
+void sgk_fill(float *d, int64_t ldd, int64_t cols, float v, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *restrict o = ROW(d, ldd, i);
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = v;
+	}
+}
+
+void sgk_copy(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++)
+		memmove(ROW(d, ldd, i), ROW(s, lds, i), (size_t)cols * sizeof(float));
+}
+
+/* dst may equal a or b exactly, so no restrict on the operands. */
+void sgk_add(float *d, int64_t ldd, const float *a, int64_t lda, const float *b, int64_t ldb,
+             int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(a, lda, i), *y = ROW(b, ldb, i);
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = x[j] + y[j];
+	}
+}
+
+void sgk_scale(float *d, int64_t ldd, float alpha, const float *a, int64_t lda, int64_t cols,
+               int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(a, lda, i);
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = alpha * x[j];
+	}
+}
+
+/* max(x, 0) as Go's max: NaN stays NaN, -0 becomes +0. */
+static inline float relu1(float x) { return x != x ? x : (x > 0 ? x : 0.0f); }
+
+void sgk_relu(float *d, int64_t ldd, const float *a, int64_t lda, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(a, lda, i);
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = relu1(x[j]);
+	}
+}
+
+void sgk_relu_bwd(float *d, int64_t ldd, const float *g, int64_t ldg, const float *a, int64_t lda,
+                  int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(g, ldg, i), *y = ROW(a, lda, i);
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = y[j] > 0 ? x[j] : 0.0f;
+	}
+}
+
+/* The counter-based draws of gcn/random.go (mix, hash4, keep01). */
+static inline uint64_t mix(uint64_t z) {
+	z ^= z >> 30;
+	z *= 0xbf58476d1ce4e5b9ULL;
+	z ^= z >> 27;
+	z *= 0x94d049bb133111ebULL;
+	z ^= z >> 31;
+	return z;
+}
+
+static inline uint64_t hash4(uint64_t a, uint64_t b, uint64_t c, uint64_t d) {
+	uint64_t h = mix(a + 0x9e3779b97f4a7c15ULL);
+	h = mix(h ^ (b + 0x632be59bd9b4e019ULL));
+	h = mix(h ^ (c + 0x85ebca77c2b2ae63ULL));
+	return mix(h ^ (d + 0xc2b2ae3d27d4eb4fULL));
+}
+
+static inline uint64_t keep01(uint64_t key, int64_t col, uint64_t threshold) {
+	uint64_t draw = mix(key + (uint64_t)col * 0x9e3779b97f4a7c15ULL) >> 11;
+	return 1 - ((draw - threshold) >> 63);
+}
+
+void sgk_dropout(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
+                 const int32_t *verts, uint64_t seed, int64_t step, int64_t site,
+                 int64_t col0, uint64_t threshold, float scale,
+                 uint64_t *keep, int64_t wpr, int relu, int64_t lo, int64_t hi) {
+	const float sc[2] = {0.0f, scale};
+	const uint64_t b = (2ULL << 32) | (uint64_t)site; /* streamDropout<<32 | site */
+	for (int64_t i = lo; i < hi; i++) {
+		/* uint64(vertex) of a negative int32 sign-extends, as in Go. */
+		uint64_t key = hash4(seed, b, (uint64_t)step, (uint64_t)(int64_t)verts[i]);
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(s, lds, i);
+		if (keep == NULL) {
+			for (int64_t j = 0; j < cols; j++) {
+				float v = x[j];
+				o[j] = v != 0 ? v * sc[keep01(key, col0 + j, threshold)] : 0.0f;
+			}
+			continue;
+		}
+		uint64_t *bits = keep + i * wpr;
+		for (int64_t w = 0; w < wpr; w++) {
+			int64_t j0 = w * 64, j1 = j0 + 64 < cols ? j0 + 64 : cols;
+			uint64_t word = 0;
+			for (int64_t j = j0; j < j1; j++) {
+				float v = relu ? relu1(x[j]) : x[j];
+				uint64_t k = keep01(key, col0 + j, threshold);
+				word |= k << (j & 63);
+				o[j] = v * sc[k];
+			}
+			bits[w] = word;
+		}
+	}
+}
+
+void sgk_apply_mask(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
+                    const uint64_t *keep, int64_t wpr, float scale, int64_t lo, int64_t hi) {
+	const float sc[2] = {0.0f, scale};
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(d, ldd, i);
+		const float *x = ROW(s, lds, i);
+		const uint64_t *bits = keep + i * wpr;
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = x[j] * sc[(bits[j >> 6] >> (j & 63)) & 1];
+	}
+}
+
+void sgk_sumsq(float *ss, const float *z, int64_t ldz, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		const float *x = ROW(z, ldz, i);
+		float s = 0;
+		for (int64_t j = 0; j < cols; j++)
+			s += x[j] * x[j];
+		ss[i] = s;
+	}
+}
+
+void sgk_rms_apply(float *d, int64_t ldd, float *u, int64_t ldu, const float *z, int64_t ldz,
+                   int64_t cols, float *rms, const float *ss, const float *w, double n,
+                   double eps, int relu, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float r = (float)sqrt((double)ss[i] / n + eps);
+		rms[i] = r;
+		float *o = ROW(d, ldd, i), *restrict uu = ROW(u, ldu, i);
+		const float *x = ROW(z, ldz, i);
+		for (int64_t j = 0; j < cols; j++) {
+			float q = x[j] / r;
+			float v = q * w[j];
+			uu[j] = q;
+			o[j] = relu ? relu1(v) : v;
+		}
+	}
+}
+
+void sgk_rms_dot(float *dot, const float *da, int64_t ldda, const float *u, int64_t ldu,
+                 const float *w, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		const float *a = ROW(da, ldda, i), *uu = ROW(u, ldu, i);
+		float s = 0;
+		for (int64_t j = 0; j < cols; j++)
+			s += a[j] * w[j] * uu[j];
+		dot[i] = s;
+	}
+}
+
+void sgk_rms_gscale(float *g, const float *da, int64_t ldda, const float *u, int64_t ldu,
+                    int64_t rows, int64_t lo, int64_t hi) {
+	for (int64_t j = lo; j < hi; j++)
+		g[j] = 0;
+	for (int64_t i = 0; i < rows; i++) {
+		const float *a = ROW(da, ldda, i), *uu = ROW(u, ldu, i);
+		for (int64_t j = lo; j < hi; j++)
+			g[j] += a[j] * uu[j];
+	}
+}
+
+void sgk_rms_finish(float *dz, int64_t lddz, const float *da, int64_t ldda, const float *u,
+                    int64_t ldu, int64_t cols, const float *w, const float *dot,
+                    const float *rms, float inv, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		float *o = ROW(dz, lddz, i);
+		const float *a = ROW(da, ldda, i), *uu = ROW(u, ldu, i);
+		const float dt = dot[i], r = rms[i];
+		for (int64_t j = 0; j < cols; j++)
+			o[j] = (a[j] * w[j] - uu[j] * dt * inv) / r;
+	}
+}
+
+/* gcn's step.update (gcn/optim.go) in the same double operations. */
+void sgk_optim(float *w, const float *g, float *m, float *v, int kind, double lr, double wd,
+               double b1, double b2, double eps, double corr1, double corr2,
+               int64_t lo, int64_t hi) {
+	if (kind == 0) {
+		for (int64_t k = lo; k < hi; k++) {
+			double ww = w[k];
+			w[k] = (float)(ww - lr * ((double)g[k] + wd * ww));
+		}
+		return;
+	}
+	const double c1 = 1 - b1, c2 = 1 - b2;
+	for (int64_t k = lo; k < hi; k++) {
+		double ww = w[k], gg = g[k], mm = m[k], vv = v[k];
+		if (kind == 1)
+			gg += wd * ww;
+		mm = b1 * mm + c1 * gg;
+		vv = b2 * vv + c2 * gg * gg;
+		double mh = mm / corr1, vh = vv / corr2;
+		if (kind == 2)
+			ww -= lr * wd * ww;
+		w[k] = (float)(ww - lr * mh / (sqrt(vh) + eps));
+		m[k] = (float)mm;
+		v[k] = (float)vv;
+	}
+}
+
+/* collectives.ToBF16: round to nearest, ties to even; NaN stays NaN. */
+void sgk_pack_bf16(uint16_t *d, const float *s, int64_t lo, int64_t hi) {
+	for (int64_t k = lo; k < hi; k++) {
+		uint32_t u;
+		memcpy(&u, s + k, 4);
+		uint32_t r = u + 0x7fff + ((u >> 16) & 1);
+		uint16_t h = (uint16_t)(r >> 16);
+		d[k] = (u & 0x7fffffff) > 0x7f800000 ? (uint16_t)((u >> 16) | 0x40) : h;
+	}
+}
+
+void sgk_unpack_bf16(float *d, const uint16_t *s, int64_t lo, int64_t hi) {
+	for (int64_t k = lo; k < hi; k++) {
+		uint32_t u = (uint32_t)s[k] << 16;
+		memcpy(d + k, &u, 4);
+	}
+}
+
+void sgk_gather_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
+                     const int32_t *idx, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		if (i + 8 < hi)
+			__builtin_prefetch(ROW(s, lds, idx[i + 8]));
+		memcpy(ROW(d, ldd, i), ROW(s, lds, idx[i]), (size_t)cols * sizeof(float));
+	}
+}
+
+void sgk_scatter_add_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t rows,
+                          const int32_t *idx, int64_t lo, int64_t hi) {
+	for (int64_t i = 0; i < rows; i++) {
+		float *o = ROW(d, ldd, idx[i]);
+		const float *x = ROW(s, lds, i);
+		for (int64_t j = lo; j < hi; j++)
+			o[j] += x[j];
+	}
+}
+
+void sgk_triad(float *a, const float *b, const float *c, float s, int64_t lo, int64_t hi) {
+	for (int64_t k = lo; k < hi; k++)
+		a[k] = b[k] + s * c[k];
+}

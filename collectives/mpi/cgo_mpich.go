@@ -1,4 +1,4 @@
-//go:build mpich && !craympi
+//go:build mpich && !craympi && !nompi
 
 package mpi
 

@@ -15,6 +15,14 @@
 // -tags craympi and CC=cc on Cray systems, where the compiler wrapper
 // supplies the flags.
 //
+// Without MPI: build with -tags nompi and the package is pure Go (no cgo):
+// Init returns a one-rank world (collectives.NewLocalWorld(1), with an
+// Abort that exits the process), so scalegnn runs single-rank jobs where no
+// MPI is installed. Started by a launcher with more ranks (mpirun, hydra,
+// srun: OMPI_COMM_WORLD_SIZE, PMI_SIZE, MPI_LOCALNRANKS or
+// SLURM_STEP_NUM_TASKS above 1), Init fails with one line saying to rebuild
+// without the tag, instead of running the same one-rank job several times.
+//
 // Threads: Init requests MPI_THREAD_MULTIPLE and accepts
 // MPI_THREAD_SERIALIZED, since goroutines move between OS threads. Under
 // MPI_THREAD_SERIALIZED every MPI call is made under a mutex shared by the
@@ -46,5 +54,6 @@
 //
 // Global state: the only process-wide state is MPI's own (Init, Finalize,
 // Initialized act on the MPI library); the Go side keeps none in package
-// variables.
+// variables, except under -tags nompi, where one variable stands in for
+// the library's initialized and finalized flags.
 package mpi

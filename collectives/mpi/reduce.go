@@ -1,3 +1,5 @@
+//go:build !nompi
+
 package mpi
 
 // #include "shim.h"

@@ -238,95 +238,19 @@ func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 	}
 }
 
-// TestDataParallelGradientIsMeanOfBatches: with Gd = 2 replicas of a 2×2×1
-// grid (8 ranks), each on its own batch, the gradient every rank holds
-// after a step is the mean of the serial gradients of the two batches, each
-// replica's loss is its batch's serial loss, and the optimizer step applied
-// everywhere is the serial step with the mean gradient.
+// TestDataParallelGradientIsMeanOfBatches: with Gd = 2 or 3 replicas,
+// each on its own batch, each replica's loss is its batch's serial loss,
+// the gradient every rank holds after a step is the mean of the serial
+// gradients of the replicas' batches, and the optimizer step applied
+// everywhere is the serial step with the mean gradient (the conformance
+// suite's data-parallel check, float32 and the bf16 first step).
 func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
-	p := newProblem(23, 61, 11, 5, 6)
-	const seed, b, step = 17, 29, 3
+	suite := ConformanceSuite{Graph: RandomGraph(23, 61, 11, 5, 6), Batch: 29, BatchSeed: 17, BatchSteps: 2, BF16: true}
 	for _, name := range []string{"kipf", "scalegnn"} {
-		cfg := testConfigs[name]
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
+			c := ConformanceCase{Name: name, Config: testConfigs[name], Optimizer: DefaultOptimizer(), Scheme: scheme, PermSeed: 3}
 			for _, shape := range []grid.Shape{{D: 2, X: 2, Y: 2, Z: 1}, {D: 2, X: 1, Y: 3, Z: 1}, {D: 3, X: 1, Y: 1, Z: 2}} {
-				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) {
-					opt := DefaultOptimizer()
-					perms := permute.New(p.n, scheme, 3)
-					orders := NewOrders(p.n, perms.P1, perms.P2)
-					a := &assembled{w: map[string][]float32{}, g: map[string][]float32{}, final: map[string][]float32{},
-						seen: map[string][]bool{}, losses: make([][]float64, shape.Ranks())}
-					groupOf := make([]int, shape.Ranks())
-					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
-						g, m, bb, err := batchModel(w, shape, cfg, opt, p, orders, seed, b)
-						if err != nil {
-							return err
-						}
-						m.Options = Options{Overlap: true}
-						sh, err := bb.Build(step)
-						if err != nil {
-							return err
-						}
-						m.Use(sh)
-						loss, err := m.ForwardBackward(step)
-						if err != nil {
-							return err
-						}
-						groupOf[w.Rank()] = g.CD
-						a.add(w.Rank(), m, []float64{loss})
-						m.Step()
-						a.mu.Lock()
-						defer a.mu.Unlock()
-						for _, prm := range m.Params {
-							if a.final[prm.Name] == nil {
-								a.final[prm.Name] = make([]float32, prm.Rows*prm.Cols)
-							}
-							bw := prm.C1 - prm.C0
-							for i := prm.R0; i < prm.R1; i++ {
-								for j := prm.C0; j < prm.C1; j++ {
-									a.final[prm.Name][i*prm.Cols+j] = prm.W[(i-prm.R0)*bw+j-prm.C0]
-								}
-							}
-						}
-						return nil
-					})
-					if a.badRepl != nil {
-						t.Fatal(a.badRepl)
-					}
-					// Serial: one reference per batch, then the mean gradient.
-					var refs []*Reference
-					for d := 0; d < shape.D; d++ {
-						s, bg := SerialBatch(p.g, seed, d, step, b)
-						r := NewReference(cfg, opt, bg.Adj, bg.Features, bg.Labels, bg.Train)
-						r.Verts = s
-						want := r.LossAndGrad(step)
-						for rank, ls := range a.losses {
-							if groupOf[rank] == d && math.Abs(ls[0]-want) > lossTol*math.Max(1, math.Abs(want)) {
-								t.Fatalf("group %d rank %d: loss %.9g, serial %.9g", d, rank, ls[0], want)
-							}
-						}
-						refs = append(refs, r)
-					}
-					mean := refs[0]
-					for i, prm := range mean.Params {
-						for k := range prm.G {
-							s := 0.0
-							for _, r := range refs {
-								s += r.Params[i].G[k]
-							}
-							prm.G[k] = s / float64(len(refs))
-						}
-						if e := maxRelErr(a.g[prm.Name], prm.G, 1e-6); e > gradTol {
-							t.Errorf("gradient of %s: relative error %.3g > %g", prm.Name, e, gradTol)
-						}
-					}
-					mean.Step()
-					for _, prm := range mean.Params {
-						if e := maxRelErr(a.final[prm.Name], prm.W, 1e-6); e > weightTol {
-							t.Errorf("%s after the step: relative error %.3g > %g", prm.Name, e, weightTol)
-						}
-					}
-				})
+				t.Run(fmt.Sprintf("%s/%v/%v", name, scheme, shape), func(t *testing.T) { conformance(t, suite, shape, c) })
 			}
 		}
 	}

@@ -7,8 +7,10 @@
 // optional double permutation).
 //
 // Reference is a serial float64 implementation of the same model, written
-// independently of the distributed one; tests hold every distributed run to
-// it. Random draws (weight initialisation, dropout masks) are counter-based
+// independently of the distributed one. Conformance holds distributed
+// training on a given world to it (full graph, and data-parallel
+// mini-batches against the mean of the replicas' serial batches): gcn's
+// tests run the suite in process, scalegnn selftest over MPI. Random draws (weight initialisation, dropout masks) are counter-based
 // functions of (seed, site, vertex id, column), so the serial model, any
 // grid shape and any vertex permutation see identical draws.
 package gcn

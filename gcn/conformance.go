@@ -1,0 +1,253 @@
+package gcn
+
+import (
+	"fmt"
+
+	"scalegnn/collectives"
+	"scalegnn/grid"
+	"scalegnn/permute"
+	"scalegnn/spmm"
+)
+
+// ConformanceCase is one model that Conformance trains: its configuration,
+// optimizer, and the vertex permutation of its shards.
+type ConformanceCase struct {
+	Name      string
+	Config    Config
+	Optimizer Optimizer
+	Scheme    permute.Scheme
+	PermSeed  uint64
+}
+
+// ConformanceSuite says what Conformance checks: every case on every
+// shape, full-graph training where the shape has one replica (D = 1) and
+// data-parallel mini-batch training where it has several.
+type ConformanceSuite struct {
+	// Graph is the problem; every rank must pass the same one (RandomGraph
+	// builds it without communication).
+	Graph *Graph
+	Cases []ConformanceCase
+	// Shapes are the grids to check, each of world.Size() ranks; nil
+	// means every grid of the world, grid.Shapes(world.Size(), 0).
+	Shapes []grid.Shape
+	// Steps is the number of full-graph steps on shapes with D = 1.
+	Steps int
+	// Batch vertices per replica, drawn with BatchSeed, for BatchSteps
+	// data-parallel steps on shapes with D > 1.
+	Batch      int
+	BatchSeed  uint64
+	BatchSteps int
+	// BF16 also checks the first data-parallel step with bfloat16 3D-PMM
+	// sums, on shapes whose replicas have more than one rank (where there
+	// is a sum to round).
+	BF16 bool
+}
+
+// DefaultConformance is the suite scalegnn selftest runs over MPI: a
+// 61-vertex random graph (61 and its 13 features are primes, so no axis
+// divides a dimension evenly), a plain two-layer GCN without permutation
+// and a three-layer model with every layer option and double permutation;
+// three full-graph steps, two data-parallel steps of 23-vertex batches,
+// and the bfloat16 first step.
+func DefaultConformance() ConformanceSuite {
+	return ConformanceSuite{
+		Graph: RandomGraph(3, 61, 13, 5, 6),
+		Cases: []ConformanceCase{
+			{Name: "gcn", Config: Config{Features: 13, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Seed: 1},
+				Optimizer: DefaultOptimizer(), Scheme: permute.None, PermSeed: 5},
+			{Name: "every layer option", Config: Config{Features: 13, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3,
+				InputProjection: true, OutputHead: true, Norm: true, Residual: true, Seed: 2},
+				Optimizer: DefaultOptimizer(), Scheme: permute.Double, PermSeed: 5},
+		},
+		Steps: 3, Batch: 23, BatchSeed: 9, BatchSteps: 2, BF16: true,
+	}
+}
+
+// Tolerances against the float64 reference, relative to the largest entry
+// of each quantity (the loss: to max(1, |loss|)). float32 storage and
+// summation over a few dozen terms per product give errors near 1e-6; 1e-4
+// leaves room for the different summation orders of different grids
+// without hiding a wrong block, a missing term or a wrong scale, which are
+// off by O(1).
+const (
+	conformanceLossTol   = 1e-5
+	conformanceGradTol   = 1e-4
+	conformanceWeightTol = 1e-4
+)
+
+// Tolerances with bfloat16 sums: each sum is rounded to 8 significant bits
+// (relative error 2⁻⁹ ≈ 0.2%), a few times per layer; a wrong block is
+// still off by O(1). Only the first step's loss and gradient are compared:
+// Adam's first update is nearly sign(gradient), so a gradient entry near
+// zero that bfloat16 rounding flips moves its weight by 2·lr, and later
+// steps diverge from the float64 reference for that reason alone.
+const (
+	conformanceBF16LossTol = 1e-2
+	conformanceBF16GradTol = 5e-2
+)
+
+// Conformance checks the distributed model against the serial float64
+// Reference on world. It is collective: every rank of world calls it with
+// the same suite. For every shape and case it builds the grid and the
+// model and trains:
+//
+//   - D = 1: Steps full-graph steps. After each, this rank's loss must be
+//     the reference loss, its blocks of every gradient the reference
+//     gradient, and after the optimizer step its weight blocks the
+//     reference weights.
+//   - D > 1: BatchSteps data-parallel steps (overlap on), each replica on
+//     its own batch. This rank's loss must be the serial loss of its
+//     replica's batch (SerialBatch), its gradient blocks the mean of the
+//     replicas' serial gradients, and its weights the serial optimizer
+//     step with that mean. With BF16, the first step again with bfloat16
+//     sums and the wider tolerances.
+//
+// After every step the ranks also check, with two all-reduces, that every
+// parameter entry is held by some rank and that all ranks holding it agree
+// bit for bit: replicas that drift apart would train different models.
+//
+// A wrong value does not stop the check, so all ranks make the same calls
+// whatever they find; each rank returns one error per failing shape and
+// case (nil when all passed), and the caller agrees across ranks on the
+// outcome. An error from the grid, the model or a collective ends that
+// case on this rank; the others may then block until the transport (or
+// RunLocal) releases them.
+func Conformance(world collectives.Comm, be spmm.Backend, s ConformanceSuite) []error {
+	if s.Graph == nil || len(s.Cases) == 0 {
+		panic("gcn: Conformance needs a graph and at least one case")
+	}
+	shapes := s.Shapes
+	if shapes == nil {
+		shapes = grid.Shapes(world.Size(), 0)
+	}
+	var errs []error
+	report := func(shape grid.Shape, c ConformanceCase, what string, err error) {
+		if err != nil {
+			errs = append(errs, fmt.Errorf("gcn conformance: world rank %d: grid %v, %s (%v permutation), %s: %w",
+				world.Rank(), shape, c.Name, c.Scheme, what, err))
+		}
+	}
+	for _, shape := range shapes {
+		for _, c := range s.Cases {
+			if shape.D == 1 {
+				report(shape, c, "full graph", s.fullGraph(world, be, shape, c))
+				continue
+			}
+			report(shape, c, "data-parallel mini-batch", s.miniBatch(world, be, shape, c, false))
+			if s.BF16 && shape.X*shape.Y*shape.Z > 1 {
+				report(shape, c, "data-parallel mini-batch with bf16 sums", s.miniBatch(world, be, shape, c, true))
+			}
+		}
+	}
+	return errs
+}
+
+// build makes the grid of shape and this rank's model of case c.
+func (s *ConformanceSuite) build(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase) (*grid.Grid, *Model, error) {
+	g, err := grid.New(world, shape)
+	if err != nil {
+		return nil, nil, err
+	}
+	n := s.Graph.Adj.Rows
+	perms := permute.New(n, c.Scheme, c.PermSeed)
+	m, err := Build(g, be, c.Config, c.Optimizer, s.Graph, NewOrders(n, perms.P1, perms.P2))
+	return g, m, err
+}
+
+func (s *ConformanceSuite) reference(c ConformanceCase, gr *Graph) *Reference {
+	return NewReference(c.Config, c.Optimizer, gr.Adj, gr.Features, gr.Labels, gr.Train)
+}
+
+func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase) error {
+	g, m, err := s.build(world, be, shape, c)
+	if err != nil {
+		return err
+	}
+	ref := s.reference(c, s.Graph)
+	var k mismatches
+	for step := 0; step < s.Steps; step++ {
+		loss, err := m.ForwardBackward(step)
+		if err != nil {
+			return err
+		}
+		k.loss(step, "", loss, ref.LossAndGrad(step), conformanceLossTol)
+		if err := k.blocks(step, "gradient", m, ref, conformanceGradTol); err != nil {
+			return err
+		}
+		m.Step()
+		ref.Step()
+		if err := k.blocks(step, "weight", m, ref, conformanceWeightTol); err != nil {
+			return err
+		}
+		if err := k.replicas(step, g.World, m); err != nil {
+			return err
+		}
+	}
+	return k.err()
+}
+
+func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase, bf16 bool) error {
+	g, m, err := s.build(world, be, shape, c)
+	if err != nil {
+		return err
+	}
+	m.Options = Options{Overlap: true, BF16: bf16}
+	bb, err := NewBatchBuilder(g, c.Config, m.Shards(), s.BatchSeed, s.Batch)
+	if err != nil {
+		return err
+	}
+	lossTol, gradTol, steps := conformanceLossTol, conformanceGradTol, s.BatchSteps
+	if bf16 {
+		lossTol, gradTol, steps = conformanceBF16LossTol, conformanceBF16GradTol, min(steps, 1)
+	}
+	// mean holds the serial weights and optimizer state, and after each
+	// step's serial batches the mean of their gradients.
+	mean := s.reference(c, s.Graph)
+	var k mismatches
+	for step := 0; step < steps; step++ {
+		sh, err := bb.Build(step)
+		if err != nil {
+			return err
+		}
+		m.Use(sh)
+		loss, err := m.ForwardBackward(step)
+		if err != nil {
+			return err
+		}
+		for _, p := range mean.Params {
+			clear(p.G)
+		}
+		for rep := 0; rep < shape.D; rep++ {
+			verts, sub := SerialBatch(s.Graph, s.BatchSeed, rep, step, s.Batch)
+			r := s.reference(c, sub)
+			r.Verts = verts
+			for i, p := range r.Params {
+				copy(p.W, mean.Params[i].W)
+			}
+			want := r.LossAndGrad(step)
+			if rep == g.CD {
+				k.loss(step, fmt.Sprintf(" of replica %d's batch", rep), loss, want, lossTol)
+			}
+			for i, p := range r.Params {
+				for j, v := range p.G {
+					mean.Params[i].G[j] += v / float64(shape.D)
+				}
+			}
+		}
+		if err := k.blocks(step, "gradient (mean of the replicas')", m, mean, gradTol); err != nil {
+			return err
+		}
+		if err := k.replicas(step, g.World, m); err != nil {
+			return err
+		}
+		if bf16 {
+			continue // see conformanceBF16GradTol: later steps may drift
+		}
+		m.Step()
+		mean.Step()
+		if err := k.blocks(step, "weight", m, mean, conformanceWeightTol); err != nil {
+			return err
+		}
+	}
+	return k.err()
+}

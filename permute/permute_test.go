@@ -228,3 +228,18 @@ func TestMisusePanics(t *testing.T) {
 		}()
 	}
 }
+
+func TestSchemeText(t *testing.T) {
+	for _, s := range []Scheme{None, Single, Double} {
+		b, err := s.MarshalText()
+		var got Scheme
+		if err != nil || got.UnmarshalText(b) != nil || got != s {
+			t.Errorf("%v: MarshalText %q, UnmarshalText back %v", s, b, got)
+		}
+	}
+	got := Double
+	err := got.UnmarshalText([]byte("triple"))
+	if err == nil || err.Error() != `permute scheme "triple": expected one of "none", "single", "double"` || got != Double {
+		t.Errorf("UnmarshalText(triple) = %v, left %v", err, got)
+	}
+}

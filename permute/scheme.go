@@ -1,8 +1,15 @@
 package permute
 
-import "fmt"
+import (
+	"encoding"
 
-// Scheme selects how vertices are relabelled before sharding.
+	"scalegnn/internal/enum"
+)
+
+// Scheme selects how vertices are relabelled before sharding. It is the one
+// type for the permutation scheme: the job file's permute.scheme, a prepared
+// dataset's meta.toml and the performance model all decode into it (it is a
+// TextMarshaler), so no other package compares scheme names.
 type Scheme int
 
 const (
@@ -15,30 +22,31 @@ const (
 	Double
 )
 
+var (
+	_ encoding.TextMarshaler   = None
+	_ encoding.TextUnmarshaler = (*Scheme)(nil)
+)
+
+var schemeNames = []string{"none", "single", "double"}
+
 // ParseScheme parses "none", "single" or "double".
 func ParseScheme(s string) (Scheme, error) {
-	switch s {
-	case "none":
-		return None, nil
-	case "single":
-		return Single, nil
-	case "double":
-		return Double, nil
-	}
-	return None, fmt.Errorf("permute: unknown scheme %q; expected none, single or double", s)
+	return enum.Parse[Scheme]("permute scheme", s, schemeNames)
 }
 
 // String returns the name ParseScheme accepts.
-func (s Scheme) String() string {
-	switch s {
-	case None:
-		return "none"
-	case Single:
-		return "single"
-	case Double:
-		return "double"
+func (s Scheme) String() string { return enum.Name("Scheme", s, schemeNames) }
+
+// MarshalText returns the scheme's name.
+func (s Scheme) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// UnmarshalText parses a name ParseScheme accepts.
+func (s *Scheme) UnmarshalText(b []byte) error {
+	v, err := ParseScheme(string(b))
+	if err == nil {
+		*s = v
 	}
-	return fmt.Sprintf("Scheme(%d)", int(s))
+	return err
 }
 
 func (s Scheme) valid() bool { return s >= None && s <= Double }

@@ -3,6 +3,11 @@ package perfmodel
 import (
 	"fmt"
 	"math"
+	"sort"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Sample is one measurement for a fit: the model's features and the
@@ -62,8 +67,11 @@ func FitNonNegative(samples []Sample) (FitResult, error) {
 	}
 }
 
-// solveWeighted solves the weighted normal equations over the active
-// columns, each scaled to unit maximum for conditioning.
+// solveWeighted fits the active columns by least squares on relative
+// errors (rows x/t, targets t/t = 1) with gonum's QR, each column scaled to
+// unit maximum for conditioning. A tiny ridge, 1e-12·(1 + ‖column‖²) on
+// the diagonal of the normal equations, keeps an all-zero or collinear
+// column solvable; it enters the QR as one extra row per column.
 func solveWeighted(samples []Sample, active []bool) []float64 {
 	var cols []int
 	for i, a := range active {
@@ -75,7 +83,8 @@ func solveWeighted(samples []Sample, active []bool) []float64 {
 	if len(cols) == 0 {
 		return coef
 	}
-	scale := make([]float64, len(cols))
+	m, n := len(samples), len(cols)
+	scale := make([]float64, n)
 	for j, c := range cols {
 		for _, s := range samples {
 			scale[j] = math.Max(scale[j], math.Abs(s.X[c]/s.T))
@@ -84,66 +93,30 @@ func solveWeighted(samples []Sample, active []bool) []float64 {
 			scale[j] = 1
 		}
 	}
-	n := len(cols)
-	a := make([][]float64, n)
-	for i := range a {
-		a[i] = make([]float64, n+1)
-	}
-	for _, s := range samples {
-		row := make([]float64, n)
+	a := mat.NewDense(m+n, n, nil)
+	b := mat.NewVecDense(m+n, nil)
+	for i, s := range samples {
 		for j, c := range cols {
-			row[j] = s.X[c] / s.T / scale[j]
+			a.Set(i, j, s.X[c]/s.T/scale[j])
 		}
-		for i := 0; i < n; i++ {
-			for j := 0; j < n; j++ {
-				a[i][j] += row[i] * row[j]
-			}
-			a[i][n] += row[i] // target t/t = 1
-		}
+		b.SetVec(i, 1)
 	}
-	// A tiny ridge keeps a column that is all zero (or collinear) solvable.
-	for i := 0; i < n; i++ {
-		a[i][i] += 1e-12 * (1 + a[i][i])
+	for j := range n {
+		norm := mat.Norm(a.ColView(j), 2)
+		a.Set(m+j, j, math.Sqrt(1e-12*(1+norm*norm)))
 	}
-	x := gaussSolve(a)
+	var qr mat.QR
+	qr.Factorize(a)
+	var x mat.VecDense
+	if err := qr.SolveVecTo(&x, false, b); err != nil {
+		// The ridge bounds the condition number well below gonum's limit;
+		// a failure here is a bug, not bad data.
+		panic(fmt.Sprintf("perfmodel: least squares over %d columns: %v", n, err))
+	}
 	for j, c := range cols {
-		coef[c] = x[j] / scale[j]
+		coef[c] = x.AtVec(j) / scale[j]
 	}
 	return coef
-}
-
-// gaussSolve solves the augmented system a (n × n+1) with partial pivoting.
-func gaussSolve(a [][]float64) []float64 {
-	n := len(a)
-	for col := 0; col < n; col++ {
-		p := col
-		for r := col + 1; r < n; r++ {
-			if math.Abs(a[r][col]) > math.Abs(a[p][col]) {
-				p = r
-			}
-		}
-		a[col], a[p] = a[p], a[col]
-		if a[col][col] == 0 {
-			continue
-		}
-		for r := col + 1; r < n; r++ {
-			f := a[r][col] / a[col][col]
-			for c := col; c <= n; c++ {
-				a[r][c] -= f * a[col][c]
-			}
-		}
-	}
-	x := make([]float64, n)
-	for r := n - 1; r >= 0; r-- {
-		s := a[r][n]
-		for c := r + 1; c < n; c++ {
-			s -= a[r][c] * x[c]
-		}
-		if a[r][r] != 0 {
-			x[r] = s / a[r][r]
-		}
-	}
-	return x
 }
 
 func evaluate(samples []Sample, coef []float64) FitResult {
@@ -154,11 +127,7 @@ func evaluate(samples []Sample, coef []float64) FitResult {
 	}
 	mean /= float64(len(samples))
 	for i, s := range samples {
-		var p float64
-		for j, x := range s.X {
-			p += coef[j] * x
-		}
-		r := (p - s.T) / s.T
+		r := (floats.Dot(coef, s.X) - s.T) / s.T
 		rel[i] = math.Abs(r)
 		ssr += r * r
 		d := (s.T - mean) / s.T
@@ -171,15 +140,16 @@ func evaluate(samples []Sample, coef []float64) FitResult {
 	return res
 }
 
+// median returns the median of v (the mean of the two middle values of an
+// even count), or NaN for no values. gonum's empirical quantile at 1/2 is
+// the lower middle value; the one just above 1/2 is the upper.
 func median(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}
 	s := append([]float64(nil), v...)
-	for i := 1; i < len(s); i++ {
-		for j := i; j > 0 && s[j] < s[j-1]; j-- {
-			s[j], s[j-1] = s[j-1], s[j]
-		}
-	}
-	return (s[(len(s)-1)/2] + s[len(s)/2]) / 2
+	sort.Float64s(s)
+	lo := stat.Quantile(0.5, stat.Empirical, s, nil)
+	hi := stat.Quantile(math.Nextafter(0.5, 1), stat.Empirical, s, nil)
+	return (lo + hi) / 2
 }

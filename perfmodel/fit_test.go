@@ -62,3 +62,53 @@ func TestFitDropsNegativeTerms(t *testing.T) {
 		t.Error("one sample for two coefficients: no error")
 	}
 }
+
+// TestFitDegenerateColumns: an all-zero column and a column that repeats
+// another still fit (the ridge keeps the least squares solvable), with the
+// predictions exact on noiseless data.
+func TestFitDegenerateColumns(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		x    func(i float64) []float64
+	}{
+		{"zero column", func(i float64) []float64 { return []float64{1, i, 0} }},
+		{"repeated column", func(i float64) []float64 { return []float64{1, i, i} }},
+	} {
+		var samples []Sample
+		for i := 1.0; i <= 30; i++ {
+			samples = append(samples, Sample{X: tc.x(i), T: 2e-3 + 3e-4*i})
+		}
+		got, err := FitNonNegative(samples)
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		for j, c := range got.Coef {
+			if c < 0 {
+				t.Errorf("%s: coef %d = %v < 0", tc.name, j, c)
+			}
+		}
+		if got.MedianRelErr > 1e-9 {
+			t.Errorf("%s: median relative error %v, want ~0 (coefficients %v)", tc.name, got.MedianRelErr, got.Coef)
+		}
+	}
+}
+
+func TestMedian(t *testing.T) {
+	for _, tc := range []struct {
+		v    []float64
+		want float64
+	}{
+		{[]float64{3}, 3},
+		{[]float64{5, 1}, 3},
+		{[]float64{2, 9, 1}, 2},
+		{[]float64{4, 1, 3, 2}, 2.5},
+		{[]float64{1, 1, 1, 7, 7}, 1},
+	} {
+		if got := median(tc.v); got != tc.want {
+			t.Errorf("median(%v) = %v, want %v", tc.v, got, tc.want)
+		}
+	}
+	if got := median(nil); !math.IsNaN(got) {
+		t.Errorf("median(nil) = %v, want NaN", got)
+	}
+}

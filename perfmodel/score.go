@@ -3,7 +3,9 @@ package perfmodel
 import (
 	"fmt"
 	"math"
-	"sort"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/stat"
 )
 
 // Spearman returns the Spearman rank correlation of a and b (ties get
@@ -16,49 +18,30 @@ func Spearman(a, b []float64) float64 {
 	if len(a) < 2 {
 		return math.NaN()
 	}
-	return pearson(ranks(a), ranks(b))
+	// The ranks are exact (whole or half numbers), so a constant series has
+	// a variance of exactly 0 and gonum's Pearson correlation is 0/0 = NaN.
+	return stat.Correlation(ranks(a), ranks(b), nil)
 }
 
+// ranks returns the rank of each value of v, from 1, with tied values
+// sharing the average of their ranks.
 func ranks(v []float64) []float64 {
+	sorted := append([]float64(nil), v...)
 	idx := make([]int, len(v))
-	for i := range idx {
-		idx[i] = i
-	}
-	sort.SliceStable(idx, func(x, y int) bool { return v[idx[x]] < v[idx[y]] })
+	floats.Argsort(sorted, idx)
 	r := make([]float64, len(v))
-	for i := 0; i < len(idx); {
+	for i := 0; i < len(sorted); {
 		j := i
-		for j+1 < len(idx) && v[idx[j+1]] == v[idx[i]] {
+		for j+1 < len(sorted) && sorted[j+1] == sorted[i] {
 			j++
 		}
 		avg := float64(i+j)/2 + 1
-		for k := i; k <= j; k++ {
-			r[idx[k]] = avg
+		for _, k := range idx[i : j+1] {
+			r[k] = avg
 		}
 		i = j + 1
 	}
 	return r
-}
-
-func pearson(x, y []float64) float64 {
-	n := float64(len(x))
-	var mx, my float64
-	for i := range x {
-		mx += x[i]
-		my += y[i]
-	}
-	mx, my = mx/n, my/n
-	var sxy, sxx, syy float64
-	for i := range x {
-		dx, dy := x[i]-mx, y[i]-my
-		sxy += dx * dy
-		sxx += dx * dx
-		syy += dy * dy
-	}
-	if sxx == 0 || syy == 0 {
-		return math.NaN()
-	}
-	return sxy / math.Sqrt(sxx*syy)
 }
 
 // Score compares predicted and measured epoch times of the same grids.

@@ -15,6 +15,8 @@ func TestSpearman(t *testing.T) {
 		{[]float64{1, 2, 3, 4, 5}, []float64{2, 1, 4, 3, 5}, 0.8},
 		// Ties take the average rank: ranks (1.5, 1.5, 3) and (1, 2, 3).
 		{[]float64{1, 1, 2}, []float64{1, 2, 3}, math.Sqrt(3) / 2},
+		// Three-way tie, out of order: ranks (4, 1, 4, 2, 4) both times.
+		{[]float64{3, 1, 3, 2, 3}, []float64{5, 1, 5, 2, 5}, 1},
 	} {
 		if got := Spearman(c.a, c.b); math.Abs(got-c.want) > 1e-12 {
 			t.Errorf("Spearman(%v, %v) = %v, want %v", c.a, c.b, got, c.want)

@@ -1,0 +1,36 @@
+// Package devicetest is the conformance suite every device.Device runs, in
+// the style of spmm/spmmtest: a device's own test file calls TestDevice
+// with an instance, and every operation is checked on the same cases
+// (empty, single-row, odd-width, strided and multi-thread-sized operands,
+// fixed seeds) against a float64 reference with an explicit tolerance, and
+// bit for bit where training needs the last bit: element-wise arithmetic,
+// dropout masks (against golden masks drawn by gcn), RMSNorm and the loss
+// in gcn's float32 order, the optimizer, bfloat16 rounding, gathers.
+// Views are embedded in sentinel padding, so a write outside its view
+// fails too. The bench.go helpers time a device's kernels in GB/s.
+package devicetest
+
+import (
+	"testing"
+
+	"scalegnn/device"
+)
+
+// TestDevice runs the conformance suite against dev.
+func TestDevice(t *testing.T, dev device.Device) {
+	if dev.Name() == "" || dev.Describe() == "" {
+		t.Errorf("device has an empty Name %q or Describe %q", dev.Name(), dev.Describe())
+	}
+	t.Run("Memory", func(t *testing.T) { testMemory(t, dev) })
+	t.Run("Elementwise", func(t *testing.T) { testElementwise(t, dev) })
+	t.Run("Dropout", func(t *testing.T) { testDropout(t, dev) })
+	t.Run("RMSNorm", func(t *testing.T) { testRMSNorm(t, dev) })
+	t.Run("Loss", func(t *testing.T) { testLoss(t, dev) })
+	t.Run("Accuracy", func(t *testing.T) { testAccuracy(t, dev) })
+	t.Run("Optim", func(t *testing.T) { testOptim(t, dev) })
+	t.Run("BF16", func(t *testing.T) { testBF16(t, dev) })
+	t.Run("Gather", func(t *testing.T) { testGather(t, dev) })
+	t.Run("SpMM", func(t *testing.T) { testSpMM(t, dev) })
+	t.Run("Gemm", func(t *testing.T) { testGemm(t, dev) })
+	t.Run("Panics", func(t *testing.T) { testPanics(t, dev) })
+}

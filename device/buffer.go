@@ -74,7 +74,7 @@ func Matrix(buf Buffer[float32], rows, cols int) Mat {
 // MatrixStride returns the rows×cols view of buf with the given stride.
 func MatrixStride(buf Buffer[float32], rows, cols, stride int) Mat {
 	m := Mat{buf: buf, rows: rows, cols: cols, strid: stride}
-	m.check("Matrix")
+	m.check("Matrix", "")
 	return m
 }
 
@@ -97,14 +97,15 @@ func (m Mat) Slice(r0, r1, c0, c1 int) Mat {
 
 func (m Mat) String() string { return fmt.Sprintf("%d×%d/%d", m.rows, m.cols, m.strid) }
 
-// check panics unless the view lies inside its buffer.
-func (m Mat) check(name string) {
+// check panics unless the view lies inside its buffer; op and role
+// (e.g. "Add", "dst") name it in the message.
+func (m Mat) check(op, role string) {
 	if m.rows < 0 || m.cols < 0 || m.strid < m.cols || m.off < 0 {
-		shapePanic("%s: %d×%d with stride %d at %d", name, m.rows, m.cols, m.strid, m.off)
+		shapePanic("%s %s: %d×%d with stride %d at %d", op, role, m.rows, m.cols, m.strid, m.off)
 	}
 	if m.rows > 0 && m.cols > 0 && m.off+(m.rows-1)*m.strid+m.cols > m.buf.Len() {
-		shapePanic("%s: %d×%d with stride %d at %d needs %d elements, buffer has %d",
-			name, m.rows, m.cols, m.strid, m.off, m.off+(m.rows-1)*m.strid+m.cols, m.buf.Len())
+		shapePanic("%s %s: %d×%d with stride %d at %d needs %d elements, buffer has %d",
+			op, role, m.rows, m.cols, m.strid, m.off, m.off+(m.rows-1)*m.strid+m.cols, m.buf.Len())
 	}
 }
 

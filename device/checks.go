@@ -7,7 +7,7 @@ func maskWords(cols int) int { return (cols + 63) / 64 }
 
 func checkDropout(name string, dst, src Mat, keep *Buffer[uint64], spec *Dropout) {
 	checkSame(name, dst, src)
-	checkLen(name+" Verts", spec.Verts.Len(), dst.rows)
+	checkLen2(name, "Verts", spec.Verts.Len(), dst.rows)
 	if !(spec.P >= 0 && spec.P < 1) {
 		shapePanic("%s: p = %g outside [0, 1)", name, spec.P)
 	}
@@ -15,7 +15,7 @@ func checkDropout(name string, dst, src Mat, keep *Buffer[uint64], spec *Dropout
 		shapePanic("%s: Col0 = %d", name, spec.Col0)
 	}
 	if keep != nil {
-		checkLen(name+" keep", keep.Len(), dst.rows*maskWords(dst.cols))
+		checkLen2(name, "keep", keep.Len(), dst.rows*maskWords(dst.cols))
 	}
 }
 
@@ -68,8 +68,8 @@ func checkOptim(w, g, m, v Buffer[float32], st OptimStep) {
 // checkGather checks a row gather (scatter false: dst row i = src row
 // idx[i]) or scatter (scatter true: dst row idx[i] += src row i).
 func checkGather(name string, dst, src Mat, idx Buffer[int32], scatter bool) {
-	dst.check(name + " dst")
-	src.check(name + " src")
+	dst.check(name, "dst")
+	src.check(name, "src")
 	if dst.cols != src.cols {
 		shapePanic("%s: dst %v, src %v", name, dst, src)
 	}
@@ -81,7 +81,7 @@ func checkGather(name string, dst, src Mat, idx Buffer[int32], scatter bool) {
 }
 
 func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
-	checkLen(name+" idx", idx.Len(), n)
+	checkLen2(name, "idx", idx.Len(), n)
 	for i, r := range idx.host {
 		if r < 0 || int(r) >= srcLen {
 			shapePanic("%s: idx[%d] = %d outside %d elements", name, i, r, srcLen)

@@ -50,16 +50,16 @@ func (d *CPU) UploadCSR(a *spmm.CSR) *CSR { return uploadCSR(a) }
 
 // SpMM computes dst = a·b with spmm/cpu's kernel.
 func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {
-	dst.check("SpMM dst")
-	b.check("SpMM b")
+	dst.check("SpMM dst", "")
+	b.check("SpMM b", "")
 	d.be.SpMM(dst.dense(), a.a, b.dense())
 }
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst with CBLAS.
 func (d *CPU) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
-	a.check("Gemm a")
-	b.check("Gemm b")
-	dst.check("Gemm dst")
+	a.check("Gemm a", "")
+	b.check("Gemm b", "")
+	dst.check("Gemm dst", "")
 	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
 }
 
@@ -191,7 +191,7 @@ func (d *CPU) runRows(j *cjob) {
 
 // Fill sets every element of dst to v.
 func (d *CPU) Fill(dst Mat, v float32) {
-	dst.check("Fill")
+	dst.check("Fill", "")
 	j := d.rowsJob(opFill, dst)
 	j.alpha = v
 	d.runRows(j)
@@ -265,7 +265,7 @@ func (d *CPU) ApplyMask(dst, src Mat, keep Buffer[uint64], p float64) {
 
 // SumSquares sets ss[i] to the sum of squares of row i.
 func (d *CPU) SumSquares(ss Buffer[float32], z Mat) {
-	z.check("SumSquares")
+	z.check("SumSquares", "")
 	checkLen("SumSquares ss", ss.Len(), z.rows)
 	j := d.start(opSumSquares)
 	j.d, j.a, j.lda, j.cols = ss.host, z.data(), z.strid, z.cols

@@ -14,3 +14,5 @@ func TestCPU(t *testing.T) {
 		devicetest.TestDevice(t, device.NewCPU(threads))
 	}
 }
+
+func TestCPUAllocs(t *testing.T) { devicetest.TestAllocs(t, device.NewCPU(3)) }

@@ -12,9 +12,9 @@ func (e ShapeError) Error() string { return "device: " + string(e) }
 func shapePanic(format string, args ...any) { panic(ShapeError(fmt.Sprintf(format, args...))) }
 
 func checkSame(name string, dst Mat, ops ...Mat) {
-	dst.check(name + " dst")
+	dst.check(name, "dst")
 	for _, a := range ops {
-		a.check(name + " operand")
+		a.check(name, "operand")
 		if a.rows != dst.rows || a.cols != dst.cols {
 			shapePanic("%s: dst %v, operand %v", name, dst, a)
 		}
@@ -24,5 +24,13 @@ func checkSame(name string, dst Mat, ops ...Mat) {
 func checkLen(name string, n, want int) {
 	if n != want {
 		shapePanic("%s: length %d, want %d", name, n, want)
+	}
+}
+
+// checkLen2 is checkLen for operand what of operation name, without
+// building the combined name unless it panics.
+func checkLen2(name, what string, n, want int) {
+	if n != want {
+		shapePanic("%s %s: length %d, want %d", name, what, n, want)
 	}
 }

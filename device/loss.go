@@ -10,12 +10,12 @@ import "math"
 // a step's memory traffic.
 
 func checkRowVec(name string, b int, x Mat) {
-	x.check(name)
-	checkLen(name+" vector", b, x.rows)
+	x.check(name, "")
+	checkLen2(name, "vector", b, x.rows)
 }
 
 func checkLabels(name string, labels Buffer[int32], x Mat, c0 int) {
-	checkLen(name+" labels", labels.Len(), x.rows)
+	checkLen2(name, "labels", labels.Len(), x.rows)
 	if c0 < 0 {
 		shapePanic("%s: c0 = %d", name, c0)
 	}

@@ -65,8 +65,8 @@ func (m Mat) dense() spmm.Dense {
 
 // SpMM computes dst = a·b.
 func (d *Native) SpMM(dst Mat, a *CSR, b Mat) {
-	dst.check("SpMM dst")
-	b.check("SpMM b")
+	dst.check("SpMM dst", "")
+	b.check("SpMM b", "")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.be.SpMM(dst.dense(), a.a, b.dense())
@@ -74,9 +74,9 @@ func (d *Native) SpMM(dst Mat, a *CSR, b Mat) {
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst.
 func (d *Native) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
-	a.check("Gemm a")
-	b.check("Gemm b")
-	dst.check("Gemm dst")
+	a.check("Gemm a", "")
+	b.check("Gemm b", "")
+	dst.check("Gemm dst", "")
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
@@ -84,7 +84,7 @@ func (d *Native) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst
 
 // Fill sets every element of dst to v.
 func (d *Native) Fill(dst Mat, v float32) {
-	dst.check("Fill")
+	dst.check("Fill", "")
 	for i := range dst.rows {
 		r := dst.row(i)
 		for j := range r {
@@ -212,7 +212,7 @@ func (d *Native) ApplyMask(dst, src Mat, keep Buffer[uint64], p float64) {
 
 // SumSquares sets ss[i] to the sum of squares of row i.
 func (d *Native) SumSquares(ss Buffer[float32], z Mat) {
-	z.check("SumSquares")
+	z.check("SumSquares", "")
 	checkLen("SumSquares ss", ss.Len(), z.rows)
 	for i := range z.rows {
 		var s float32

@@ -8,3 +8,5 @@ import (
 )
 
 func TestNative(t *testing.T) { devicetest.TestDevice(t, device.NewNative(2)) }
+
+func TestNativeAllocs(t *testing.T) { devicetest.TestAllocs(t, device.NewNative(2)) }

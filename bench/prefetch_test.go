@@ -1,4 +1,4 @@
-package jobs
+package bench
 
 import (
 	"fmt"
@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
+	"scalegnn/jobs"
 	"scalegnn/spmm/cpu"
 )
 
@@ -42,13 +43,13 @@ prefetch = %v
 func BenchmarkMiniBatchPrefetch(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("prefetch=%v", on), func(b *testing.B) {
-			cfg, err := ParseConfig("bench.toml", []byte(fmt.Sprintf(prefetchJob, on)))
+			cfg, err := jobs.ParseConfig("bench.toml", []byte(fmt.Sprintf(prefetchJob, on)))
 			if err != nil {
 				b.Fatal(err)
 			}
 			cfg.Output.Dir = b.TempDir()
 			world := collectives.NewLocalWorld(1)[0]
-			job, err := Setup(cfg, world, cpu.New(2), 2, zap.NewNop())
+			job, err := jobs.Setup(cfg, world, cpu.New(2), 2, zap.NewNop())
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -59,7 +60,7 @@ func BenchmarkMiniBatchPrefetch(b *testing.B) {
 				if _, err := job.Train(); err != nil {
 					b.Fatal(err)
 				}
-				ms, err := ReadMetrics(filepath.Join(cfg.Output.Dir, cfg.Output.Metrics))
+				ms, err := jobs.ReadMetrics(filepath.Join(cfg.Output.Dir, cfg.Output.Metrics))
 				if err != nil {
 					b.Fatal(err)
 				}

@@ -1,10 +1,11 @@
-package gcn
+package bench
 
 import (
 	"testing"
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/permute"
 	"scalegnn/spmm"
@@ -20,11 +21,11 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 	if err != nil {
 		b.Fatal(err)
 	}
-	gr := &Graph{Adj: dataset.NormalizeGCN(src.Adj), Features: src.Features, Labels: src.Labels,
+	gr := &gcn.Graph{Adj: dataset.NormalizeGCN(src.Adj), Features: src.Features, Labels: src.Labels,
 		Train: src.Train, Val: src.Val, Test: src.Test}
-	cfg := Config{Features: 64, Hidden: 64, Classes: 8, Layers: 2, Dropout: 0.5, Seed: 1}
+	cfg := gcn.Config{Features: 64, Hidden: 64, Classes: 8, Layers: 2, Dropout: 0.5, Seed: 1}
 	perms := permute.New(src.N, permute.Double, 1)
-	orders := NewOrders(src.N, perms.P1, perms.P2)
+	orders := gcn.NewOrders(src.N, perms.P1, perms.P2)
 	// Setup and the timed steps run in one in-process world; rank 0 starts
 	// the clock once every rank is ready.
 	errs := collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
@@ -32,7 +33,7 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 		if err != nil {
 			return err
 		}
-		m, err := Build(g, newBackend(), cfg, DefaultOptimizer(), gr, orders)
+		m, err := gcn.Build(g, newBackend(), cfg, gcn.DefaultOptimizer(), gr, orders)
 		if err != nil {
 			return err
 		}

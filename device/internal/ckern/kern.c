@@ -18,6 +18,17 @@
 
 #define ROW(p, ld, i) ((p) + (int64_t)(i) * (ld))
 
+/* WIDE compiles a compute-bound kernel for AVX-512 and AVX2 beside the
+ * baseline, picked at load time (GCC function multiversioning): the
+ * dropout hashes need 64-bit vector multiplies (AVX-512DQ) and the
+ * optimizer's float64 divisions and square roots run 4 or 8 wide. The
+ * rounding is IEEE's at every width, and contraction stays off. */
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define WIDE __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#else
+#define WIDE
+#endif
+
 void sgk_fill(float *d, int64_t ldd, int64_t cols, float v, int64_t lo, int64_t hi) {
 	for (int64_t i = lo; i < hi; i++) {
 		float *restrict o = ROW(d, ldd, i);
@@ -102,12 +113,20 @@ static inline uint64_t keep01(uint64_t key, int64_t col, uint64_t threshold) {
 	return 1 - ((draw - threshold) >> 63);
 }
 
-void sgk_dropout(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
+/* draws64 sets k[t] = keep01(key, c + t, threshold) for t < n <= 64: a
+ * loop of independent 64-bit hashes that vectorises where the target has
+ * 64-bit vector multiplies. */
+static inline void draws64(uint64_t *restrict k, uint64_t key, int64_t c, int64_t n, uint64_t threshold) {
+	for (int64_t t = 0; t < n; t++)
+		k[t] = keep01(key, c + t, threshold);
+}
+
+WIDE void sgk_dropout(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
                  const int32_t *verts, uint64_t seed, int64_t step, int64_t site,
                  int64_t col0, uint64_t threshold, float scale,
                  uint64_t *keep, int64_t wpr, int relu, int64_t lo, int64_t hi) {
-	const float sc[2] = {0.0f, scale};
 	const uint64_t b = (2ULL << 32) | (uint64_t)site; /* streamDropout<<32 | site */
+	uint64_t k[64];
 	for (int64_t i = lo; i < hi; i++) {
 		/* uint64(vertex) of a negative int32 sign-extends, as in Go. */
 		uint64_t key = hash4(seed, b, (uint64_t)step, (uint64_t)(int64_t)verts[i]);
@@ -122,34 +141,36 @@ void sgk_dropout(float *d, int64_t ldd, const float *s, int64_t lds, int64_t col
 			for (int64_t j = 0; j < cols; j++)
 				nz += x[j] != 0;
 			if (4 * nz < cols) {
+				const float sc[2] = {0.0f, scale};
 				for (int64_t j = 0; j < cols; j++) {
 					float v = x[j];
 					o[j] = 0.0f;
 					if (v != 0)
 						o[j] = v * sc[keep01(key, col0 + j, threshold)];
 				}
-			} else {
-				for (int64_t j = 0; j < cols; j++) {
-					float v = x[j], r = v * sc[keep01(key, col0 + j, threshold)];
+				continue;
+			}
+		}
+		for (int64_t j0 = 0; j0 < cols; j0 += 64) {
+			int64_t n = cols - j0 < 64 ? cols - j0 : 64;
+			draws64(k, key, col0 + j0, n, threshold);
+			const float *restrict xx = x + j0;
+			uint64_t word = 0;
+			for (int64_t t = 0; t < n; t++) {
+				float v = relu ? relu1(xx[t]) : xx[t];
+				float r = v * (k[t] ? scale : 0.0f);
+				if (keep == NULL) {
+					/* no record: a zero stays +0 */
 					uint32_t rb, nzm = -(uint32_t)(v != 0);
 					memcpy(&rb, &r, 4);
 					rb &= nzm;
-					memcpy(o + j, &rb, 4);
+					memcpy(&r, &rb, 4);
 				}
+				o[j0 + t] = r;
+				word |= k[t] << t;
 			}
-			continue;
-		}
-		uint64_t *bits = keep + i * wpr;
-		for (int64_t w = 0; w < wpr; w++) {
-			int64_t j0 = w * 64, j1 = j0 + 64 < cols ? j0 + 64 : cols;
-			uint64_t word = 0;
-			for (int64_t j = j0; j < j1; j++) {
-				float v = relu ? relu1(x[j]) : x[j];
-				uint64_t k = keep01(key, col0 + j, threshold);
-				word |= k << (j & 63);
-				o[j] = v * sc[k];
-			}
-			bits[w] = word;
+			if (keep != NULL)
+				keep[i * wpr + j0 / 64] = word;
 		}
 	}
 }
@@ -228,7 +249,7 @@ void sgk_rms_finish(float *dz, int64_t lddz, const float *da, int64_t ldda, cons
 }
 
 /* gcn's step.update (gcn/optim.go) in the same double operations. */
-void sgk_optim(float *w, const float *g, float *m, float *v, int kind, double lr, double wd,
+WIDE void sgk_optim(float *w, const float *g, float *m, float *v, int kind, double lr, double wd,
                double b1, double b2, double eps, double corr1, double corr2,
                int64_t lo, int64_t hi) {
 	if (kind == 0) {

@@ -1,0 +1,100 @@
+package jobs
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/BurntSushi/toml"
+
+	"scalegnn/grid"
+)
+
+// Run is a training run read back from its output directory (output.dir):
+// the metrics file and, when the run finished, summary.json.
+type Run struct {
+	Dir string
+	// MetricsPath is the metrics file that was read: output.metrics of the
+	// run's config.toml (metrics.jsonl when there is none), or the file
+	// ReadRun was given.
+	MetricsPath string
+	Metrics     []EpochMetrics
+	// Summary is summary.json, nil when the run did not finish and wrote
+	// none. Grid is its grid, parsed (zero when Summary is nil).
+	Summary *Result
+	Grid    grid.Shape
+}
+
+// ReadRun reads the run in directory path, or the run of the file path
+// names inside it: summary.json, or a metrics file (which is then read
+// instead of the one config.toml names).
+func ReadRun(path string) (*Run, error) {
+	st, err := os.Stat(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading run: %w", err)
+	}
+	r := &Run{Dir: path}
+	if !st.IsDir() {
+		r.Dir = filepath.Dir(path)
+		if filepath.Base(path) != "summary.json" {
+			r.MetricsPath = path
+		}
+	}
+	if r.MetricsPath == "" {
+		if r.MetricsPath, err = runMetricsPath(r.Dir); err != nil {
+			return nil, err
+		}
+	}
+	if r.Metrics, err = ReadMetrics(r.MetricsPath); err != nil {
+		return nil, err
+	}
+	if len(r.Metrics) == 0 {
+		return nil, fmt.Errorf("%s: no epochs", r.MetricsPath)
+	}
+	summary := filepath.Join(r.Dir, "summary.json")
+	data, err := os.ReadFile(summary)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return r, nil
+	case err != nil:
+		return nil, fmt.Errorf("reading run: %w", err)
+	}
+	// The grid is written as Shape.String (Result.Grid); this field,
+	// shallower than Result's, reads it as a Shape.
+	var s struct {
+		Result
+		Grid grid.Shape `json:"grid"`
+	}
+	if err := json.Unmarshal(data, &s); err != nil {
+		return nil, fmt.Errorf("%s: %v", summary, err)
+	}
+	s.Result.Grid = s.Grid.String()
+	r.Summary, r.Grid = &s.Result, s.Grid
+	return r, nil
+}
+
+// runMetricsPath is the metrics file of the run in dir: output.metrics of
+// its config.toml (relative to dir, which was output.dir), or
+// metrics.jsonl, the default, when the run has no config.toml.
+func runMetricsPath(dir string) (string, error) {
+	var c struct {
+		Output struct {
+			Metrics string `toml:"metrics"`
+		} `toml:"output"`
+	}
+	path := filepath.Join(dir, "config.toml")
+	if _, err := toml.DecodeFile(path, &c); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return "", fmt.Errorf("%s: %v", path, err)
+	}
+	switch m := c.Output.Metrics; {
+	case m == "":
+		return filepath.Join(dir, "metrics.jsonl"), nil
+	case filepath.IsAbs(m):
+		return m, nil
+	default:
+		return filepath.Join(dir, m), nil
+	}
+}

@@ -11,7 +11,8 @@ import (
 
 // runCompare checks that two runs of the same job (say one rank and eight)
 // trained identically: the same epochs, losses within a relative tolerance
-// and the same accuracies wherever both evaluated.
+// and the same accuracies wherever both evaluated. A run is its output
+// directory or its metrics file (jobs.ReadRun).
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("scalegnn compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -21,14 +22,14 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		return 2
 	}
 	if fs.NArg() != 2 {
-		fmt.Fprintln(stderr, "usage: scalegnn compare [-tol 1e-4] [-acc-tol 0] a/metrics.jsonl b/metrics.jsonl")
+		fmt.Fprintln(stderr, "usage: scalegnn compare [-tol 1e-4] [-acc-tol 0] RUN_A RUN_B  (run directories or their metrics files)")
 		return 2
 	}
-	a, err := jobs.ReadMetrics(fs.Arg(0))
+	a, err := jobs.ReadRun(fs.Arg(0))
 	if err == nil {
-		var b []jobs.EpochMetrics
-		if b, err = jobs.ReadMetrics(fs.Arg(1)); err == nil {
-			err = compareMetrics(stdout, a, b, *tol, *accTol)
+		var b *jobs.Run
+		if b, err = jobs.ReadRun(fs.Arg(1)); err == nil {
+			err = compareMetrics(stdout, a.Metrics, b.Metrics, *tol, *accTol)
 		}
 	}
 	if err != nil {

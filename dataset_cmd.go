@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"scalegnn/grid"
+	"scalegnn/permute"
 	"scalegnn/prepared"
 )
 
@@ -43,11 +44,11 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 	}
 	var shape grid.Shape
 	if *gridFlag != "" {
-		if n, err := fmt.Sscanf(*gridFlag, "%dx%dx%d", &shape.X, &shape.Y, &shape.Z); n != 3 || err != nil || shape.X < 1 || shape.Y < 1 || shape.Z < 1 {
+		var err error
+		if shape, err = grid.ParseShape(*gridFlag); err != nil || shape.D != 1 {
 			fmt.Fprintf(stderr, "scalegnn dataset info: -grid %q: expected XxYxZ with positive integers, e.g. 2x2x2\n", *gridFlag)
 			return 2
 		}
-		shape.D = 1
 	}
 	if *blocks < 0 || *layers < 1 || (*blocks > 0 && *gridFlag != "") {
 		fmt.Fprintln(stderr, "scalegnn dataset info: use one of -grid and -blocks (B >= 1), and -layers >= 1")
@@ -65,8 +66,8 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 	fmt.Fprintf(stdout, "features     %d\nclasses      %d (multi-label: %v)\n", m.Features, m.Classes, m.MultiLabel)
 	fmt.Fprintf(stdout, "split        train %d, val %d, test %d\n", m.Train, m.Val, m.Test)
 	fmt.Fprintf(stdout, "adjacency    symmetric %v, weighted %v, %d orientation(s)\n", m.Symmetric, m.Weighted, m.Orientations)
-	perm := m.Permute.Scheme
-	if perm != "none" {
+	perm := m.Permute.Scheme.String()
+	if m.Permute.Scheme != permute.None {
 		perm += fmt.Sprintf(", seed %d", m.Permute.Seed)
 	}
 	fmt.Fprintf(stdout, "permutation  %s\n", perm)
@@ -80,7 +81,7 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 	switch {
 	case *blocks > 0:
 		for k := range 2 {
-			if k == 1 && m.Permute.Scheme != "double" {
+			if k == 1 && m.Permute.Scheme != permute.Double {
 				break
 			}
 			st, err := d.Balance(k, *blocks, *blocks)
@@ -90,7 +91,7 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "balance      %s: %v\n", shardName(k), st)
 		}
 	case *gridFlag != "":
-		two := m.Permute.Scheme == "double"
+		two := m.Permute.Scheme == permute.Double
 		for _, sh := range grid.ShardsOf(*layers, two) {
 			r, p := sh.Axes()
 			st, err := d.Balance(sh.RowOrder(), shape.Size(r), shape.Size(p))

@@ -14,14 +14,14 @@ import (
 	"io"
 	"os"
 	"runtime"
-	"runtime/debug"
 	"runtime/pprof"
 	"strconv"
+	"strings"
 
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
-	"scalegnn/collectives/mpi"
+	"scalegnn/grid"
 	"scalegnn/jobs"
 	"scalegnn/spmm/cpu"
 )
@@ -30,6 +30,7 @@ const usage = `usage:
   scalegnn -config job.toml [-grid XxYxZ] [-v]
                                             train (launch with mpirun/srun, one process per rank);
                                             -grid overrides the job file's [grid] x, y, z
+                                            (and d, written "XxYxZ (d=D)" or "d=D XxYxZ")
   scalegnn balance -config job.toml [-blocks 8]
                                             nonzero balance of the job's graph with none/single/double permutation
   scalegnn prepare -in SRC -format F -out DIR [-blocks S] [-permute double -seed K]
@@ -37,7 +38,7 @@ const usage = `usage:
                                             (scalegnn prepare -h lists the formats)
   scalegnn dataset info DIR [-grid XxYxZ | -blocks B]
                                             a prepared dataset's metadata and nonzero balance
-  scalegnn compare a/metrics.jsonl b/metrics.jsonl [-tol 1e-4]
+  scalegnn compare [-tol 1e-4] a/ b/          (run directories, or a/metrics.jsonl b/metrics.jsonl)
                                             check that two runs (e.g. 1 and 8 ranks) trained the same
   scalegnn selftest                         check the MPI collectives and the model against the serial
                                             reference on every grid of the world size (launch with mpirun)
@@ -88,7 +89,7 @@ func dispatch(args []string, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
 	config := fs.String("config", "", "job file (TOML)")
 	verbose := fs.Bool("v", false, "log on every rank, not only rank 0")
-	gridFlag := fs.String("grid", "", "override the job's grid, e.g. 2x2x2")
+	gridFlag := fs.String("grid", "", "override the job's grid, e.g. 2x2x2, or 2x2x1 (d=2) to set the replicas too")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -96,14 +97,17 @@ func dispatch(args []string, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scalegnn: need -config job.toml and no other arguments\n%s", usage)
 		return 2
 	}
-	var override *[3]int
+	var override *grid.Shape
 	if *gridFlag != "" {
-		var g [3]int
-		if n, err := fmt.Sscanf(*gridFlag, "%dx%dx%d", &g[0], &g[1], &g[2]); n != 3 || err != nil || g[0] < 1 || g[1] < 1 || g[2] < 1 {
-			fmt.Fprintf(stderr, "scalegnn: -grid %q: expected XxYxZ with positive integers, e.g. 2x2x2\n", *gridFlag)
+		s, err := grid.ParseShape(*gridFlag)
+		if err != nil {
+			fmt.Fprintf(stderr, "scalegnn: -grid: %v\n", err)
 			return 2
 		}
-		override = &g
+		if !strings.Contains(*gridFlag, "d=") {
+			s.D = 0 // keep the job file's grid.d
+		}
+		override = &s
 	}
 	return train(*config, override, *verbose, os.Stderr)
 }
@@ -111,102 +115,56 @@ func dispatch(args []string, stderr io.Writer) int {
 // train runs a job on this rank. Setup errors (job file, grid, data) are
 // agreed on by all ranks so that the job ends cleanly with one message and
 // a non-zero exit everywhere; an error once training runs aborts the job,
-// because the other ranks may be blocked in a collective.
-func train(path string, grid *[3]int, verbose bool, stderr io.Writer) (code int) {
-	world, err := mpi.Init()
-	if err != nil {
-		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return 1
-	}
-	rank := world.Rank()
-	defer func() {
-		if r := recover(); r != nil {
-			fmt.Fprintf(stderr, "scalegnn: rank %d: internal error: %v (set SCALEGNN_TRACEBACK=1 for a stack trace)\n", rank, r)
-			if os.Getenv("SCALEGNN_TRACEBACK") != "" {
-				debug.PrintStack()
-			}
-			world.Abort(3)
-		}
-	}()
-	log := jobs.NewLogger(rank, verbose)
-	defer log.Sync()
+// because the other ranks may be blocked in a collective (withMPI).
+func train(path string, override *grid.Shape, verbose bool, stderr io.Writer) int {
+	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+		rank := world.Rank()
+		log := jobs.NewLogger(rank, verbose)
+		defer log.Sync()
 
-	cfg, err := jobs.LoadConfig(path)
-	if err == nil && grid != nil {
-		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = grid[0], grid[1], grid[2]
-		cfg.Grid.Auto = false
-		err = cfg.Validate()
-	}
-	if err == nil {
-		err = cfg.CheckWorld(world.Size())
-	}
-	if err == nil && cfg.Grid.Auto {
-		err = jobs.ResolveAutoGrid(cfg, world.Size(), localRanks(world.Size()), log)
-	}
-	if agreeFailed(world, err, stderr) {
-		return finalize(1, stderr)
-	}
-	threads := cfg.Runtime.Threads
-	if threads <= 0 {
-		threads = max(1, runtime.NumCPU()/localRanks(world.Size()))
-	}
-	be := cpu.New(threads)
-	if rank == 0 {
-		log.Info("starting", zap.Int("ranks", world.Size()), zap.String("config", path),
-			zap.Int("threads_per_rank", threads), zap.String("blas", cpu.BLASConfig()))
-		log.Info("job", cfg.Summary()...)
-	}
-	job, err := jobs.Setup(cfg, world, be, threads, log)
-	if agreeFailed(world, err, stderr) {
-		return finalize(1, stderr)
-	}
-	if path := os.Getenv("SCALEGNN_CPUPROFILE"); path != "" && rank == 0 {
-		// Rank 0's CPU profile of the training loop, for go tool pprof.
-		if f, err := os.Create(path); err == nil {
-			if pprof.StartCPUProfile(f) == nil {
-				defer pprof.StopCPUProfile()
+		cfg, err := jobs.LoadConfig(path)
+		if err == nil && override != nil {
+			cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
+			if override.D > 0 {
+				cfg.Grid.D = override.D
+			}
+			cfg.Grid.Auto = false
+			err = cfg.Validate()
+		}
+		if err == nil {
+			err = cfg.CheckWorld(world.Size())
+		}
+		if err == nil && cfg.Grid.Auto {
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), localRanks(world.Size()), log)
+		}
+		if err := agree(err); err != nil {
+			return err
+		}
+		threads := cfg.Runtime.Threads
+		if threads <= 0 {
+			threads = max(1, runtime.NumCPU()/localRanks(world.Size()))
+		}
+		be := cpu.New(threads)
+		if rank == 0 {
+			log.Info("starting", zap.Int("ranks", world.Size()), zap.String("config", path),
+				zap.Int("threads_per_rank", threads), zap.String("blas", cpu.BLASConfig()))
+			log.Info("job", cfg.Summary()...)
+		}
+		job, err := jobs.Setup(cfg, world, be, threads, log)
+		if err := agree(err); err != nil {
+			return err
+		}
+		if path := os.Getenv("SCALEGNN_CPUPROFILE"); path != "" && rank == 0 {
+			// Rank 0's CPU profile of the training loop, for go tool pprof.
+			if f, err := os.Create(path); err == nil {
+				if pprof.StartCPUProfile(f) == nil {
+					defer pprof.StopCPUProfile()
+				}
 			}
 		}
-	}
-	if _, err := job.Train(); err != nil {
-		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", rank, err)
-		world.Abort(1)
-		return 1
-	}
-	return finalize(0, stderr)
-}
-
-// agreeFailed tells every rank whether any rank failed (err != nil) and has
-// the lowest failing rank print its error, so that a mistake every rank
-// makes (a bad job file) is reported once.
-func agreeFailed(world collectives.Comm, err error, stderr io.Writer) bool {
-	first := []int64{int64(world.Size())}
-	if err != nil {
-		first[0] = int64(world.Rank())
-	}
-	if aerr := world.AllReduceI64(first, collectives.Min); aerr != nil {
-		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", world.Rank(), aerr)
-		world.Abort(1)
-	}
-	if first[0] == int64(world.Size()) {
-		return false
-	}
-	if err != nil && first[0] == int64(world.Rank()) {
-		if world.Size() > 1 {
-			fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", world.Rank(), err)
-		} else {
-			fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		}
-	}
-	return true
-}
-
-func finalize(code int, stderr io.Writer) int {
-	if err := mpi.Finalize(); err != nil {
-		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return max(code, 1)
-	}
-	return code
+		_, err = job.Train()
+		return err
+	})
 }
 
 // launcherRank returns this process's rank as mpirun or srun announce it in

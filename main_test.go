@@ -128,6 +128,36 @@ func TestTrainTiny(t *testing.T) {
 	if !strings.Contains(stderr, `"epoch": 2`) || !strings.Contains(stderr, "done") {
 		t.Errorf("log lacks the epochs or the final line:\n%s", stderr)
 	}
+	// compare reads a run from its directory or its metrics file.
+	var out bytes.Buffer
+	if code := runCompare([]string{"-tol", "0", dir, filepath.Join(dir, "metrics.jsonl")}, &out, io.Discard); code != 0 ||
+		!strings.Contains(out.String(), "same training: 2 epochs") {
+		t.Errorf("compare of a run with itself: exit %d, %q", code, out.String())
+	}
+}
+
+// TestGridFlag: -grid takes grid.ParseShape's forms, and a bad one is a
+// usage error naming the flag and the forms expected.
+func TestGridFlag(t *testing.T) {
+	code, stderr := runMain(t, "-config", "job.toml", "-grid", "2x2")
+	if code != 2 || !strings.Contains(stderr, `scalegnn: -grid: grid "2x2": expected XxYxZ`) {
+		t.Errorf("-grid 2x2: exit %d, stderr:\n%s", code, stderr)
+	}
+	code, stderr = runMain(t, "-config", filepath.Join("testdata", "badinput", "ok_tiny.toml"), "-grid", "1x1x1 (d=3)")
+	if code != 1 || !strings.Contains(stderr, "grid.d = 3: expected 1 in full-graph training") {
+		t.Errorf("-grid \"1x1x1 (d=3)\": exit %d, stderr:\n%s", code, stderr)
+	}
+}
+
+// TestSelftestSingleton runs scalegnn selftest on one rank (an MPI
+// singleton): both conformance suites on the 1x1x1 grid, through the same
+// MPI start, agreement and finalize as training.
+func TestSelftestSingleton(t *testing.T) {
+	code, stderr := runMain(t, "selftest")
+	if code != 0 || !strings.Contains(stderr, "collectives conformance: ok on 1 ranks") ||
+		!strings.Contains(stderr, "model vs serial reference: ok on 1 grids of 1 ranks ([1x1x1 (d=1)])") {
+		t.Errorf("selftest: exit %d, stderr:\n%s", code, stderr)
+	}
 }
 
 // TestCompareMetrics checks that compare accepts identical training and

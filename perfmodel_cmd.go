@@ -1,18 +1,16 @@
 package main
 
 import (
-	"bufio"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"runtime"
 	"strings"
 	"text/tabwriter"
 
-	"scalegnn/collectives/mpi"
+	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
@@ -226,62 +224,25 @@ type measuredRun struct {
 	epoch float64 // mean epoch time after the first epoch
 }
 
-// readRun reads a run directory (or its summary.json): the grid from
-// summary.json and the mean epoch_s of metrics.jsonl over the epochs after
-// the first (which also pays for warm-up); one epoch alone counts if that
-// is all there is.
-func readRun(path string) (measuredRun, error) {
-	dir := path
-	if filepath.Base(path) == "summary.json" {
-		dir = filepath.Dir(path)
-	}
-	summary := filepath.Join(dir, "summary.json")
-	data, err := os.ReadFile(summary)
+// readMeasured reads a finished run (its directory or summary.json, see
+// jobs.ReadRun): its grid and the mean epoch_s over the epochs after the
+// first (which also pays for warm-up); one epoch alone counts if that is
+// all there is.
+func readMeasured(path string) (measuredRun, error) {
+	run, err := jobs.ReadRun(path)
 	if err != nil {
 		return measuredRun{}, err
 	}
-	var s struct {
-		Grid string `json:"grid"`
+	if run.Summary == nil {
+		return measuredRun{}, fmt.Errorf("%s: no summary.json: the run did not finish", run.Dir)
 	}
-	if err := json.Unmarshal(data, &s); err != nil {
-		return measuredRun{}, fmt.Errorf("%s: %v", summary, err)
-	}
-	r := measuredRun{dir: dir, shape: grid.Shape{D: 1}}
-	if n, err := fmt.Sscanf(s.Grid, "%dx%dx%d (d=%d)", &r.shape.X, &r.shape.Y, &r.shape.Z, &r.shape.D); n < 3 || (err != nil && n != 3) {
-		return measuredRun{}, fmt.Errorf("%s: grid %q: expected XxYxZ (d=D)", summary, s.Grid)
-	}
-	metrics := filepath.Join(dir, "metrics.jsonl")
-	f, err := os.Open(metrics)
-	if err != nil {
-		return measuredRun{}, err
-	}
-	defer f.Close()
-	var times []float64
-	sc := bufio.NewScanner(f)
-	sc.Buffer(make([]byte, 1<<20), 1<<20)
-	for line := 1; sc.Scan(); line++ {
-		var e struct {
-			Epoch int      `json:"epoch"`
-			Sec   *float64 `json:"epoch_s"`
-		}
-		if err := json.Unmarshal(sc.Bytes(), &e); err != nil {
-			return measuredRun{}, fmt.Errorf("%s:%d: %v", metrics, line, err)
-		}
-		if e.Sec != nil {
-			times = append(times, *e.Sec)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return measuredRun{}, fmt.Errorf("%s: %v", metrics, err)
-	}
-	if len(times) == 0 {
-		return measuredRun{}, fmt.Errorf("%s: no epoch times", metrics)
-	}
+	times := run.Metrics
 	if len(times) > 1 {
 		times = times[1:]
 	}
-	for _, t := range times {
-		r.epoch += t / float64(len(times))
+	r := measuredRun{dir: run.Dir, shape: run.Grid}
+	for _, m := range times {
+		r.epoch += m.EpochSec / float64(len(times))
 	}
 	return r, nil
 }
@@ -309,7 +270,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	}
 	measured := map[grid.Shape]measuredRun{}
 	for _, a := range fs.Args() {
-		run, err := readRun(a)
+		run, err := readMeasured(a)
 		if err != nil {
 			return fail(err)
 		}
@@ -377,35 +338,32 @@ func runCalibrate(args []string, stderr io.Writer) int {
 	if *name == "" {
 		*name = strings.TrimSuffix(filepath.Base(*out), ".toml")
 	}
-	world, err := mpi.Init()
-	if err != nil {
-		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return 1
-	}
-	th := *threads
-	if th == 0 {
-		th = max(1, runtime.NumCPU()/localRanks(world.Size()))
-	}
-	logw := io.Discard
-	if world.Rank() == 0 && *verbose {
-		logw = stderr
-	}
-	m, err := perfmodel.Calibrate(world, cpu.New(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
-	if err == nil && world.Rank() == 0 {
-		header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
-			fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())
-		err = m.WriteFile(*out, header)
-	}
-	if agreeFailed(world, err, stderr) {
-		return finalize(1, stderr)
-	}
-	if world.Rank() == 0 {
-		fmt.Fprintf(stderr, "wrote %s: %s\n", *out, m.Description)
-		for _, k := range []string{"spmm_median_rel_err", "gemm_nn_median_rel_err", "gemm_tn_median_rel_err", "gemm_nt_median_rel_err", "comm_intra_median_rel_err", "comm_inter_median_rel_err"} {
-			if v, ok := m.Fit[k]; ok {
-				fmt.Fprintf(stderr, "  %s = %.3f\n", k, v)
+	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+		th := *threads
+		if th == 0 {
+			th = max(1, runtime.NumCPU()/localRanks(world.Size()))
+		}
+		logw := io.Discard
+		if world.Rank() == 0 && *verbose {
+			logw = stderr
+		}
+		m, err := perfmodel.Calibrate(world, cpu.New(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+		if err == nil && world.Rank() == 0 {
+			header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
+				fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())
+			err = m.WriteFile(*out, header)
+		}
+		if err := agree(err); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintf(stderr, "wrote %s: %s\n", *out, m.Description)
+			for _, k := range []string{"spmm_median_rel_err", "gemm_nn_median_rel_err", "gemm_tn_median_rel_err", "gemm_nt_median_rel_err", "comm_intra_median_rel_err", "comm_inter_median_rel_err"} {
+				if v, ok := m.Fit[k]; ok {
+					fmt.Fprintf(stderr, "  %s = %.3f\n", k, v)
+				}
 			}
 		}
-	}
-	return finalize(0, stderr)
+		return nil
+	})
 }

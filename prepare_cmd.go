@@ -167,7 +167,7 @@ func generatorConfig(gen, spec string) (*jobs.Config, error) {
 // loaded whole.
 func jobInput(d jobs.DatasetConfig) (prepared.Input, error) {
 	if d.Source == jobs.SourceRMAT {
-		return &prepared.RMATInput{Cfg: jobs.RMATFor(d)}, nil
+		return &prepared.RMATInput{Cfg: d.RMATConfig()}, nil
 	}
 	g, err := jobs.LoadGraph(jobs.DatasetConfig{Source: d.Source, Path: d.Path, Seed: d.Seed, SBM: d.SBM, RMAT: d.RMAT})
 	if err != nil {

@@ -33,7 +33,7 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 		if err != nil {
 			return err
 		}
-		m, err := gcn.Build(g, newBackend(), cfg, gcn.DefaultOptimizer(), gr, orders)
+		m, err := gcn.Build(g, newBackend(), cfg, gcn.DefaultOptimizer(), gr, orders, gcn.Options{})
 		if err != nil {
 			return err
 		}

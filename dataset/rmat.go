@@ -3,6 +3,8 @@ package dataset
 import (
 	"math"
 	"math/rand/v2"
+
+	"scalegnn/internal/tomlx"
 )
 
 // RMATConfig describes an R-MAT power-law graph (Chakrabarti, Zhan and
@@ -11,24 +13,33 @@ import (
 // the labels, so accuracy on them means nothing.
 type RMATConfig struct {
 	// Scale gives N = 2^Scale vertices, in [1, 30].
-	Scale int
+	Scale int `toml:"scale"`
 	// EdgeFactor gives the number of sampled edges, EdgeFactor·N, in
 	// [1, 1024], with at most 2^32 edges in all. Duplicates and self loops are then dropped, so the graph
 	// has somewhat fewer undirected edges.
-	EdgeFactor int
+	EdgeFactor int `toml:"edge_factor"`
 	// A, B, C, D are the probabilities of the four quadrants at every level
-	// of the recursion, each in [0, 1], summing to 1.
-	A, B, C, D float64
-	// Classes is the number of random labels, in [1, N].
-	Classes int
+	// of the recursion, each in [0, 1], summing to 1. A job file gives a,
+	// b and c; D is then 1 - A - B - C.
+	A float64 `toml:"a"`
+	B float64 `toml:"b"`
+	C float64 `toml:"c"`
+	D float64 `toml:"-"`
+	// Classes is the number of random labels, in [2, N] (see
+	// SBMConfig.Classes).
+	Classes int `toml:"classes"`
 	// Features is the feature width, at least 1; features are a random
-	// unit class centroid plus N(0, NoiseStd²) per coordinate.
-	Features int
-	NoiseStd float64
-	// TrainFrac, ValFrac and TestFrac are the random split fractions.
-	TrainFrac, ValFrac, TestFrac float64
-	// Seed determines the graph completely.
-	Seed uint64
+	// unit class centroid plus N(0, NoiseStd²) per coordinate (NoiseStd is
+	// 1 in a job file).
+	Features int     `toml:"features"`
+	NoiseStd float64 `toml:"-"`
+	// TrainFrac, ValFrac and TestFrac are the random split fractions, as
+	// in SBMConfig.
+	TrainFrac float64 `toml:"train_fraction"`
+	ValFrac   float64 `toml:"val_fraction"`
+	TestFrac  float64 `toml:"test_fraction"`
+	// Seed determines the graph completely (dataset.seed in a job file).
+	Seed uint64 `toml:"-"`
 }
 
 // DefaultRMATConfig returns the Graph500 parameters (a, b, c, d) = (0.57,
@@ -44,34 +55,37 @@ func DefaultRMATConfig(scale int) RMATConfig {
 	}
 }
 
-// Validate reports the first field outside its range.
+// Validate reports the first field outside its range, naming it by its
+// key in a job file's [dataset.rmat] table (a *ConfigError).
 func (c RMATConfig) Validate() error {
-	const cfg = "RMATConfig"
-	if c.Scale < 1 || c.Scale > 30 {
-		return fieldError(cfg, "Scale", c.Scale, "an integer in [1, 30]")
+	ck := &tomlx.Checker{}
+	ck.IntIn("scale", c.Scale, 1, 30)
+	if ck.Err != nil {
+		return configError("rmat", ck.Err)
 	}
 	n := 1 << c.Scale
-	for _, p := range []struct {
-		name string
-		v    float64
-	}{{"A", c.A}, {"B", c.B}, {"C", c.C}, {"D", c.D}} {
-		if !(p.v >= 0 && p.v <= 1) {
-			return fieldError(cfg, p.name, p.v, "a probability in [0, 1]")
-		}
+	if c.EdgeFactor < 1 || c.EdgeFactor > 1024 || c.EdgeFactor > maxSampledEdges/n {
+		ck.Fail("edge_factor", int64(c.EdgeFactor), "an integer in [1, 1024] with edge_factor·2^scale <= 2^32")
 	}
-	switch {
-	case c.EdgeFactor < 1 || c.EdgeFactor > 1024 || c.EdgeFactor > maxSampledEdges/n:
-		return fieldError(cfg, "EdgeFactor", c.EdgeFactor, "an integer in [1, 1024] with EdgeFactor·2^Scale <= 2^32")
-	case math.Abs(c.A+c.B+c.C+c.D-1) > 1e-6:
-		return fieldError(cfg, "A+B+C+D", c.A+c.B+c.C+c.D, "1")
-	case c.Classes < 1 || c.Classes > n:
-		return fieldError(cfg, "Classes", c.Classes, "an integer in [1, 2^Scale]")
-	case c.Features < 1 || c.Features > maxDenseFeatures/n:
-		return fieldError(cfg, "Features", c.Features, "an integer >= 1 with 2^Scale·Features <= 2^32")
-	case !(c.NoiseStd >= 0 && c.NoiseStd <= math.MaxFloat32):
-		return fieldError(cfg, "NoiseStd", c.NoiseStd, "a finite number >= 0")
+	ck.Number("a", c.A, "[]", 0, 1)
+	ck.Number("b", c.B, "[]", 0, 1)
+	ck.Number("c", c.C, "[]", 0, 1)
+	if s := c.A + c.B + c.C; ck.Err == nil && s > 1+1e-9 {
+		ck.Failf("a + b + c = %.4g: expected at most 1 (d = 1 - a - b - c)", s)
 	}
-	return splitConfig{c.TrainFrac, c.ValFrac, c.TestFrac}.check(cfg)
+	ck.Number("d", c.D, "[]", 0, 1)
+	if s := c.A + c.B + c.C + c.D; ck.Err == nil && math.Abs(s-1) > 1e-6 {
+		ck.Failf("a + b + c + d = %g: expected 1", s)
+	}
+	ck.IntIn("classes", c.Classes, 2, n)
+	if ck.Err == nil && (c.Features < 1 || c.Features > maxDenseFeatures/n) {
+		ck.Fail("features", int64(c.Features), "an integer >= 1 with 2^scale·features <= 2^32")
+	}
+	if ck.Err == nil && !tomlx.NumberIn(c.NoiseStd, "[]", 0, math.MaxFloat32) {
+		ck.Fail("feature_noise", c.NoiseStd, "a finite number >= 0")
+	}
+	checkSplit(ck, c.TrainFrac, c.ValFrac, c.TestFrac)
+	return configError("rmat", ck.Err)
 }
 
 // RMAT generates an R-MAT graph: each of EdgeFactor·N edges descends Scale

@@ -1,36 +1,44 @@
 package dataset
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+
+	"scalegnn/internal/tomlx"
 )
 
 // SBMConfig describes a stochastic block model graph with class-correlated
 // features. Start from DefaultSBMConfig and change what you need: every
 // field is checked, and zero is a meaningful value for several of them.
 type SBMConfig struct {
-	// N is the number of vertices, in [1, 2^31-1].
-	N int
-	// Classes is the number of blocks (= label classes), in [1, N]. Labels
-	// are balanced: class sizes differ by at most one.
-	Classes int
+	// N is the number of vertices, in [Classes, 2^31-1].
+	N int `toml:"nodes"`
+	// Classes is the number of blocks (= label classes), at least 2: a
+	// dataset is for learning its labels, and with one class the loss is
+	// zero whatever the model. Labels are balanced: class sizes differ by
+	// at most one.
+	Classes int `toml:"classes"`
+	// Features is the feature width F, at least 1.
+	Features int `toml:"features"`
 	// AvgDegree is the expected number of neighbours of a vertex, in
 	// [0, N-1], and N·AvgDegree/2 at most 2^32. The graph gets round(N·AvgDegree/2) sampled edges; the few
 	// duplicates and self loops among them are dropped.
-	AvgDegree float64
-	// Homophily is the fraction of edges inside a class, in [0, 1]. With
-	// one class every edge is inside it.
-	Homophily float64
-	// Features is the feature width F, at least 1.
-	Features int
+	AvgDegree float64 `toml:"avg_degree"`
+	// Homophily is the fraction of edges inside a class, in [0, 1].
+	Homophily float64 `toml:"homophily"`
 	// NoiseStd is the standard deviation of the Gaussian noise added to
 	// each feature coordinate around the unit-length class centroid, >= 0.
-	NoiseStd float64
+	NoiseStd float64 `toml:"feature_noise"`
 	// TrainFrac, ValFrac and TestFrac are the fractions of vertices, chosen
-	// at random, in each split; each in [0, 1], summing to at most 1.
-	TrainFrac, ValFrac, TestFrac float64
-	// Seed determines the graph completely.
-	Seed uint64
+	// at random, in each split: TrainFrac in (0, 1], the others in [0, 1],
+	// summing to at most 1.
+	TrainFrac float64 `toml:"train_fraction"`
+	ValFrac   float64 `toml:"val_fraction"`
+	TestFrac  float64 `toml:"test_fraction"`
+	// Seed determines the graph completely. A job file sets it with
+	// dataset.seed, shared by the generators.
+	Seed uint64 `toml:"-"`
 }
 
 // DefaultSBMConfig returns the defaults for n vertices: 8 classes, average
@@ -51,24 +59,26 @@ func DefaultSBMConfig(n int) SBMConfig {
 	}
 }
 
-// Validate reports the first field outside its range.
+// Validate reports the first field outside its range, naming it by its
+// key in a job file's [dataset.sbm] table (a *ConfigError).
 func (c SBMConfig) Validate() error {
-	const cfg = "SBMConfig"
-	switch {
-	case c.N < 1 || c.N > math.MaxInt32:
-		return fieldError(cfg, "N", c.N, "an integer in [1, 2147483647]")
-	case c.Classes < 1 || c.Classes > c.N:
-		return fieldError(cfg, "Classes", c.Classes, "an integer in [1, N]")
-	case !(c.AvgDegree >= 0 && c.AvgDegree <= float64(c.N-1) && float64(c.N)*c.AvgDegree/2 <= maxSampledEdges):
-		return fieldError(cfg, "AvgDegree", c.AvgDegree, "a number in [0, N-1] with N·AvgDegree/2 <= 2^32")
-	case !(c.Homophily >= 0 && c.Homophily <= 1):
-		return fieldError(cfg, "Homophily", c.Homophily, "a fraction in [0, 1]")
-	case c.Features < 1 || c.Features > maxDenseFeatures/c.N:
-		return fieldError(cfg, "Features", c.Features, "an integer >= 1 with N·Features <= 2^32")
-	case !(c.NoiseStd >= 0 && c.NoiseStd <= math.MaxFloat32):
-		return fieldError(cfg, "NoiseStd", c.NoiseStd, "a finite number >= 0")
+	ck := &tomlx.Checker{}
+	ck.AtLeast("classes", c.Classes, 2)
+	if ck.Err == nil && (c.N < c.Classes || c.N > math.MaxInt32) {
+		ck.Fail("nodes", int64(c.N), fmt.Sprintf("an integer in [classes = %d, 2147483647]", c.Classes))
 	}
-	return splitConfig{c.TrainFrac, c.ValFrac, c.TestFrac}.check(cfg)
+	if ck.Err == nil && (c.Features < 1 || c.Features > maxDenseFeatures/c.N) {
+		ck.Fail("features", int64(c.Features), "an integer >= 1 with nodes·features <= 2^32")
+	}
+	if ck.Err == nil && !(tomlx.NumberIn(c.AvgDegree, "[]", 0, float64(c.N-1)) && float64(c.N)*c.AvgDegree/2 <= maxSampledEdges) {
+		ck.Fail("avg_degree", c.AvgDegree, fmt.Sprintf("a number in [0, nodes - 1 = %d] with nodes·avg_degree/2 <= 2^32", c.N-1))
+	}
+	ck.Number("homophily", c.Homophily, "[]", 0, 1)
+	if ck.Err == nil && !tomlx.NumberIn(c.NoiseStd, "[]", 0, math.MaxFloat32) {
+		ck.Fail("feature_noise", c.NoiseStd, "a finite number >= 0")
+	}
+	checkSplit(ck, c.TrainFrac, c.ValFrac, c.TestFrac)
+	return configError("sbm", ck.Err)
 }
 
 // edgesPerChunk is the number of edges drawn from one random stream.

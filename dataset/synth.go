@@ -1,12 +1,13 @@
 package dataset
 
 import (
-	"fmt"
 	"math"
 	"math/rand/v2"
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"scalegnn/internal/tomlx"
 )
 
 // Random streams. Each use of randomness in the generators draws from its
@@ -147,25 +148,35 @@ func randomSplit(n int, train, val, test float64, seed uint64) (tr, va, te []boo
 	return tr, va, te
 }
 
-// splitConfig holds the split fractions shared by the generator configs.
-type splitConfig struct{ train, val, test float64 }
-
-func (s splitConfig) check(cfg string) error {
-	for _, f := range []struct {
-		name string
-		v    float64
-	}{{"TrainFrac", s.train}, {"ValFrac", s.val}, {"TestFrac", s.test}} {
-		if !(f.v >= 0 && f.v <= 1) {
-			return fieldError(cfg, f.name, f.v, "a fraction in [0, 1]")
-		}
+// checkSplit checks the split fractions shared by the generator configs: a
+// training split that is not empty, and at most every vertex in all.
+func checkSplit(ck *tomlx.Checker, train, val, test float64) {
+	ck.Number("train_fraction", train, "(]", 0, 1)
+	ck.Number("val_fraction", val, "[]", 0, 1)
+	ck.Number("test_fraction", test, "[]", 0, 1)
+	if s := train + val + test; ck.Err == nil && s > 1+1e-9 {
+		ck.Failf("train_fraction + val_fraction + test_fraction = %.4g: expected at most 1; lower one of them", s)
 	}
-	if sum := s.train + s.val + s.test; sum > 1+1e-9 {
-		return fmt.Errorf("dataset: %s: TrainFrac+ValFrac+TestFrac = %g, expected at most 1", cfg, sum)
-	}
-	return nil
 }
 
-// fieldError names a config field, its value and the expected range.
-func fieldError(cfg, field string, v any, expected string) error {
-	return fmt.Errorf("dataset: %s.%s = %v, expected %s", cfg, field, v, expected)
+// ConfigError is an invalid field of a generator config. Err names the
+// field by its key in the job file's table ("nodes = 1: expected ..."), so
+// that a caller reading a job file can prefix the table
+// ("dataset.sbm.nodes = 1: ...") and say where the key was.
+type ConfigError struct {
+	// Table is "sbm" or "rmat".
+	Table string
+	Err   error
+}
+
+func (e *ConfigError) Error() string { return "dataset: " + e.Table + ": " + e.Err.Error() }
+
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+// configError wraps err, if any, as a *ConfigError of table.
+func configError(table string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return &ConfigError{Table: table, Err: err}
 }

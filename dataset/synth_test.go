@@ -20,7 +20,7 @@ func TestSBM(t *testing.T) {
 		edit func(*SBMConfig)
 	}{
 		{"default", func(*SBMConfig) {}},
-		{"one class", func(c *SBMConfig) { c.Classes = 1; c.Homophily = 0.3 }},
+		{"two classes", func(c *SBMConfig) { c.Classes = 2; c.Homophily = 0.3 }},
 		{"heterophilous", func(c *SBMConfig) { c.Homophily = 0 }},
 		{"no edges", func(c *SBMConfig) { c.AvgDegree = 0 }},
 		{"uneven classes", func(c *SBMConfig) { c.N = 1001; c.Classes = 7 }},
@@ -150,20 +150,25 @@ func TestConfigErrors(t *testing.T) {
 		err  error
 		frag string
 	}{
-		{"sbm N", func() error { c := DefaultSBMConfig(0); return c.Validate() }(), "SBMConfig.N = 0"},
-		{"sbm classes", func() error { c := DefaultSBMConfig(5); return c.Validate() }(), "SBMConfig.Classes = 8, expected an integer in [1, N]"},
-		{"sbm degree", func() error { c := DefaultSBMConfig(10); c.AvgDegree = 10; return c.Validate() }(), "SBMConfig.AvgDegree"},
-		{"sbm homophily", func() error { c := DefaultSBMConfig(100); c.Homophily = 1.5; return c.Validate() }(), "SBMConfig.Homophily = 1.5, expected a fraction in [0, 1]"},
-		{"sbm features", func() error { c := DefaultSBMConfig(100); c.Features = 0; return c.Validate() }(), "SBMConfig.Features = 0"},
-		{"sbm noise", func() error { c := DefaultSBMConfig(100); c.NoiseStd = -1; return c.Validate() }(), "SBMConfig.NoiseStd"},
-		{"sbm split", func() error { c := DefaultSBMConfig(100); c.TestFrac = 0.8; return c.Validate() }(), "TrainFrac+ValFrac+TestFrac = 1.1"},
-		{"sbm frac NaN", func() error { c := DefaultSBMConfig(100); c.ValFrac = math.NaN(); return c.Validate() }(), "SBMConfig.ValFrac = NaN"},
-		{"rmat scale", func() error { c := DefaultRMATConfig(31); return c.Validate() }(), "RMATConfig.Scale = 31, expected an integer in [1, 30]"},
-		{"rmat probs", func() error { c := DefaultRMATConfig(10); c.D = 0.2; return c.Validate() }(), "RMATConfig.A+B+C+D"},
-		{"rmat prob", func() error { c := DefaultRMATConfig(10); c.B = -0.1; return c.Validate() }(), "RMATConfig.B = -0.1"},
-		{"rmat edge factor", func() error { c := DefaultRMATConfig(10); c.EdgeFactor = 0; return c.Validate() }(), "RMATConfig.EdgeFactor = 0"},
-		{"rmat too many edges", func() error { c := DefaultRMATConfig(30); return c.Validate() }(), "EdgeFactor·2^Scale <= 2^32"},
-		{"rmat classes", func() error { c := DefaultRMATConfig(2); return c.Validate() }(), "RMATConfig.Classes = 16"},
+		{"sbm N", func() error { c := DefaultSBMConfig(0); return c.Validate() }(), "dataset: sbm: nodes = 0: expected an integer in [classes = 8, 2147483647]"},
+		{"sbm classes", func() error { c := DefaultSBMConfig(5); return c.Validate() }(), "dataset: sbm: nodes = 5: expected an integer in [classes = 8, 2147483647]"},
+		{"sbm one class", func() error { c := DefaultSBMConfig(5); c.Classes = 1; return c.Validate() }(), "dataset: sbm: classes = 1: expected an integer >= 2"},
+		{"sbm degree", func() error { c := DefaultSBMConfig(10); c.AvgDegree = 10; return c.Validate() }(), "dataset: sbm: avg_degree = 10: expected a number in [0, nodes - 1 = 9]"},
+		{"sbm homophily", func() error { c := DefaultSBMConfig(100); c.Homophily = 1.5; return c.Validate() }(), "dataset: sbm: homophily = 1.5: expected a number in [0, 1]"},
+		{"sbm features", func() error { c := DefaultSBMConfig(100); c.Features = 0; return c.Validate() }(), "dataset: sbm: features = 0: expected an integer >= 1"},
+		{"sbm noise", func() error { c := DefaultSBMConfig(100); c.NoiseStd = -1; return c.Validate() }(), "dataset: sbm: feature_noise = -1: expected a finite number >= 0"},
+		{"sbm noise inf", func() error { c := DefaultSBMConfig(100); c.NoiseStd = math.Inf(1); return c.Validate() }(), "dataset: sbm: feature_noise = +Inf"},
+		{"sbm split", func() error { c := DefaultSBMConfig(100); c.TestFrac = 0.8; return c.Validate() }(), "dataset: sbm: train_fraction + val_fraction + test_fraction = 1.1: expected at most 1"},
+		{"sbm frac NaN", func() error { c := DefaultSBMConfig(100); c.ValFrac = math.NaN(); return c.Validate() }(), "dataset: sbm: val_fraction = NaN: expected a number in [0, 1]"},
+		{"sbm no training", func() error { c := DefaultSBMConfig(100); c.TrainFrac = 0; return c.Validate() }(), "dataset: sbm: train_fraction = 0: expected a number in (0, 1]"},
+		{"rmat scale", func() error { c := DefaultRMATConfig(31); return c.Validate() }(), "dataset: rmat: scale = 31: expected an integer in [1, 30]"},
+		{"rmat probs", func() error { c := DefaultRMATConfig(10); c.D = 0.2; return c.Validate() }(), "dataset: rmat: a + b + c + d = 1.15: expected 1"},
+		{"rmat abc", func() error { c := DefaultRMATConfig(10); c.A = 0.9; return c.Validate() }(), "dataset: rmat: a + b + c = 1.28: expected at most 1"},
+		{"rmat prob", func() error { c := DefaultRMATConfig(10); c.B = -0.1; return c.Validate() }(), "dataset: rmat: b = -0.1: expected a number in [0, 1]"},
+		{"rmat edge factor", func() error { c := DefaultRMATConfig(10); c.EdgeFactor = 0; return c.Validate() }(), "dataset: rmat: edge_factor = 0"},
+		{"rmat too many edges", func() error { c := DefaultRMATConfig(30); return c.Validate() }(), "edge_factor·2^scale <= 2^32"},
+		{"rmat classes", func() error { c := DefaultRMATConfig(2); return c.Validate() }(), "dataset: rmat: classes = 16: expected an integer in [2, 4]"},
+		{"rmat one class", func() error { c := DefaultRMATConfig(2); c.Classes = 1; return c.Validate() }(), "dataset: rmat: classes = 1: expected an integer in [2, 4]"},
 	} {
 		if tc.err == nil || !strings.Contains(tc.err.Error(), tc.frag) {
 			t.Errorf("%s: got %v, want %q", tc.name, tc.err, tc.frag)

@@ -20,7 +20,7 @@ func batchModel(w collectives.Comm, shape grid.Shape, cfg Config, opt Optimizer,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders)
+	m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders, Options{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -181,11 +181,11 @@ func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						full, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+						full, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 						if err != nil {
 							return err
 						}
-						mb, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+						mb, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 						if err != nil {
 							return err
 						}

@@ -85,7 +85,7 @@ func TestAccuracyMatchesReference(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+				m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 				if err != nil {
 					return err
 				}

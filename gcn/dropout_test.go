@@ -24,8 +24,8 @@ func TestDropoutThreadsAndMask(t *testing.T) {
 		verts[i] = int32(rng.IntN(100000))
 	}
 	cfg := Config{Dropout: p, Seed: 9}
-	serial := (&Model{Cfg: cfg, Threads: 1}).dropout(src, verts, c0, width, true, 5, 2)
-	threaded := (&Model{Cfg: cfg, Threads: 4}).dropout(src, verts, c0, width, true, 5, 2)
+	serial := (&Model{Cfg: cfg, Options: Options{Threads: 1}}).dropout(src, verts, c0, width, true, 5, 2)
+	threaded := (&Model{Cfg: cfg, Options: Options{Threads: 4}}).dropout(src, verts, c0, width, true, 5, 2)
 	if !slices.Equal(serial, threaded) {
 		t.Fatal("dropout on 4 goroutines differs from the serial pass")
 	}
@@ -73,7 +73,7 @@ func TestDropoutKeepRecordsTheMask(t *testing.T) {
 		}
 		cfg := Config{Dropout: p, Seed: 11}
 		for _, threads := range []int{1, 3} {
-			m := &Model{Cfg: cfg, Threads: threads}
+			m := &Model{Cfg: cfg, Options: Options{Threads: threads}}
 			out, keep := m.dropoutKeep(src, verts, c0, width, true, 7, 1)
 			if want := m.dropout(src, verts, c0, width, true, 7, 1); !slices.Equal(out, want) {
 				t.Fatalf("width %d, %d threads: dropoutKeep's output differs from dropout's", width, threads)

@@ -31,8 +31,8 @@ type Times struct {
 	SpMM, GEMM, Comm, DP time.Duration
 }
 
-// Options are run-time choices that change how the model communicates, not
-// what it computes.
+// Options are run-time choices that change how the model communicates and
+// how many goroutines it uses, not what it computes.
 type Options struct {
 	// BF16 sends the 3D-PMM partial sums (aggregation, transformation and
 	// their input gradients) as bfloat16 (ScaleGNN §V-B); norm, loss,
@@ -41,6 +41,9 @@ type Options struct {
 	// Overlap issues the backward pass's two all-reduces on orthogonal
 	// groups nonblocking and computes meanwhile (ScaleGNN §V-D).
 	Overlap bool
+	// Threads is how many goroutines element-wise passes may use (the
+	// kernels' own parallelism is the backend's); 0 or 1 means serial.
+	Threads int
 }
 
 // Model is one rank's part of the 3D-parallel model.
@@ -65,26 +68,25 @@ type Model struct {
 
 	// Times is reset by the caller as it likes.
 	Times Times
-	// Options may be changed between steps.
+	// Options are those given to NewModel; they may be changed between
+	// steps.
 	Options Options
 	// PMMBytes counts the payload bytes this rank handed to the 3D-PMM
 	// all-reduces (those that BF16 halves); reset by the caller as it likes.
 	PMMBytes int64
-	// Threads is how many goroutines element-wise passes may use (the
-	// kernels' own parallelism is the backend's); 0 or 1 means serial.
-	Threads int
 }
 
 // NewModel builds this rank's blocks of the parameters, initialised
-// identically to the reference model (and on every replica) from cfg.Seed.
-func NewModel(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, sh *Shards) (*Model, error) {
+// identically to the reference model (and on every replica) from cfg.Seed,
+// on the shards sh, running with the options run.
+func NewModel(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, sh *Shards, run Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{Cfg: cfg, Opt: opt, g: g, be: be, sh: sh, specs: cfg.layers()}
+	m := &Model{Cfg: cfg, Opt: opt, g: g, be: be, sh: sh, specs: cfg.layers(), Options: run}
 	for _, s := range paramShapes(cfg) {
 		p := &Param{Name: s.name, Rows: s.rows, Cols: s.cols, decay: !s.isNorm}
 		p.R0, p.R1, p.C0, p.C1 = m.paramBlock(s)
@@ -251,9 +253,9 @@ func (m *Model) Grid() *grid.Grid { return m.g }
 // Shards returns the graph blocks the model trains on.
 func (m *Model) Shards() *Shards { return m.sh }
 
-// Build extracts this rank's shards of the graph and builds the model on
-// them: NewShards followed by NewModel.
-func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, o *Orders) (*Model, error) {
+// Build extracts this rank's shards of a graph held in memory and builds
+// the model on them: NewMemorySource, NewShards and NewModel.
+func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, o *Orders, run Options) (*Model, error) {
 	src, err := NewMemorySource(gr, o)
 	if err != nil {
 		return nil, err
@@ -262,5 +264,5 @@ func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, 
 	if err != nil {
 		return nil, err
 	}
-	return NewModel(g, be, cfg, opt, sh)
+	return NewModel(g, be, cfg, opt, sh, run)
 }

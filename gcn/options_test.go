@@ -28,11 +28,10 @@ func runWithOptions(t *testing.T, p *testProblem, cfg Config, shape grid.Shape, 
 		if err != nil {
 			return err
 		}
-		m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders)
+		m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, opts)
 		if err != nil {
 			return err
 		}
-		m.Options = opts
 		var r optionRun
 		for s := 0; s < steps; s++ {
 			l, err := m.TrainStep(s)

@@ -7,7 +7,7 @@ import "sync"
 // Element-wise passes (dropout, ReLU, normalisation) touch every activation
 // and would otherwise run on one core while the kernels use all of them.
 func (m *Model) parallelRows(rows, width int, f func(lo, hi int)) {
-	t := m.Threads
+	t := m.Options.Threads
 	if t <= 1 || rows*width < 1<<15 || rows < 2 {
 		f(0, rows)
 		return

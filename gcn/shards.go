@@ -16,6 +16,9 @@ type Graph struct {
 	Features         []float32
 	Labels           []int32
 	Train, Val, Test []bool
+	// Classes is the number of label classes; 0 means the largest label
+	// plus one.
+	Classes int
 }
 
 // Orders are the two vertex orders of double permutation: Order[k][i] is the
@@ -135,7 +138,7 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 // every layer, the feature block and the labels and masks of its logits
 // rows. Every rank of the grid reads from the same graph; no communication.
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
-	n := src.N()
+	n := src.Sizes().N
 	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same()}
 	for l, spec := range cfg.layers() {

@@ -13,8 +13,9 @@ import (
 // held whole in memory; a prepared dataset on disk reads only the files
 // overlapping the requested block.
 type Source interface {
-	// N is the number of vertices.
-	N() int
+	// Sizes returns the graph's vertices, feature width and classes: what
+	// a model for it is built with (Config.Features, Config.Classes).
+	Sizes() Sizes
 	// Orders returns the vertex orders the positions refer to.
 	Orders() *Orders
 	// AdjBlock returns the block of the normalised adjacency Â with rows at
@@ -29,11 +30,19 @@ type Source interface {
 	Labels(order, r0, r1 int) (labels []int32, train, val, test []bool, err error)
 }
 
+// Sizes are the dimensions of a Source's graph.
+type Sizes struct {
+	// N is the number of vertices, Features the input width and Classes
+	// the number of label classes.
+	N, Features, Classes int
+}
+
 // MemorySource is a Source over a graph held whole in memory.
 type MemorySource struct {
 	g *Graph
 	o *Orders
 	f int
+	c int
 }
 
 var _ Source = (*MemorySource)(nil)
@@ -54,10 +63,16 @@ func NewMemorySource(g *Graph, o *Orders) (*MemorySource, error) {
 	if n > 0 {
 		f = len(g.Features) / n
 	}
-	return &MemorySource{g: g, o: o, f: f}, nil
+	c := g.Classes
+	if c == 0 {
+		for _, l := range g.Labels {
+			c = max(c, int(l)+1)
+		}
+	}
+	return &MemorySource{g: g, o: o, f: f, c: c}, nil
 }
 
-func (s *MemorySource) N() int          { return s.g.Adj.Rows }
+func (s *MemorySource) Sizes() Sizes    { return Sizes{N: s.g.Adj.Rows, Features: s.f, Classes: s.c} }
 func (s *MemorySource) Orders() *Orders { return s.o }
 
 func (s *MemorySource) AdjBlock(rowOrder, r0, r1, colOrder, c0, c1 int) (*spmm.CSR, error) {

@@ -18,15 +18,9 @@ func LoadGraph(c DatasetConfig) (*dataset.Graph, error) {
 	case SourcePlanetoid:
 		g, err = dataset.LoadPlanetoidDir(c.Path)
 	case SourceSBM:
-		s := c.SBM
-		g, err = dataset.SBM(dataset.SBMConfig{
-			N: s.Nodes, Classes: s.Classes, AvgDegree: s.AvgDegree, Homophily: s.Homophily,
-			Features: s.Features, NoiseStd: s.FeatureNoise,
-			TrainFrac: s.TrainFraction, ValFrac: s.ValFraction, TestFrac: s.TestFraction,
-			Seed: uint64(c.Seed),
-		})
+		g, err = dataset.SBM(c.SBMConfig())
 	case SourceRMAT:
-		g, err = dataset.RMAT(RMATFor(c))
+		g, err = dataset.RMAT(c.RMATConfig())
 	case SourcePrepared:
 		return nil, fmt.Errorf("dataset.source = %q: a prepared dataset is read shard by shard, not as a whole graph (for its balance use scalegnn dataset info %s)", c.Source, c.Path)
 	default:

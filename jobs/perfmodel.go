@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/dataset"
+	"scalegnn/gcn"
 	"scalegnn/perfmodel"
 	"scalegnn/prepared"
 	"scalegnn/sampler"
@@ -41,8 +42,8 @@ func EstimateGraphSize(c DatasetConfig) (GraphSize, error) {
 			How: "prepared dataset metadata"}, nil
 	case SourceSBM:
 		s := c.SBM
-		nnz := expectedSBMNonzeros(s.Nodes, s.Classes, s.AvgDegree, s.Homophily)
-		return GraphSize{N: s.Nodes, NNZ: int64(math.Round(nnz)) + int64(s.Nodes), Features: s.Features, Classes: s.Classes,
+		nnz := expectedSBMNonzeros(s.N, s.Classes, s.AvgDegree, s.Homophily)
+		return GraphSize{N: s.N, NNZ: int64(math.Round(nnz)) + int64(s.N), Features: s.Features, Classes: s.Classes,
 			How: "expected nonzeros of dataset.sbm's generator"}, nil
 	case SourceRMAT:
 		r := c.RMAT
@@ -131,25 +132,15 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 	m := cfg.Model
 	j := perfmodel.Job{
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
-		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == NormRMS, Residual: m.Residual,
+		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual,
 		Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
+		Mode: cfg.Train.Mode, CommDType: cfg.Train.CommDtype, Permutation: cfg.Permute.Scheme,
 	}
-	t := cfg.Train
-	if t.Mode == ModeMiniBatch {
-		j.Mode = perfmodel.MiniBatch
+	if t := cfg.Train; t.Mode == gcn.MiniBatch {
 		if b, err := sampler.BatchSize(gs.N, t.BatchSize, t.BatchRatio); err == nil {
 			j.BatchSize = b
 		}
 		j.StepsPerEpoch = t.StepsPerEpoch
-	}
-	if t.CommDtype == CommBF16 {
-		j.CommDType = perfmodel.BFloat16
-	}
-	switch cfg.Permute.Scheme {
-	case PermuteSingle:
-		j.Permutation = perfmodel.PermuteSingle
-	case PermuteDouble:
-		j.Permutation = perfmodel.PermuteDouble
 	}
 	return j
 }

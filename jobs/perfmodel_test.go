@@ -29,7 +29,7 @@ func TestExpectedRMATNonzeros(t *testing.T) {
 func TestEstimateGraphSizeSBM(t *testing.T) {
 	c := DefaultConfig().Dataset
 	c.Source = SourceSBM
-	c.SBM.Nodes = 3000
+	c.SBM.N = 3000
 	gs, err := EstimateGraphSize(c)
 	if err != nil {
 		t.Fatal(err)

@@ -10,6 +10,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 	"scalegnn/spmm"
@@ -49,23 +50,23 @@ func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
 // count does not divide, and requires identical losses and accuracies.
 func TestPreparedTrainsLikeInMemory(t *testing.T) {
 	for _, c := range []struct {
-		scheme    string
+		scheme    permute.Scheme
 		grid      GridConfig
 		blocks    int
 		minibatch bool
 	}{
-		{PermuteDouble, GridConfig{X: 2, Y: 2, Z: 2, D: 1}, 3, false},
-		{PermuteSingle, GridConfig{X: 1, Y: 2, Z: 3, D: 1}, 4, false},
-		{PermuteNone, GridConfig{X: 1, Y: 1, Z: 1, D: 1}, 2, false},
+		{permute.Double, GridConfig{X: 2, Y: 2, Z: 2, D: 1}, 3, false},
+		{permute.Single, GridConfig{X: 1, Y: 2, Z: 3, D: 1}, 4, false},
+		{permute.None, GridConfig{X: 1, Y: 1, Z: 1, D: 1}, 2, false},
 		// Mini-batches cut from prepared shards, 2 replicas, bf16 sums.
-		{PermuteDouble, GridConfig{X: 1, Y: 2, Z: 1, D: 2}, 3, true},
+		{permute.Double, GridConfig{X: 1, Y: 2, Z: 1, D: 2}, 3, true},
 	} {
 		t.Run(fmt.Sprintf("%s/%dx%dx%dx%d", c.scheme, c.grid.D, c.grid.X, c.grid.Y, c.grid.Z), func(t *testing.T) {
 			tmp := t.TempDir()
 			cfg := DefaultConfig()
 			cfg.Train.Epochs, cfg.Train.EvalEvery = 3, 1
 			if c.minibatch {
-				cfg.Train.Mode, cfg.Train.BatchRatio, cfg.Train.CommDtype = ModeMiniBatch, 0.4, CommBF16
+				cfg.Train.Mode, cfg.Train.BatchRatio, cfg.Train.CommDtype = gcn.MiniBatch, 0.4, collectives.BF16
 			}
 			cfg.Grid, cfg.Permute = c.grid, PermuteConfig{Scheme: c.scheme, Seed: 5}
 			cfg.Output.Dir = filepath.Join(tmp, "mem")
@@ -75,9 +76,8 @@ func TestPreparedTrainsLikeInMemory(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			scheme, _ := permute.ParseScheme(c.scheme)
 			dir := filepath.Join(tmp, "cora-prepared")
-			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: c.blocks, Scheme: scheme, Seed: 5}); err != nil {
+			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: c.blocks, Scheme: c.scheme, Seed: 5}); err != nil {
 				t.Fatal(err)
 			}
 			cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
@@ -98,22 +98,22 @@ func TestPreparedTrainsLikeInMemory(t *testing.T) {
 // TestPreparedPermutationMismatch: the permutation is fixed at prepare
 // time, and a job that asks for another one is told which to set.
 func TestPreparedPermutationMismatch(t *testing.T) {
-	m := &prepared.Meta{Permute: prepared.PermuteMeta{Scheme: "double", Seed: 7}}
+	m := &prepared.Meta{Permute: prepared.PermuteMeta{Scheme: permute.Double, Seed: 7}}
 	cfg := DefaultConfig()
 	cfg.Path, cfg.Dataset.Path = "job.toml", "data/ds"
-	for _, p := range []PermuteConfig{{PermuteNone, 7}, {PermuteDouble, 8}, {PermuteSingle, 7}} {
+	for _, p := range []PermuteConfig{{permute.None, 7}, {permute.Double, 8}, {permute.Single, 7}} {
 		cfg.Permute = p
 		err := CheckPreparedPermutation(&cfg, m)
 		if err == nil || !strings.Contains(err.Error(), `set [permute] scheme = "double", seed = 7`) || !strings.Contains(err.Error(), "job.toml") {
 			t.Errorf("%+v: %v", p, err)
 		}
 	}
-	cfg.Permute = PermuteConfig{PermuteDouble, 7}
+	cfg.Permute = PermuteConfig{permute.Double, 7}
 	if err := CheckPreparedPermutation(&cfg, m); err != nil {
 		t.Error(err)
 	}
-	m.Permute = prepared.PermuteMeta{Scheme: "none", Seed: 1}
-	cfg.Permute = PermuteConfig{PermuteNone, 7}
+	m.Permute = prepared.PermuteMeta{Scheme: permute.None, Seed: 1}
+	cfg.Permute = PermuteConfig{permute.None, 7}
 	if err := CheckPreparedPermutation(&cfg, m); err != nil {
 		t.Errorf("the seed of no permutation does not matter: %v", err)
 	}

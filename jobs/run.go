@@ -33,6 +33,11 @@ type Job struct {
 // Setup loads the data, builds this rank's shards and the model. It does
 // not communicate after the grid's communicators are split, so a failure on
 // one rank can be agreed on by the caller before training starts.
+//
+// Every dataset source takes one path: a gcn.Source (a graph loaded or
+// generated whole and permuted in memory, or a prepared dataset read shard
+// by shard), the model configuration from the source's sizes, this rank's
+// shards, then the model with its run-time options.
 func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	g, err := grid.New(world, shape)
@@ -44,9 +49,42 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 			return nil, err
 		}
 	}
+	t0 := time.Now()
+	var src gcn.Source
 	if cfg.Dataset.Source == SourcePrepared {
-		return setupPrepared(cfg, world, g, be, threads, log)
+		src, err = preparedSource(cfg, world, log)
+	} else {
+		src, err = memorySource(cfg, world, shape, log)
 	}
+	if err != nil {
+		return nil, err
+	}
+	mcfg := ModelConfigFor(cfg, src.Sizes())
+	if err := mcfg.Validate(); err != nil {
+		return nil, err
+	}
+	sh, err := gcn.NewShards(g, mcfg, src)
+	if err != nil {
+		return nil, err
+	}
+	log.Info("shards loaded", zap.Duration("took", time.Since(t0)))
+	m, err := gcn.NewModel(g, be, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg, threads))
+	if err != nil {
+		return nil, err
+	}
+	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
+	if cfg.Train.Mode == gcn.MiniBatch {
+		if err := j.setupBatches(src.Sizes().N); err != nil {
+			return nil, err
+		}
+	}
+	return j, nil
+}
+
+// memorySource loads or generates the job's graph whole, permutes it as
+// [permute] says and returns it as a Source; rank 0 logs its nonzero
+// balance.
+func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *zap.Logger) (gcn.Source, error) {
 	t0 := time.Now()
 	graph, err := LoadGraph(cfg.Dataset)
 	if err != nil {
@@ -56,46 +94,24 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 		zap.Int("edges", graph.Adj.NNZ()/2), zap.Int("features", graph.F), zap.Int("classes", graph.Classes),
 		zap.Int("train", dataset.Count(graph.Train)), zap.Int("val", dataset.Count(graph.Val)),
 		zap.Int("test", dataset.Count(graph.Test)), zap.Duration("took", time.Since(t0)))
-
 	if dataset.Count(graph.Train) == 0 {
 		return nil, fmt.Errorf("dataset %s: the training mask is empty; a job needs training vertices", cfg.Dataset.Source)
 	}
-	mcfg := ModelConfigFor(cfg, graph)
-	if err := mcfg.Validate(); err != nil {
-		return nil, err
-	}
-	scheme, err := permute.ParseScheme(cfg.Permute.Scheme)
-	if err != nil {
-		return nil, fmt.Errorf("permute.scheme: %w", err)
-	}
-	perms := permute.New(graph.N, scheme, uint64(cfg.Permute.Seed))
+	perms := permute.New(graph.N, cfg.Permute.Scheme, uint64(cfg.Permute.Seed))
 	adj := dataset.NormalizeGCN(graph.Adj)
 	if world.Rank() == 0 {
-		logBalance(log, adj, perms, shape, mcfg.Layers)
+		logBalance(log, adj, perms, shape, cfg.Model.Layers)
 	}
-	m, err := gcn.Build(g, be, mcfg, OptimizerFor(cfg), &gcn.Graph{
+	return gcn.NewMemorySource(&gcn.Graph{
 		Adj: adj, Features: graph.Features, Labels: graph.Labels,
-		Train: graph.Train, Val: graph.Val, Test: graph.Test,
+		Train: graph.Train, Val: graph.Val, Test: graph.Test, Classes: graph.Classes,
 	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
-	if err != nil {
-		return nil, err
-	}
-	return newJob(cfg, world, g, m, threads, graph.N, log)
 }
 
-// newJob finishes Setup once the model is built, whatever the dataset
-// source: run-time options, and for mini-batch training the batch builder
-// over the model's shards of the n-vertex graph.
-func newJob(cfg *Config, world collectives.Comm, g *grid.Grid, m *gcn.Model, threads, n int, log *zap.Logger) (*Job, error) {
-	m.Threads = threads
-	m.Options = gcn.Options{BF16: cfg.Train.CommDtype == CommBF16, Overlap: cfg.Train.Overlap}
-	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
-	if cfg.Train.Mode == ModeMiniBatch {
-		if err := j.setupBatches(n); err != nil {
-			return nil, err
-		}
-	}
-	return j, nil
+// RunOptions maps the job file onto the model's run-time options, with
+// threads kernel goroutines per rank.
+func RunOptions(cfg *Config, threads int) gcn.Options {
+	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap, Threads: threads}
 }
 
 // writeEffectiveConfig creates the output directory and stores the job as
@@ -116,13 +132,14 @@ func writeEffectiveConfig(cfg *Config) error {
 	return f.Close()
 }
 
-// ModelConfigFor maps the job file onto the model for the given graph.
-func ModelConfigFor(cfg *Config, g *dataset.Graph) gcn.Config {
+// ModelConfigFor maps the job file onto the model for a graph of the given
+// sizes.
+func ModelConfigFor(cfg *Config, s gcn.Sizes) gcn.Config {
 	m := cfg.Model
 	return gcn.Config{
-		Features: g.F, Hidden: m.Hidden, Classes: g.Classes, Layers: m.Layers, Dropout: m.Dropout,
+		Features: s.Features, Hidden: m.Hidden, Classes: s.Classes, Layers: m.Layers, Dropout: m.Dropout,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead,
-		Norm: m.Norm == NormRMS, Residual: m.Residual, Seed: uint64(cfg.Train.Seed),
+		Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual, Seed: uint64(cfg.Train.Seed),
 	}
 }
 

@@ -66,8 +66,8 @@ func (j *Job) Train() (*Result, error) {
 		batches = sampler.NewPrefetcher(j.batches.Build, 0, cfg.Train.Prefetch)
 		defer batches.Close()
 	}
-	res := &Result{Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(), Permutation: cfg.Permute.Scheme,
-		BestEpoch: -1, Mode: cfg.Train.Mode, StepsPerEpoch: j.steps}
+	res := &Result{Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(), Permutation: cfg.Permute.Scheme.String(),
+		BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps}
 	start := time.Now()
 	step := 0
 	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {

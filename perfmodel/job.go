@@ -4,67 +4,11 @@ import (
 	"fmt"
 	"math"
 
+	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/permute"
 )
-
-// Mode is how a job trains.
-type Mode int
-
-const (
-	// FullGraph trains on the whole graph once per epoch.
-	FullGraph Mode = iota
-	// MiniBatch trains ceil(N/B) steps per epoch on uniformly sampled
-	// vertex-induced subgraphs of B vertices (ScaleGNN), with Gd
-	// data-parallel replicas.
-	MiniBatch
-)
-
-func (m Mode) String() string {
-	if m == MiniBatch {
-		return "minibatch"
-	}
-	return "fullgraph"
-}
-
-// DType is the element type of the 3D-PMM all-reduces.
-type DType int
-
-const (
-	Float32 DType = iota
-	// BFloat16 sends the 3D-PMM partial sums (H, Z, dH, dF, and the outputs
-	// and input gradients of the dense layers) as 2-byte bfloat16; norm,
-	// loss, weight-gradient and data-parallel reductions stay float32.
-	BFloat16
-)
-
-// Bytes returns the element size.
-func (t DType) Bytes() int {
-	if t == BFloat16 {
-		return 2
-	}
-	return 4
-}
-
-func (t DType) String() string {
-	if t == BFloat16 {
-		return "bf16"
-	}
-	return "float32"
-}
-
-// Permutation is the vertex permutation scheme of the job.
-type Permutation int
-
-const (
-	PermuteNone Permutation = iota
-	PermuteSingle
-	PermuteDouble
-)
-
-func (p Permutation) String() string {
-	return [...]string{"none", "single", "double"}[p]
-}
 
 // Job is what the model needs to know about a training job.
 type Job struct {
@@ -81,16 +25,16 @@ type Job struct {
 	// keeps a masked copy of each layer input).
 	Dropout float64
 
-	Mode Mode
-	// BatchSize is B, the vertices sampled per step in MiniBatch mode.
+	Mode gcn.Mode
+	// BatchSize is B, the vertices sampled per step in gcn.MiniBatch mode.
 	BatchSize int
-	// StepsPerEpoch in MiniBatch mode; 0 means ceil(N/B).
+	// StepsPerEpoch in gcn.MiniBatch mode; 0 means ceil(N/B).
 	StepsPerEpoch int
 	// CommDType is the element type of the 3D-PMM all-reduces.
-	CommDType DType
+	CommDType collectives.DType
 	// Permutation decides how many adjacency shards a rank keeps and
 	// whether the residual's redistribution reorders rows.
-	Permutation Permutation
+	Permutation permute.Scheme
 	// EvalEvery: a full-graph evaluation (forward pass and accuracy) runs
 	// every EvalEvery epochs; its cost is spread over the epochs. 0 means
 	// no evaluation.
@@ -120,7 +64,7 @@ func (j Job) Validate() error {
 		return fmt.Errorf("perfmodel: job has hidden width %d: need at least 1", j.Hidden)
 	case j.Residual && !j.InputProjection:
 		return fmt.Errorf("perfmodel: a residual job needs an input projection")
-	case j.Mode == MiniBatch && (j.BatchSize < 1 || j.BatchSize > j.N):
+	case j.Mode == gcn.MiniBatch && (j.BatchSize < 1 || j.BatchSize > j.N):
 		return fmt.Errorf("perfmodel: batch size %d: expected an integer in [1, N = %d]", j.BatchSize, j.N)
 	case j.StepsPerEpoch < 0 || j.EvalEvery < 0:
 		return fmt.Errorf("perfmodel: steps per epoch %d and eval every %d must not be negative", j.StepsPerEpoch, j.EvalEvery)
@@ -132,7 +76,7 @@ func (j Job) Validate() error {
 
 // Steps returns the training steps of one epoch.
 func (j Job) Steps() int {
-	if j.Mode != MiniBatch {
+	if j.Mode != gcn.MiniBatch {
 		return 1
 	}
 	if j.StepsPerEpoch > 0 {
@@ -143,7 +87,7 @@ func (j Job) Steps() int {
 
 // stepRows is the number of vertices one training step works on.
 func (j Job) stepRows() int {
-	if j.Mode == MiniBatch {
+	if j.Mode == gcn.MiniBatch {
 		return j.BatchSize
 	}
 	return j.N
@@ -154,7 +98,7 @@ func (j Job) stepRows() int {
 // sample of B vertices, an off-diagonal entry survives when both ends are
 // sampled, with probability B(B-1)/(N(N-1)), and the B self loops stay.
 func (j Job) stepNNZ() float64 {
-	if j.Mode != MiniBatch || j.BatchSize >= j.N {
+	if j.Mode != gcn.MiniBatch || j.BatchSize >= j.N {
 		return float64(j.NNZ)
 	}
 	n, b := float64(j.N), float64(j.BatchSize)
@@ -193,7 +137,7 @@ func (j Job) layers() []layerSpec {
 // whether each one's transpose is kept.
 func (j Job) shardKeys() (keys []grid.Shard, transposed map[grid.Shard]bool) {
 	transposed = map[grid.Shard]bool{}
-	two := j.Permutation == PermuteDouble
+	two := j.Permutation == permute.Double
 	keys = grid.ShardsOf(j.Layers, two)
 	for l, s := range j.layers() {
 		if s.needInputGrad {

@@ -13,6 +13,8 @@ import (
 	"strings"
 
 	"github.com/BurntSushi/toml"
+
+	"scalegnn/internal/tomlx"
 )
 
 // SpMM forms.
@@ -147,20 +149,14 @@ func LoadMachine(path string) (*Machine, error) {
 
 // ParseMachine reads a profile's contents; name labels error messages.
 // Every coefficient must be present, finite and (except the Plexus
-// penalties, which the paper fitted with either sign) non-negative;
-// unknown keys are errors.
+// penalties, which the paper fitted with either sign) non-negative. The
+// file is decoded as strictly as a job file (package tomlx): unknown keys
+// with a suggestion, wrong types and syntax errors with their position.
 func ParseMachine(name string, data []byte) (*Machine, error) {
 	var m Machine
-	md, err := toml.Decode(string(data), &m)
+	md, err := tomlx.Decode(name, data, &m, tomlx.Options{})
 	if err != nil {
-		var perr toml.ParseError
-		if errors.As(err, &perr) {
-			return nil, fmt.Errorf("%s: line %d: %s", name, perr.Position.Line, perr.Message)
-		}
-		return nil, fmt.Errorf("%s: %s", name, strings.TrimPrefix(err.Error(), "toml: "))
-	}
-	if u := md.Undecoded(); len(u) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %s", name, u[0])
+		return nil, err
 	}
 	required := []string{"spmm.form", "elementwise.elem_s",
 		"comm.intra.latency_s", "comm.intra.bandwidth_gbs", "comm.inter.latency_s", "comm.inter.bandwidth_gbs"}
@@ -213,7 +209,10 @@ func (m *Machine) Validate() error {
 			kv{"gemm." + g.op + ".elem_s", g.c.Elem, false})
 	}
 	for _, v := range vals {
-		if math.IsNaN(v.v) || math.IsInf(v.v, 0) || (!v.signed && v.v < 0) {
+		switch {
+		case v.signed && !tomlx.NumberIn(v.v, "()", math.Inf(-1), math.Inf(1)):
+			return fmt.Errorf("%s = %v: expected a finite number", v.key, v.v)
+		case !v.signed && !tomlx.NumberIn(v.v, "[)", 0, math.Inf(1)):
 			return fmt.Errorf("%s = %v: expected a finite number >= 0", v.key, v.v)
 		}
 	}
@@ -221,7 +220,7 @@ func (m *Machine) Validate() error {
 		key string
 		v   float64
 	}{{"comm.intra.bandwidth_gbs", m.Comm.Intra.Bandwidth}, {"comm.inter.bandwidth_gbs", m.Comm.Inter.Bandwidth}} {
-		if !(l.v > 0) || math.IsInf(l.v, 0) {
+		if !tomlx.NumberIn(l.v, "()", 0, math.Inf(1)) {
 			return fmt.Errorf("%s = %v: expected a finite number > 0", l.key, l.v)
 		}
 	}

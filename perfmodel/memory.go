@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"scalegnn/collectives"
+	"scalegnn/gcn"
 	"scalegnn/grid"
 )
 
@@ -52,7 +53,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		}
 	}
 	step := newTracer(j, s, at, Local{}, true)
-	if j.Mode == MiniBatch {
+	if j.Mode == gcn.MiniBatch {
 		for _, k := range keys {
 			r, p := k.Axes()
 			nnz := step.localNNZ(k.Layer(), r, p)
@@ -89,7 +90,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		largest = max(largest, 4*c.Elems)
 	}
 	mem.CommBuffers = largest + a2a
-	if j.CommDType == BFloat16 {
+	if j.CommDType == collectives.BF16 {
 		mem.CommBuffers += largest / 2
 	}
 

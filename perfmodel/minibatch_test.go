@@ -68,9 +68,9 @@ func TestMiniBatchVolumeMatchesCounters(t *testing.T) {
 			perms := permute.New(n, scheme, 11)
 			orders := gcn.NewOrders(n, perms.P1, perms.P2)
 			job := jobFor(cfg, g, scheme)
-			job.Mode, job.BatchSize = MiniBatch, batch
+			job.Mode, job.BatchSize = gcn.MiniBatch, batch
 			if bf16 {
-				job.CommDType = BFloat16
+				job.CommDType = collectives.BF16
 			}
 			for _, shape := range shapes {
 				t.Run(fmt.Sprintf("%s/bf16=%v/%s", name, bf16, GridString(shape)), func(t *testing.T) {
@@ -79,11 +79,10 @@ func TestMiniBatchVolumeMatchesCounters(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders)
+						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
 						if err != nil {
 							return err
 						}
-						m.Options = gcn.Options{BF16: bf16, Overlap: true}
 						bb, err := gcn.NewBatchBuilder(gr, cfg, m.Shards(), seed, batch)
 						if err != nil {
 							return err

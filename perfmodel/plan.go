@@ -5,7 +5,9 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/permute"
 )
 
 // Group names the communicator of a collective.
@@ -162,11 +164,11 @@ type tracer struct {
 
 func newTracer(j Job, s grid.Shape, at Coords, loc Local, training bool) *tracer {
 	t := &tracer{j: j, s: s, at: at, n: j.N, nnz: float64(j.NNZ), pmmBytes: j.CommDType.Bytes()}
-	mini := training && j.Mode == MiniBatch
+	mini := training && j.Mode == gcn.MiniBatch
 	if mini {
 		t.n, t.nnz = j.BatchSize, j.stepNNZ()
 	}
-	n, perm := t.n, j.Permutation == PermuteDouble
+	n, perm := t.n, j.Permutation == permute.Double
 	switch {
 	case loc.Rows != nil:
 		t.rows = loc.Rows
@@ -428,7 +430,7 @@ func (t *tracer) optimizer() {
 	for _, pb := range t.params() {
 		total += pb.elems
 	}
-	if t.j.Mode == MiniBatch {
+	if t.j.Mode == gcn.MiniBatch {
 		// gcn.Model.syncDP: every gradient block in one float32 call.
 		t.phase = PhaseDP
 		t.allReduceGroup("dp", -1, GroupDP, t.s.D, total, 4)

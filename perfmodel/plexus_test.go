@@ -2,6 +2,8 @@ package perfmodel
 
 import (
 	"testing"
+
+	"scalegnn/permute"
 )
 
 // ogbnProducts is Plexus's published setting (Table 4 and §6): ogbn-products,
@@ -9,7 +11,7 @@ import (
 // directions plus the self loops), 100 features, 47 classes, three GCN
 // layers of width 128, full-graph, on 64 A100s with 4 per node.
 func ogbnProducts() Job {
-	return Job{N: 2449029, NNZ: 126167053, Features: 100, Hidden: 128, Classes: 47, Layers: 3, Permutation: PermuteDouble}
+	return Job{N: 2449029, NNZ: 126167053, Features: 100, Hidden: 128, Classes: 47, Layers: 3, Permutation: permute.Double}
 }
 
 // TestPlexusFigure5Ranking pins that, with Perlmutter's coefficients and

@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"scalegnn/gcn"
 	"scalegnn/grid"
 )
 
@@ -109,7 +110,7 @@ func Predict(j Job, m *Machine, o Options) ([]Prediction, error) {
 		return nil, fmt.Errorf("perfmodel: memory per rank %d: expected >= 0 (0: no limit)", o.MemPerRank)
 	}
 	d := o.D
-	if j.Mode == FullGraph {
+	if j.Mode == gcn.FullGraph {
 		if d > 1 {
 			return nil, fmt.Errorf("perfmodel: Gd = %d: full-graph training has no data-parallel replicas (Gd = 1); use mini-batch mode", d)
 		}

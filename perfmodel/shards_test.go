@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/grid"
+	"scalegnn/permute"
 )
 
 // TestShardKeysFollowTheGridRule: the model counts the memory of exactly
@@ -13,9 +14,9 @@ import (
 // needs its input gradient.
 func TestShardKeysFollowTheGridRule(t *testing.T) {
 	for layers := 1; layers <= 7; layers++ {
-		for _, perm := range []Permutation{PermuteNone, PermuteSingle, PermuteDouble} {
+		for _, perm := range []permute.Scheme{permute.None, permute.Single, permute.Double} {
 			j := Job{N: 100, NNZ: 1000, Features: 8, Hidden: 4, Classes: 3, Layers: layers, Permutation: perm}
-			two := perm == PermuteDouble
+			two := perm == permute.Double
 			keys, transposed := j.shardKeys()
 			if want := grid.ShardsOf(layers, two); !slices.Equal(keys, want) {
 				t.Errorf("%d layers, %v: shards %v, want %v", layers, perm, keys, want)

@@ -38,10 +38,9 @@ func smallGraph(seed uint64, n, f, c int, avgDeg float64) *gcn.Graph {
 
 // jobFor describes a gcn model as a perfmodel job.
 func jobFor(cfg gcn.Config, g *gcn.Graph, scheme permute.Scheme) Job {
-	perm := map[permute.Scheme]Permutation{permute.None: PermuteNone, permute.Single: PermuteSingle, permute.Double: PermuteDouble}[scheme]
 	return Job{N: g.Adj.Rows, NNZ: int64(g.Adj.NNZ()), Features: cfg.Features, Hidden: cfg.Hidden, Classes: cfg.Classes,
 		Layers: cfg.Layers, InputProjection: cfg.InputProjection, OutputHead: cfg.OutputHead, Norm: cfg.Norm,
-		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: perm, EvalEvery: 1}
+		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: scheme, EvalEvery: 1}
 }
 
 // residualRows counts exactly, for the permutations the model runs with,
@@ -157,7 +156,7 @@ func TestStepVolumeMatchesCounters(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders)
+						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{})
 						if err != nil {
 							return err
 						}

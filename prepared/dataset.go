@@ -70,13 +70,15 @@ func Open(dir string, opt LoadOptions) (*Dataset, error) {
 	return d, nil
 }
 
-func (d *Dataset) double() bool { return d.Meta.Permute.Scheme == permute.Double.String() }
+func (d *Dataset) double() bool { return d.Meta.Permute.Scheme == permute.Double }
 
 // Dir is the dataset's directory.
 func (d *Dataset) Dir() string { return d.dir }
 
-// N is the number of vertices.
-func (d *Dataset) N() int { return d.Meta.Nodes }
+// Sizes returns the vertices, features and classes of meta.toml.
+func (d *Dataset) Sizes() gcn.Sizes {
+	return gcn.Sizes{N: d.Meta.Nodes, Features: d.Meta.Features, Classes: d.Meta.Classes}
+}
 
 // Orders returns the vertex orders: position i of order k holds original
 // vertex Order[k][i] (p1 and p2 of the prepare-time permutation).

@@ -8,6 +8,7 @@ import (
 
 	"github.com/BurntSushi/toml"
 
+	"scalegnn/internal/tomlx"
 	"scalegnn/permute"
 )
 
@@ -65,9 +66,9 @@ type Meta struct {
 
 // PermuteMeta is the permutation applied at prepare time.
 type PermuteMeta struct {
-	// Scheme is "none", "single" or "double" (permute.Scheme's names).
-	Scheme string `toml:"scheme"`
-	Seed   int64  `toml:"seed"`
+	// Scheme is written as "none", "single" or "double".
+	Scheme permute.Scheme `toml:"scheme"`
+	Seed   int64          `toml:"seed"`
 }
 
 // SourceMeta says where the dataset came from.
@@ -110,12 +111,8 @@ func ReadMeta(dir string) (*Meta, error) {
 // the messages.
 func parseMeta(path string, data []byte) (*Meta, error) {
 	var m Meta
-	md, err := toml.Decode(string(data), &m)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", path, err)
-	}
-	if und := md.Undecoded(); len(und) > 0 {
-		return nil, fmt.Errorf("%s: unknown key %s", path, und[0])
+	if _, err := tomlx.Decode(path, data, &m, tomlx.Options{}); err != nil {
+		return nil, err
 	}
 	if err := m.check(); err != nil {
 		return nil, fmt.Errorf("%s: %v", path, err)
@@ -145,11 +142,7 @@ func (m *Meta) check() error {
 	case m.NNZ < int64(m.Nodes):
 		return fmt.Errorf("nnz = %d: expected >= nodes = %d (self loops)", m.NNZ, m.Nodes)
 	}
-	scheme, err := permute.ParseScheme(m.Permute.Scheme)
-	if err != nil {
-		return fmt.Errorf("permute.scheme: %v", err)
-	}
-	if want := orientations(scheme, m.Symmetric, m.Weighted); m.Orientations != want {
+	if want := orientations(m.Permute.Scheme, m.Symmetric, m.Weighted); m.Orientations != want {
 		return fmt.Errorf("orientations = %d: expected %d for permute.scheme = %q, symmetric = %v, weighted = %v",
 			m.Orientations, want, m.Permute.Scheme, m.Symmetric, m.Weighted)
 	}
@@ -208,7 +201,7 @@ func orientations(s permute.Scheme, symmetric, weighted bool) int {
 // expectedFiles lists every data file a dataset of m's shape has.
 func (m *Meta) expectedFiles() []string {
 	fs := []string{orderFile(0), labelsFile, trainFile, valFile, testFile}
-	if m.Permute.Scheme == permute.Double.String() {
+	if m.Permute.Scheme == permute.Double {
 		fs = append(fs, orderFile(1))
 	}
 	for i := range m.Blocks {

@@ -128,7 +128,7 @@ func (w *writer) run(in Input) error {
 		Format: Format, Version: Version, Name: h.Name, Nodes: n, Features: h.F, Classes: h.Classes,
 		Blocks: s, Symmetric: symmetric, Weighted: h.Weighted,
 		Orientations: orientations(opt.Scheme, symmetric, h.Weighted),
-		Permute:      PermuteMeta{Scheme: opt.Scheme.String(), Seed: opt.Seed},
+		Permute:      PermuteMeta{Scheme: opt.Scheme, Seed: opt.Seed},
 		Source:       h.Source,
 	}
 	w.perms = permute.New(n, opt.Scheme, uint64(opt.Seed))

@@ -32,7 +32,7 @@ func Value(v any) string {
 // of Decode: "file: key = value: expected ...". Later checks after a
 // failure do nothing, so a validation reads as a list of rules.
 type Checker struct {
-	// File labels the messages.
+	// File labels the messages; empty leaves them unlabelled.
 	File string
 	// Err is the first failure.
 	Err error
@@ -40,16 +40,20 @@ type Checker struct {
 
 // Fail records key = value: expected expected.
 func (ck *Checker) Fail(key string, value any, expected string) {
-	if ck.Err == nil {
-		ck.Err = fmt.Errorf("%s: %s = %s: expected %s", ck.File, key, Value(value), expected)
-	}
+	ck.Failf("%s = %s: expected %s", key, Value(value), expected)
 }
 
-// Failf records a message of its own, prefixed with the file.
+// Failf records a message of its own, prefixed with the file unless File
+// is empty (a table checked on its own, whose caller adds the prefix).
 func (ck *Checker) Failf(format string, args ...any) {
-	if ck.Err == nil {
-		ck.Err = fmt.Errorf("%s: %s", ck.File, fmt.Sprintf(format, args...))
+	if ck.Err != nil {
+		return
 	}
+	if ck.File == "" {
+		ck.Err = fmt.Errorf(format, args...)
+		return
+	}
+	ck.Err = fmt.Errorf("%s: %s", ck.File, fmt.Sprintf(format, args...))
 }
 
 // Wrap records err, prefixed with the file and the table prefix (e.g.

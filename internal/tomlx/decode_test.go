@@ -158,6 +158,7 @@ func TestChecker(t *testing.T) {
 		{func(ck *Checker) { ck.AtLeast("a", 0, 1); ck.AtLeast("b", 0, 2) }, "f: a = 0: expected an integer >= 1"},
 		{func(ck *Checker) { ck.Wrap("t.", fmt.Errorf("x = 1: expected 2")) }, "f: t.x = 1: expected 2"},
 		{func(ck *Checker) { ck.Wrap("t.", nil) }, ""},
+		{func(ck *Checker) { ck.File = ""; ck.AtLeast("k", 0, 1) }, "k = 0: expected an integer >= 1"},
 	} {
 		ck := &Checker{File: "f"}
 		test.check(ck)
@@ -166,6 +167,17 @@ func TestChecker(t *testing.T) {
 			t.Errorf("unexpected error %v", ck.Err)
 		case test.want != "" && (ck.Err == nil || ck.Err.Error() != test.want):
 			t.Errorf("error %v, want %q", ck.Err, test.want)
+		}
+	}
+}
+
+func TestEditDistance(t *testing.T) {
+	for _, test := range []struct {
+		a, b string
+		want int
+	}{{"", "", 0}, {"abc", "", 3}, {"hiden", "hidden", 1}, {"modle", "model", 1}, {"kitten", "sitting", 3}, {"dropuot", "dropout", 1}} {
+		if got := editDistance(test.a, test.b); got != test.want {
+			t.Errorf("editDistance(%q, %q) = %d, want %d", test.a, test.b, got, test.want)
 		}
 	}
 }

@@ -13,4 +13,10 @@
 // tests run the suite in process, scalegnn selftest over MPI. Random draws (weight initialisation, dropout masks) are counter-based
 // functions of (seed, site, vertex id, column), so the serial model, any
 // grid shape and any vertex permutation see identical draws.
+//
+// The package owns the typed options Mode (full-graph or mini-batch
+// training) and Norm, which the job file and the performance model decode
+// into, and Source, where NewShards reads a rank's blocks from (a graph in
+// memory, or a prepared dataset) together with the sizes a model is built
+// for.
 package gcn

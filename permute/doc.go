@@ -14,5 +14,7 @@
 // Convention: a permutation maps position to original vertex. Row i of
 // A[p][:, q] is original row p[i], and its column j is original column q[j].
 //
-// Everything is deterministic from a seed and pure Go.
+// Everything is deterministic from a seed and pure Go. Scheme is the one
+// type for the permutation scheme: the job file, a prepared dataset's
+// meta.toml and the performance model decode into it.
 package permute

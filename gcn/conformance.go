@@ -143,14 +143,14 @@ func Conformance(world collectives.Comm, be spmm.Backend, s ConformanceSuite) []
 }
 
 // build makes the grid of shape and this rank's model of case c.
-func (s *ConformanceSuite) build(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase) (*grid.Grid, *Model, error) {
+func (s *ConformanceSuite) build(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase, run Options) (*grid.Grid, *Model, error) {
 	g, err := grid.New(world, shape)
 	if err != nil {
 		return nil, nil, err
 	}
 	n := s.Graph.Adj.Rows
 	perms := permute.New(n, c.Scheme, c.PermSeed)
-	m, err := Build(g, be, c.Config, c.Optimizer, s.Graph, NewOrders(n, perms.P1, perms.P2))
+	m, err := Build(g, be, c.Config, c.Optimizer, s.Graph, NewOrders(n, perms.P1, perms.P2), run)
 	return g, m, err
 }
 
@@ -159,7 +159,7 @@ func (s *ConformanceSuite) reference(c ConformanceCase, gr *Graph) *Reference {
 }
 
 func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase) error {
-	g, m, err := s.build(world, be, shape, c)
+	g, m, err := s.build(world, be, shape, c, Options{})
 	if err != nil {
 		return err
 	}
@@ -187,11 +187,10 @@ func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, sh
 }
 
 func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase, bf16 bool) error {
-	g, m, err := s.build(world, be, shape, c)
+	g, m, err := s.build(world, be, shape, c, Options{Overlap: true, BF16: bf16})
 	if err != nil {
 		return err
 	}
-	m.Options = Options{Overlap: true, BF16: bf16}
 	bb, err := NewBatchBuilder(g, c.Config, m.Shards(), s.BatchSeed, s.Batch)
 	if err != nil {
 		return err

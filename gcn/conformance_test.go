@@ -33,7 +33,7 @@ func TestConformanceCatchesDriftingReplicas(t *testing.T) {
 	shape := grid.Shape{D: 1, X: 2, Y: 2, Z: 2}
 	found := make([]bool, shape.Ranks())
 	for r, err := range collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
-		g, m, err := suite.build(w, spmm.NewNative(1), shape, c)
+		g, m, err := suite.build(w, spmm.NewNative(1), shape, c, Options{})
 		if err != nil {
 			return err
 		}

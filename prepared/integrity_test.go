@@ -120,6 +120,10 @@ func TestMetadataMismatch(t *testing.T) {
 		}, "meta.toml", "format"},
 		{"orientations", func(s string) string { return strings.Replace(s, "orientations = 1", "orientations = 2", 1) }, "meta.toml", "orientations = 2"},
 		{"unknown key", func(s string) string { return "extra = 1\n" + s }, "meta.toml", "unknown key extra"},
+		{"misspelt key", func(s string) string { return strings.Replace(s, "nnz = ", "nzz = ", 1) }, "meta.toml", "unknown key nzz: did you mean nnz?"},
+		{"scheme", func(s string) string { return strings.Replace(s, `scheme = "double"`, `scheme = "triple"`, 1) }, "meta.toml",
+			`permute.scheme = "triple": expected one of "none", "single", "double"`},
+		{"type", func(s string) string { return strings.Replace(s, "blocks = 2", `blocks = "2"`, 1) }, "meta.toml", `blocks = "2": expected an integer, not a string`},
 		{"file list", func(s string) string { return strings.Replace(s, `path = "labels.npy"`, `path = "labels2.npy"`, 1) }, "meta.toml", "labels.npy"},
 	}
 	for _, c := range cases {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"runtime/debug"
+	"strconv"
 
 	"scalegnn/collectives"
 	"scalegnn/collectives/mpi"
@@ -92,4 +93,26 @@ func finalize(code int, stderr io.Writer) int {
 		return max(code, 1)
 	}
 	return code
+}
+
+// launcherRank returns this process's rank as mpirun or srun announce it in
+// the environment, or 0 when started alone.
+func launcherRank() int {
+	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil {
+			return n
+		}
+	}
+	return 0
+}
+
+// localRanks guesses how many ranks share this node from the launchers'
+// environment, to split the cores between them.
+func localRanks(world int) int {
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			return n
+		}
+	}
+	return 1
 }

@@ -1,5 +1,7 @@
 package device
 
+import "scalegnn/spmm"
+
 // The argument checks every device makes before running an operation, so
 // that a misuse panics with the same ShapeError whichever device runs it.
 
@@ -86,5 +88,30 @@ func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
 		if r < 0 || int(r) >= srcLen {
 			shapePanic("%s: idx[%d] = %d outside %d elements", name, i, r, srcLen)
 		}
+	}
+}
+
+func checkSpMM(dst Mat, a *CSR, b Mat) {
+	dst.check("SpMM", "dst")
+	b.check("SpMM", "b")
+	if b.rows != a.a.Cols || dst.rows != a.a.Rows || dst.cols != b.cols {
+		shapePanic("SpMM: dst %v = a %d×%d · b %v", dst, a.a.Rows, a.a.Cols, b)
+	}
+}
+
+func checkGemm(tA, tB spmm.Op, a, b, dst Mat) {
+	a.check("Gemm", "a")
+	b.check("Gemm", "b")
+	dst.check("Gemm", "dst")
+	m, k := a.rows, a.cols
+	if tA == spmm.Trans {
+		m, k = k, m
+	}
+	kb, n := b.rows, b.cols
+	if tB == spmm.Trans {
+		kb, n = n, kb
+	}
+	if k != kb || dst.rows != m || dst.cols != n {
+		shapePanic("Gemm: dst %v = op(a) %d×%d · op(b) %d×%d", dst, m, k, kb, n)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"runtime"
 	"sync"
+	"sync/atomic"
 
 	"scalegnn/device/internal/ckern"
 	"scalegnn/spmm"
@@ -14,8 +15,9 @@ import (
 
 // CPU is the fast host device: C element-wise kernels (internal/ckern),
 // fused where the data allows, split over a fixed pool of worker
-// goroutines, and spmm/cpu's SpMM and GEMM. Results are bit-identical to
-// Native's except SpMM and GEMM, whose sums run in another order.
+// goroutines, a width-specialised C SpMM on the same pool, and spmm/cpu's
+// CBLAS GEMM. Results are bit-identical to Native's except GEMM, whose
+// sums BLAS orders its own way.
 type CPU struct {
 	mu   sync.Mutex // one pooled operation at a time: guards job
 	pool *pool
@@ -40,26 +42,45 @@ func (d *CPU) Name() string { return "cpu" }
 
 // Describe returns the start-up log line.
 func (d *CPU) Describe() string {
-	return fmt.Sprintf("cpu (C element-wise kernels on %d threads; SpMM and GEMM: spmm/cpu)", d.pool.threads())
+	return fmt.Sprintf("cpu (C element-wise and SpMM kernels on %d threads; GEMM: spmm/cpu CBLAS)", d.pool.threads())
 }
 
 func (d *CPU) hostMemory() {}
 
-// UploadCSR copies a into device memory.
-func (d *CPU) UploadCSR(a *spmm.CSR) *CSR { return uploadCSR(a) }
+// chunksPerThread: SpMM cuts the rows into this many nonzero-balanced
+// chunks per thread, handed out dynamically, so that a thread slowed by
+// cache misses or by another rank on its core does not hold up the rest.
+const chunksPerThread = 4
 
-// SpMM computes dst = a·b with spmm/cpu's kernel.
+// UploadCSR validates a, copies it into device memory and cuts its rows
+// into chunks of about equal nonzeros for SpMM.
+func (d *CPU) UploadCSR(a *spmm.CSR) *CSR {
+	c := uploadCSR(a)
+	c.bounds = spmm.PartitionRows(c.a, chunksPerThread*d.pool.threads())
+	return c
+}
+
+// SpMM computes dst = a·b with the C kernel of ckern, width-specialised
+// and prefetching; the sums are spmm.Native's bit for bit.
 func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {
-	dst.check("SpMM dst", "")
-	b.check("SpMM b", "")
-	d.be.SpMM(dst.dense(), a.a, b.dense())
+	checkSpMM(dst, a, b)
+	if dst.rows == 0 || dst.cols == 0 {
+		return
+	}
+	bounds := a.bounds
+	if bounds == nil { // uploaded by another kind of device
+		bounds = []int{0, a.a.Rows}
+	}
+	j := d.rowsJob(opSpMM, dst, b)
+	j.csr, j.bounds = a.a, bounds
+	j.next.Store(0)
+	chunks := len(bounds) - 1
+	d.finish(j, chunks, a.NNZ()*dst.cols)
 }
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst with CBLAS.
 func (d *CPU) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
-	a.check("Gemm a", "")
-	b.check("Gemm b", "")
-	dst.check("Gemm dst", "")
+	checkGemm(tA, tB, a, b, dst)
 	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
 }
 
@@ -83,6 +104,7 @@ const (
 	opUnpack
 	opGather
 	opScatter
+	opSpMM
 )
 
 // cjob is every pooled operation's arguments in one struct the device
@@ -102,7 +124,13 @@ type cjob struct {
 	idx        []int32
 	drop       ckern.DropoutArgs
 	optim      ckern.OptimArgs
+	csr        *spmm.CSR
+	bounds     []int
+	next       atomic.Int64 // SpMM's next chunk
 }
+
+// reset clears every field, so the device keeps no buffer alive.
+func (j *cjob) reset() { *j = cjob{} }
 
 func (j *cjob) run(lo, hi int) {
 	switch j.op {
@@ -147,6 +175,19 @@ func (j *cjob) run(lo, hi int) {
 		ckern.GatherRows(j.d, j.ldd, j.a, j.lda, j.cols, j.idx, lo, hi)
 	case opScatter:
 		ckern.ScatterAddRows(j.d, j.ldd, j.a, j.lda, j.rows, j.idx, lo, hi)
+	case opSpMM:
+		// Every worker takes chunks until none is left; lo and hi only
+		// say that this worker has a share.
+		c := j.csr
+		for {
+			k := int(j.next.Add(1) - 1)
+			if k >= len(j.bounds)-1 {
+				return
+			}
+			if r0, r1 := j.bounds[k], j.bounds[k+1]; r0 < r1 {
+				ckern.SpMM(j.d, j.ldd, c.RowPtr, c.ColIdx, c.Val, j.a, j.lda, j.cols, r0, r1)
+			}
+		}
 	}
 }
 
@@ -154,15 +195,15 @@ func (j *cjob) run(lo, hi int) {
 func (d *CPU) start(op int) *cjob {
 	d.mu.Lock()
 	j := &d.job
-	*j = cjob{op: op}
+	j.reset()
+	j.op = op
 	return j
 }
 
-// finish runs the job over [0, total) and releases the job's slices, so
-// the device keeps no buffer alive.
+// finish runs the job over [0, total) and releases the job's slices.
 func (d *CPU) finish(j *cjob, total, work int) {
 	d.pool.run(j, total, work)
-	*j = cjob{}
+	j.reset()
 	d.mu.Unlock()
 }
 

@@ -121,6 +121,9 @@ type Device interface {
 // CSR is a sparse matrix resident on a device, made by UploadCSR.
 type CSR struct {
 	a *spmm.CSR // host copy, owned by the device (Native and CPU)
+	// bounds cut the rows into chunks of about equal nonzeros, computed
+	// once by a device that splits SpMM over threads (CPU).
+	bounds []int
 }
 
 // Rows returns the number of rows.

@@ -17,7 +17,8 @@
 //     for SpMM and GEMM. The reference, and the device of builds without cgo.
 //   - CPU (cgo builds): C element-wise kernels (device/internal/ckern, the
 //     only cgo in this tree) split over a fixed pool of worker goroutines,
-//     and spmm/cpu for SpMM and GEMM. Fused where the data allows:
+//     with a width-specialised, prefetching SpMM on the same threads, and
+//     spmm/cpu's CBLAS for GEMM. Fused where the data allows:
 //     ReLU + dropout with mask recording, RMSNorm + ReLU, the optimizer in
 //     one pass over weights, gradient and both moments.
 //
@@ -39,7 +40,7 @@
 // Misuse (shapes that disagree, views outside their buffer, indices out of
 // range) panics with a ShapeError whichever device runs. Operations on
 // preallocated buffers do not allocate (tested with testing.AllocsPerRun),
-// except SpMM and GEMM, which are spmm's.
+// except GEMM, which is spmm's (and Native's SpMM, spmm.Native's).
 //
 // Package device/devicetest is the conformance suite every device runs:
 // every operation against a float64 or bit-exact reference.

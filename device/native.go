@@ -47,14 +47,32 @@ func (d *Native) hostMemory() {}
 // UploadCSR copies a into device memory.
 func (d *Native) UploadCSR(a *spmm.CSR) *CSR { return uploadCSR(a) }
 
+// uploadCSR validates a and copies it: a device's kernels index the CSR
+// without checks, so a malformed one (row pointers not non-decreasing
+// from 0, a column out of range) panics here, once, with a ShapeError.
 func uploadCSR(a *spmm.CSR) *CSR {
 	if a.Rows < 0 || a.Cols < 0 || len(a.RowPtr) != a.Rows+1 {
 		shapePanic("UploadCSR: %d×%d with %d row pointers", a.Rows, a.Cols, len(a.RowPtr))
 	}
+	nnz := a.RowPtr[a.Rows]
+	if a.RowPtr[0] != 0 || nnz > int64(len(a.ColIdx)) || nnz > int64(len(a.Val)) {
+		shapePanic("UploadCSR: row pointers from %d to %d with %d column indices and %d values",
+			a.RowPtr[0], nnz, len(a.ColIdx), len(a.Val))
+	}
+	for i := range a.Rows {
+		if a.RowPtr[i+1] < a.RowPtr[i] {
+			shapePanic("UploadCSR: row pointer %d decreases", i+1)
+		}
+	}
+	for p, c := range a.ColIdx[:nnz] {
+		if c < 0 || int(c) >= a.Cols {
+			shapePanic("UploadCSR: column index %d at %d outside %d columns", c, p, a.Cols)
+		}
+	}
 	c := &spmm.CSR{Rows: a.Rows, Cols: a.Cols,
 		RowPtr: append([]int64(nil), a.RowPtr...),
-		ColIdx: append([]int32(nil), a.ColIdx...),
-		Val:    append([]float32(nil), a.Val...)}
+		ColIdx: append([]int32(nil), a.ColIdx[:nnz]...),
+		Val:    append([]float32(nil), a.Val[:nnz]...)}
 	return &CSR{a: c}
 }
 
@@ -65,8 +83,7 @@ func (m Mat) dense() spmm.Dense {
 
 // SpMM computes dst = a·b.
 func (d *Native) SpMM(dst Mat, a *CSR, b Mat) {
-	dst.check("SpMM dst", "")
-	b.check("SpMM b", "")
+	checkSpMM(dst, a, b)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.be.SpMM(dst.dense(), a.a, b.dense())
@@ -74,9 +91,7 @@ func (d *Native) SpMM(dst Mat, a *CSR, b Mat) {
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst.
 func (d *Native) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
-	a.check("Gemm a", "")
-	b.check("Gemm b", "")
-	dst.check("Gemm dst", "")
+	checkGemm(tA, tB, a, b, dst)
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())

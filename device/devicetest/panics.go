@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/device"
+	"scalegnn/spmm"
 )
 
 // testPanics checks that misuse panics with a device.ShapeError before any
@@ -35,6 +36,17 @@ func testPanics(t *testing.T, dev device.Device) {
 		}},
 		{"PackBF16 lengths", func() { dev.PackBF16(device.Alloc[uint16](dev, 3), buf) }},
 		{"SumSquares length", func() { dev.SumSquares(buf.Slice(0, 3), m44) }},
+		{"UploadCSR column", func() {
+			dev.UploadCSR(&spmm.CSR{Rows: 1, Cols: 2, RowPtr: []int64{0, 1}, ColIdx: []int32{2}, Val: []float32{1}})
+		}},
+		{"UploadCSR row pointers", func() {
+			dev.UploadCSR(&spmm.CSR{Rows: 2, Cols: 2, RowPtr: []int64{0, 1, 0}, ColIdx: []int32{0}, Val: []float32{1}})
+		}},
+		{"SpMM shapes", func() {
+			a := dev.UploadCSR(&spmm.CSR{Rows: 4, Cols: 3, RowPtr: make([]int64, 5)})
+			dev.SpMM(m44, a, m44)
+		}},
+		{"Gemm shapes", func() { dev.Gemm(spmm.NoTrans, spmm.Trans, 1, m44, m43, 0, m44) }},
 	}
 	for _, c := range cases {
 		func() {

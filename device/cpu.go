@@ -42,7 +42,7 @@ func (d *CPU) Name() string { return "cpu" }
 
 // Describe returns the start-up log line.
 func (d *CPU) Describe() string {
-	return fmt.Sprintf("cpu (C element-wise and SpMM kernels on %d threads; GEMM: spmm/cpu CBLAS)", d.pool.threads())
+	return fmt.Sprintf("cpu (C element-wise and SpMM kernels on %d threads, %s; GEMM: spmm/cpu)", d.pool.threads(), ckern.ISA())
 }
 
 func (d *CPU) hostMemory() {}

@@ -176,3 +176,7 @@ func SpMM(d []float32, ldd int, rowPtr []int64, colIdx []int32, val []float32, b
 	}
 	C.sgk_spmm(pf(d), i64(ldd), rp, pi32(colIdx), pf(val), pf(b), i64(ldb), i64(cols), i64(lo), i64(hi))
 }
+
+// ISA names the instruction set the multiversioned kernels (dropout,
+// optimizer, SpMM) run with on this CPU, for the start-up log.
+func ISA() string { return C.GoString(C.sgk_isa()) }

@@ -316,3 +316,16 @@ void sgk_triad(float *a, const float *b, const float *c, float s, int64_t lo, in
 	for (int64_t k = lo; k < hi; k++)
 		a[k] = b[k] + s * c[k];
 }
+
+const char *sgk_isa(void) {
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+	__builtin_cpu_init();
+	if (__builtin_cpu_supports("x86-64-v4"))
+		return "x86-64-v4";
+	if (__builtin_cpu_supports("x86-64-v3"))
+		return "x86-64-v3";
+	return "x86-64-v2";
+#else
+	return "baseline";
+#endif
+}

@@ -62,4 +62,7 @@ void sgk_spmm(float *dst, int64_t ldd, const int64_t *rowptr, const int32_t *col
 /* STREAM triad a = b + s*c over elements [lo, hi), the bandwidth yardstick. */
 void sgk_triad(float *a, const float *b, const float *c, float s, int64_t lo, int64_t hi);
 
+/* The instruction set the multiversioned kernels run with on this CPU. */
+const char *sgk_isa(void);
+
 #endif

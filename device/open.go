@@ -1,0 +1,22 @@
+package device
+
+import "fmt"
+
+// Open returns the device a job's configuration names: "native" or "cpu"
+// (builds with cgo), using up to threads threads (<= 0: GOMAXPROCS). An
+// unknown name is bad input, not a programmer error: it returns an error.
+func Open(name string, threads int) (Device, error) {
+	switch name {
+	case "native":
+		return NewNative(threads), nil
+	case "cpu":
+		if newCPU == nil {
+			return nil, fmt.Errorf("device: %q needs a build with cgo; this one has only \"native\"", name)
+		}
+		return newCPU(threads), nil
+	}
+	return nil, fmt.Errorf("device: unknown device %q: expected native or cpu", name)
+}
+
+// newCPU is NewCPU in builds with cgo (cpu_open.go) and nil without.
+var newCPU func(threads int) Device

@@ -18,6 +18,33 @@ import (
 // goroutines at once.
 type Backend struct {
 	threads int
+	// isa picks the kernel's instruction set (a SCALEGNN_ISA_* value); 0,
+	// as New leaves it, means the widest the CPU supports. Tests set it to
+	// run every compiled variant.
+	isa isa
+}
+
+// isa is an instruction set the SpMM kernel is compiled for
+// (SCALEGNN_ISA_* in kernels.h).
+type isa int
+
+const (
+	isaAuto   isa = 0
+	isaBase   isa = C.SCALEGNN_ISA_BASE
+	isaAVX2   isa = C.SCALEGNN_ISA_AVX2
+	isaAVX512 isa = C.SCALEGNN_ISA_AVX512
+)
+
+// supportedISAs returns the kernel variants this CPU can run.
+func supportedISAs() []isa {
+	bits := isa(C.scalegnn_spmm_isas())
+	var out []isa
+	for _, x := range []isa{isaBase, isaAVX2, isaAVX512} {
+		if bits&x != 0 {
+			out = append(out, x)
+		}
+	}
+	return out
 }
 
 var _ spmm.Backend = (*Backend)(nil)
@@ -73,7 +100,7 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 				return
 			}
 			if lo, hi := bounds[c], bounds[c+1]; lo < hi {
-				if r := spmmRows(dst, a, b, lo, hi); r >= 0 {
+				if r := spmmRows(be.isa, dst, a, b, lo, hi); r >= 0 {
 					bad.CompareAndSwap(-1, r)
 				}
 			}
@@ -98,7 +125,7 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 // malformed row, or -1. The caller guarantees a.Rows > 0 and b.Cols > 0,
 // so dst.Data and a.RowPtr are non-empty; the other slices may be empty
 // and are then passed as NULL, which the kernel never dereferences.
-func spmmRows(dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int64 {
+func spmmRows(x isa, dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int64 {
 	nnzcap := min(len(a.ColIdx), len(a.Val))
 	var col *C.int32_t
 	var val, bp *C.float
@@ -109,7 +136,7 @@ func spmmRows(dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int64 {
 	if len(b.Data) > 0 {
 		bp = (*C.float)(unsafe.Pointer(&b.Data[0]))
 	}
-	r := C.scalegnn_spmm_rows(
+	r := C.scalegnn_spmm_rows(C.int(x),
 		(*C.float)(unsafe.Pointer(&dst.Data[0])), C.int64_t(dst.Stride),
 		(*C.int64_t)(unsafe.Pointer(&a.RowPtr[0])), col, val,
 		C.int64_t(nnzcap), C.int64_t(a.Cols),

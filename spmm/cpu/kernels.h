@@ -5,11 +5,25 @@
 
 #include <stdint.h>
 
-int64_t scalegnn_spmm_rows(float *dst, int64_t ldd,
+/* The instruction sets the SpMM kernel is compiled for, as bits of
+ * scalegnn_spmm_isas() and values of scalegnn_spmm_rows' isa (0: the
+ * widest the CPU supports). */
+enum {
+	SCALEGNN_ISA_BASE = 1,
+	SCALEGNN_ISA_AVX2 = 2,
+	SCALEGNN_ISA_AVX512 = 4,
+};
+
+int scalegnn_spmm_isas(void);
+
+int64_t scalegnn_spmm_rows(int isa, float *dst, int64_t ldd,
                            const int64_t *rowptr, const int32_t *colidx,
                            const float *val, int64_t nnzcap, int64_t ncols,
                            const float *b, int64_t ldb, int64_t width,
                            int64_t r0, int64_t r1);
+
+void scalegnn_triad(float *a, const float *b, const float *c, float s,
+                    int64_t lo, int64_t hi);
 
 void scalegnn_sgemm(int transa, int transb, int m, int n, int k,
                     float alpha, const float *a, int lda,

@@ -3,7 +3,6 @@ package device
 import (
 	"fmt"
 	"math"
-	"sync"
 
 	"scalegnn/spmm"
 )
@@ -13,7 +12,6 @@ import (
 // reference the fast devices are compared with and the device of builds
 // without cgo.
 type Native struct {
-	mu sync.Mutex
 	be *spmm.Native
 	// threads is what spmm.Native splits products over (0: GOMAXPROCS).
 	threads int
@@ -36,8 +34,11 @@ func (d *Native) Describe() string {
 }
 
 func threadsString(t int) string {
-	if t <= 0 {
+	switch {
+	case t <= 0:
 		return "GOMAXPROCS threads"
+	case t == 1:
+		return "1 thread"
 	}
 	return fmt.Sprintf("%d threads", t)
 }
@@ -84,16 +85,12 @@ func (m Mat) dense() spmm.Dense {
 // SpMM computes dst = a·b.
 func (d *Native) SpMM(dst Mat, a *CSR, b Mat) {
 	checkSpMM(dst, a, b)
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.be.SpMM(dst.dense(), a.a, b.dense())
 }
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst.
 func (d *Native) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
 	checkGemm(tA, tB, a, b, dst)
-	d.mu.Lock()
-	defer d.mu.Unlock()
 	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
 }
 

@@ -33,4 +33,5 @@ func TestDevice(t *testing.T, dev device.Device) {
 	t.Run("SpMM", func(t *testing.T) { testSpMM(t, dev) })
 	t.Run("Gemm", func(t *testing.T) { testGemm(t, dev) })
 	t.Run("Panics", func(t *testing.T) { testPanics(t, dev) })
+	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, dev) })
 }

@@ -2,8 +2,10 @@ package gcn
 
 import (
 	"fmt"
+	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/dataset"
 	"scalegnn/grid"
 	"scalegnn/permute"
 	"scalegnn/spmm"
@@ -44,14 +46,22 @@ type ConformanceSuite struct {
 }
 
 // DefaultConformance is the suite scalegnn selftest runs over MPI: a
-// 61-vertex random graph (61 and its 13 features are primes, so no axis
-// divides a dimension evenly), a plain two-layer GCN without permutation
-// and a three-layer model with every layer option and double permutation;
-// three full-graph steps, two data-parallel steps of 23-vertex batches,
-// and the bfloat16 first step.
+// 61-vertex stochastic block model graph (61 and its 13 features are
+// primes, so no axis divides a dimension evenly; labels follow the blocks
+// and the features, so gradients are those of a learnable problem, not of
+// noise), a plain two-layer GCN without permutation and a three-layer
+// model with every layer option and double permutation; three full-graph
+// steps, two data-parallel steps of 23-vertex batches, and the bfloat16
+// first step.
 func DefaultConformance() ConformanceSuite {
+	src, err := dataset.SBM(dataset.SBMConfig{N: 61, Classes: 5, AvgDegree: 6, Homophily: 0.7, Features: 13,
+		NoiseStd: 1, TrainFrac: 0.4, ValFrac: 0.2, TestFrac: 0.3, Seed: 3})
+	if err != nil {
+		panic(fmt.Sprintf("gcn: DefaultConformance's graph: %v", err))
+	}
 	return ConformanceSuite{
-		Graph: RandomGraph(3, 61, 13, 5, 6),
+		Graph: &Graph{Adj: dataset.NormalizeGCN(src.Adj), Features: src.Features, Labels: src.Labels,
+			Train: src.Train, Val: src.Val, Test: src.Test},
 		Cases: []ConformanceCase{
 			{Name: "gcn", Config: Config{Features: 13, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Seed: 1},
 				Optimizer: DefaultOptimizer(), Scheme: permute.None, PermSeed: 5},
@@ -77,7 +87,13 @@ const (
 
 // Tolerances with bfloat16 sums: each sum is rounded to 8 significant bits
 // (relative error 2⁻⁹ ≈ 0.2%), a few times per layer; a wrong block is
-// still off by O(1). Only the first step's loss and gradient are compared:
+// still off by O(1). The rounding is relative to the terms summed, each
+// replica's own gradient, so the data-parallel gradient's error is taken
+// relative to the largest entry of the replicas' gradients, not of their
+// mean, which can be much smaller where the batches' gradients cancel.
+// Badly conditioned problems (random labels and features, RandomGraph)
+// can still exceed 5e-2 in the first layers behind RMSNorm; the
+// self-test's problem (DefaultConformance) stays within it. Only the first step's loss and gradient are compared:
 // Adam's first update is nearly sign(gradient), so a gradient entry near
 // zero that bfloat16 rounding flips moves its weight by 2·lr, and later
 // steps diverge from the float64 reference for that reason alone.
@@ -171,12 +187,12 @@ func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, sh
 			return err
 		}
 		k.loss(step, "", loss, ref.LossAndGrad(step), conformanceLossTol)
-		if err := k.blocks(step, "gradient", m, ref, conformanceGradTol); err != nil {
+		if err := k.blocks(step, "gradient", m, ref, nil, conformanceGradTol); err != nil {
 			return err
 		}
 		m.Step()
 		ref.Step()
-		if err := k.blocks(step, "weight", m, ref, conformanceWeightTol); err != nil {
+		if err := k.blocks(step, "weight", m, ref, nil, conformanceWeightTol); err != nil {
 			return err
 		}
 		if err := k.replicas(step, g.World, m); err != nil {
@@ -216,6 +232,9 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, sh
 		for _, p := range mean.Params {
 			clear(p.G)
 		}
+		// scale[i] is the largest entry of parameter i's gradient over the
+		// replicas' batches, the magnitude bfloat16 rounds at.
+		scale := make([]float64, len(mean.Params))
 		for rep := 0; rep < shape.D; rep++ {
 			verts, sub := SerialBatch(s.Graph, s.BatchSeed, rep, step, s.Batch)
 			r := s.reference(c, sub)
@@ -230,10 +249,14 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, sh
 			for i, p := range r.Params {
 				for j, v := range p.G {
 					mean.Params[i].G[j] += v / float64(shape.D)
+					scale[i] = math.Max(scale[i], math.Abs(v))
 				}
 			}
 		}
-		if err := k.blocks(step, "gradient (mean of the replicas')", m, mean, gradTol); err != nil {
+		if !bf16 {
+			scale = nil // the mean's own scale: a missing 1/Gd is off by O(1) of it
+		}
+		if err := k.blocks(step, "gradient (mean of the replicas')", m, mean, scale, gradTol); err != nil {
 			return err
 		}
 		if err := k.replicas(step, g.World, m); err != nil {
@@ -244,7 +267,7 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, sh
 		}
 		m.Step()
 		mean.Step()
-		if err := k.blocks(step, "weight", m, mean, conformanceWeightTol); err != nil {
+		if err := k.blocks(step, "weight", m, mean, nil, conformanceWeightTol); err != nil {
 			return err
 		}
 	}

@@ -35,19 +35,40 @@ func (k *mismatches) loss(step int, of string, got, want, tol float64) {
 	}
 }
 
-// blocks compares this rank's blocks of every parameter's weights or
-// gradients with the reference's.
-func (k *mismatches) blocks(step int, what string, m *Model, ref *Reference, tol float64) error {
-	werr, gerr, err := m.CompareReference(ref)
-	if err != nil {
-		return err
+// blocks compares this rank's blocks of every parameter's weights (what
+// = "weight") or gradients with the reference's, relative to the largest
+// entry of each reference matrix, or to scale[k] for parameter k where
+// scale is not nil.
+func (k *mismatches) blocks(step int, what string, m *Model, ref *Reference, scale []float64, tol float64) error {
+	if len(ref.Params) != len(m.Params) {
+		return fmt.Errorf("gcn: %d parameters, reference has %d", len(m.Params), len(ref.Params))
 	}
-	e := werr
-	if what != "weight" {
-		e = gerr
+	worst, name := 0.0, ""
+	for i, p := range m.Params {
+		rp := ref.Params[i]
+		if rp.Name != p.Name || rp.Rows != p.Rows || rp.Cols != p.Cols {
+			return fmt.Errorf("gcn: parameter %s %dx%d, reference has %s %dx%d", p.Name, p.Rows, p.Cols, rp.Name, rp.Rows, rp.Cols)
+		}
+		local, full := p.G, rp.G
+		if what == "weight" {
+			local, full = p.W, rp.W
+		}
+		s := 1e-6
+		if scale != nil {
+			s = math.Max(s, scale[i])
+		} else {
+			for _, v := range full {
+				s = math.Max(s, math.Abs(v))
+			}
+		}
+		diff := 0.0
+		each(p, func(r, c, lk int) { diff = math.Max(diff, math.Abs(float64(local[lk])-full[r*p.Cols+c])) })
+		if e := diff / s; !(e <= worst) {
+			worst, name = e, p.Name
+		}
 	}
-	if !(e <= tol) {
-		k.add("step %d: %s relative error %.3g > %g", step, what, e, tol)
+	if !(worst <= tol) {
+		k.add("step %d: %s of %s: relative error %.3g > %g", step, what, name, worst, tol)
 	}
 	return nil
 }

@@ -12,9 +12,11 @@ import "scalegnn/collectives"
 // reachable from the model" stays compiler-enforced and package
 // collectives stays slice-based. A GPU device will add, here, one of two
 // paths per call: device pointers to a communicator that accepts them
-// (GPU-aware MPI; proposed collectives.DeviceComm, see the package doc of
-// device and the report of issue 11), or staging through a pinned host
+// (GPU-aware MPI: a proposed DeviceComm taking device pointers and element
+// counts), or staging through a pinned host
 // buffer the device owns and reuses (Download, collective, Upload).
+// The proposed interfaces are declared here, where they are used, and
+// picked by type assertion, so communicators can add them one by one.
 
 // AllReduce reduces buf over c in place (collectives.Sum or Max); a group
 // of one is skipped.
@@ -35,14 +37,41 @@ func AllReduceI64(dev Device, c collectives.Comm, buf Buffer[int64], op collecti
 	return c.AllReduceI64(buf.host, op)
 }
 
-// AllReduceBF16 sums buf over c in bfloat16, in place, as
-// collectives.Comm.AllReduceBF16 does.
-func AllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32]) error {
+// PackedBF16Comm is what AllReduceBF16 asks of a communicator to fuse the
+// bfloat16 packing into the device: an in-place sum of values already
+// packed (collectives.ToBF16), combined with collectives.AddBF16 exactly
+// as Comm.AllReduceBF16 combines them. Proposed for package collectives
+// (its MPI binding packs on one goroutine into a staging slice it
+// allocates per call); a communicator without it gets the float32 buffer.
+type PackedBF16Comm interface {
+	AllReduceBF16Packed(buf []uint16) error
+	IAllReduceBF16Packed(buf []uint16) (collectives.Request, error)
+}
+
+// AllReduceBF16 sums buf over c in bfloat16, in place, with the result of
+// collectives.Comm.AllReduceBF16. When c implements PackedBF16Comm the
+// device packs buf into staging (len(staging) >= buf.Len(), owned and
+// reused by the caller) with its parallel kernel, the communicator moves
+// and sums the packed values, and the device unpacks them.
+func AllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32], staging Buffer[uint16]) error {
 	dev.hostMemory()
 	if c.Size() == 1 {
 		return nil
 	}
-	return c.AllReduceBF16(buf.host)
+	pc, ok := c.(PackedBF16Comm)
+	if !ok {
+		return c.AllReduceBF16(buf.host)
+	}
+	if staging.Len() < buf.Len() {
+		shapePanic("AllReduceBF16: staging of %d for %d elements", staging.Len(), buf.Len())
+	}
+	h := staging.Slice(0, buf.Len())
+	dev.PackBF16(h, buf)
+	if err := pc.AllReduceBF16Packed(h.host); err != nil {
+		return err
+	}
+	dev.UnpackBF16(buf, h)
+	return nil
 }
 
 // IAllReduce starts a nonblocking AllReduce; buf must not be used by any
@@ -55,13 +84,45 @@ func IAllReduce(dev Device, c collectives.Comm, buf Buffer[float32], op collecti
 	return c.IAllReduceF32(buf.host, op)
 }
 
-// IAllReduceBF16 starts a nonblocking AllReduceBF16.
-func IAllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32]) (collectives.Request, error) {
+// IAllReduceBF16 starts a nonblocking AllReduceBF16 (packed into staging
+// when c implements PackedBF16Comm; the request's Wait unpacks). Neither
+// buf nor staging may be used until Wait returns.
+func IAllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32], staging Buffer[uint16]) (collectives.Request, error) {
 	dev.hostMemory()
 	if c.Size() == 1 {
 		return done{}, nil
 	}
-	return c.IAllReduceBF16(buf.host)
+	pc, ok := c.(PackedBF16Comm)
+	if !ok {
+		return c.IAllReduceBF16(buf.host)
+	}
+	if staging.Len() < buf.Len() {
+		shapePanic("IAllReduceBF16: staging of %d for %d elements", staging.Len(), buf.Len())
+	}
+	h := staging.Slice(0, buf.Len())
+	dev.PackBF16(h, buf)
+	req, err := pc.IAllReduceBF16Packed(h.host)
+	if err != nil {
+		return nil, err
+	}
+	return &unpackOnWait{req: req, dev: dev, buf: buf, h: h}, nil
+}
+
+// unpackOnWait completes a packed nonblocking sum: after the transfer,
+// the device widens the packed result into the float32 buffer.
+type unpackOnWait struct {
+	req collectives.Request
+	dev Device
+	buf Buffer[float32]
+	h   Buffer[uint16]
+}
+
+func (u *unpackOnWait) Wait() error {
+	if err := u.req.Wait(); err != nil {
+		return err
+	}
+	u.dev.UnpackBF16(u.buf, u.h)
+	return nil
 }
 
 // done is the request of a collective over a group of one.

@@ -4,7 +4,9 @@ package device_test
 
 import (
 	"math"
+	"runtime"
 	"testing"
+	"time"
 
 	"scalegnn/device"
 	"scalegnn/device/devicetest"
@@ -59,4 +61,24 @@ func TestCPUSpMMAllocs(t *testing.T) {
 	}); n != 0 {
 		t.Errorf("SpMM allocates %v times per call", n)
 	}
+}
+
+// TestCPUWorkersStop checks that the worker goroutines of unreachable CPU
+// devices stop, so that creating devices does not leak goroutines.
+func TestCPUWorkersStop(t *testing.T) {
+	runtime.GC()
+	before := runtime.NumGoroutine()
+	for range 10 {
+		dev := device.NewCPU(4)
+		b := device.Alloc[float32](dev, 1<<16)
+		dev.Fill(device.Matrix(b, 1<<8, 1<<8), 1) // wakes the workers
+	}
+	for range 100 {
+		runtime.GC()
+		if runtime.NumGoroutine() <= before {
+			return
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Errorf("%d goroutines after dropping 10 devices of 4 threads, %d before", runtime.NumGoroutine(), before)
 }

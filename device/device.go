@@ -49,7 +49,8 @@ type Device interface {
 	ReLUBackward(dst, grad, act Mat)
 
 	// Dropout computes dst = src with the mask of spec applied, without
-	// recording it. Zeros of src stay (positive) zeros without a draw.
+	// recording it. Zeros of src (−0 too) become +0 without a draw. Like
+	// gcn, callers skip dropout outside training and for P = 0.
 	Dropout(dst, src Mat, spec Dropout)
 	// DropoutRecord is Dropout that draws every entry and records the
 	// mask in keep: row i's bits are keep[i*w : (i+1)*w], w = ceil(cols/64).

@@ -37,6 +37,18 @@
 // the loss into RowMax, SoftmaxSums and SoftmaxGrad; accuracy into ArgMax,
 // ArgMaxSettle and CountHits.
 //
+// Collectives take Buffers through the functions of collective.go
+// (AllReduce, AllReduceBF16, their nonblocking forms): they live here, the
+// one package that can reach a Buffer's memory, so the model never holds
+// a slice of device memory and package collectives stays slice-based. A
+// host device hands its memory over as it is; the bfloat16 sum packs on
+// the device into a caller-owned staging buffer when the communicator
+// takes packed values (PackedBF16Comm, proposed for collectives). A GPU
+// device will hand over device pointers to a GPU-aware communicator or
+// stage through pinned host memory it owns.
+//
+// Open picks a device by the name a job's configuration gives.
+//
 // Misuse (shapes that disagree, views outside their buffer, indices out of
 // range) panics with a ShapeError whichever device runs. Operations on
 // preallocated buffers do not allocate (tested with testing.AllocsPerRun),

@@ -141,6 +141,10 @@ func (r *Reader) ReadInt64(dst []int64) (int, error) {
 	if r.t.kind == 'f' {
 		return 0, fmt.Errorf("%s: dtype %s: expected an integer array", r.name, r.Descr)
 	}
+	if r.bulk('i', 8) {
+		n := min(len(dst), r.left)
+		return n, r.readRaw(asBytes(dst[:n]), n)
+	}
 	b, err := r.chunk(len(dst))
 	if err != nil {
 		return 0, err
@@ -171,6 +175,10 @@ func (r *Reader) ReadInt64(dst []int64) (int, error) {
 
 // ReadInt32 is ReadInt64 with values that must fit an int32.
 func (r *Reader) ReadInt32(dst []int32) (int, error) {
+	if r.bulk('i', 4) {
+		n := min(len(dst), r.left)
+		return n, r.readRaw(asBytes(dst[:n]), n)
+	}
 	if r.t.kind == 'i' && r.t.size == 4 && !r.t.big {
 		b, err := r.chunk(len(dst))
 		if err != nil {
@@ -202,6 +210,10 @@ func (r *Reader) ReadInt32(dst []int32) (int, error) {
 // as float32. A float64 value beyond the float32 range is an error;
 // others are rounded to nearest.
 func (r *Reader) ReadFloat32(dst []float32) (int, error) {
+	if r.bulk('f', 4) {
+		n := min(len(dst), r.left)
+		return n, r.readRaw(asBytes(dst[:n]), n)
+	}
 	b, err := r.chunk(len(dst))
 	if err != nil {
 		return 0, err
@@ -240,6 +252,9 @@ func (r *Reader) ReadBool(dst []bool) (int, error) {
 	if r.t.kind == 'f' {
 		return 0, fmt.Errorf("%s: dtype %s: expected a boolean (or 0/1 integer) array", r.name, r.Descr)
 	}
+	if r.t.kind == 'b' {
+		return r.readBoolBulk(dst)
+	}
 	b, err := r.chunk(len(dst))
 	if err != nil {
 		return 0, err
@@ -263,12 +278,8 @@ func (r *Reader) ReadBool(dst []bool) (int, error) {
 // readAll reads every remaining element with read.
 func readAll[T any](r *Reader, read func([]T) (int, error)) ([]T, error) {
 	out := make([]T, r.left)
-	for done := 0; done < len(out); {
-		n, err := read(out[done:min(len(out), done+1<<20)])
-		if err != nil {
-			return nil, err
-		}
-		done += n
+	if err := fill(r, out, read); err != nil {
+		return nil, err
 	}
 	return out, nil
 }

@@ -9,12 +9,12 @@
  *    nonzero p+ahead (counted across row boundaries, because most rows of
  *    a power-law graph hold only a few entries) is prefetched, so the loads
  *    of many nonzeros are in flight at once. On a 200k-row, 3.2M-nonzero
- *    matrix this alone cut the time 3-5x. Looking 32 nonzeros ahead was
- *    best for rows of B up to one cache line (width <= 16), 16 for wider
- *    ones, whose segments span several lines each (AMD EPYC Zen 4).
+ *    matrix this alone cut the time 3-5x. The distance (AHEAD_NARROW,
+ *    AHEAD_WIDE) is twice as far for rows of B up to one cache line
+ *    (width <= 16) as for wider ones, whose segments span several lines.
  *  - Register accumulators. The width is cut into chunks of up to 128
  *    columns whose partial sums live in vector registers for a whole row;
- *    the remainder of fewer than 8 columns is summed one column at a time.
+ *    the last columns, fewer than one vector, are summed one at a time.
  *  - Width specialisation. The widths a GCN uses (16, 32, 64, 128) get
  *    loops of their own with every trip count a constant, so the compiler
  *    unrolls the chunks completely; other widths run the same code with
@@ -59,14 +59,25 @@ typedef float vf16 __attribute__((vector_size(64)));
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
 
-/* prefetch_span prefetches the cache lines of p[0:n]. */
-#define PREFETCH_SPAN(p, n)                                                \
+/* PREFETCH_SPAN prefetches the cache lines of p[0:n]: one per 64 bytes
+ * from p, and the line of the last byte too unless tail is 0 (the caller
+ * knows that p starts a line and n fills whole lines: most rows of B do,
+ * and at width 16 the redundant prefetch cost 10-20%). */
+#define PREFETCH_SPAN(p, n, tail)                                          \
 	do {                                                               \
 		const char *c_ = (const char *)(p);                        \
 		for (int64_t o_ = 0; o_ < (n) * (int64_t)sizeof(float); o_ += 64) \
 			__builtin_prefetch(c_ + o_);                       \
-		__builtin_prefetch(c_ + (n) * (int64_t)sizeof(float) - 1); \
+		if (tail)                                                  \
+			__builtin_prefetch(c_ + (n) * (int64_t)sizeof(float) - 1); \
 	} while (0)
+
+/* AHEAD_NARROW and AHEAD_WIDE are the prefetch distances in nonzeros for
+ * widths up to 16 and beyond. On R-MAT scale 16 and 18 (AMD EPYC Zen 5,
+ * BenchmarkBandwidth) 64/32 ran 1.3-1.4x faster than 32/16 and 16/8;
+ * 96/48 and 128/64 were no better. */
+#define AHEAD_NARROW 64
+#define AHEAD_WIDE 32
 
 /* CHUNK(VT, L, NV) computes columns [j0, j0+NV·L) of the current row for
  * as long as that many remain, with NV vectors of type VT (L floats each)
@@ -74,11 +85,13 @@ typedef float vf4 __attribute__((vector_size(16)));
 #define CHUNK(VT, L, NV)                                                   \
 	for (; j0 + (NV) * (L) <= n; j0 += (NV) * (L)) {                   \
 		VT acc[NV];                                                \
+		const int tail = (((uintptr_t)(b + j0) | (uintptr_t)ldb * sizeof(float)) & 63) != 0 \
+		    || (NV) * (L) % 16 != 0;                               \
 		for (int k = 0; k < (NV); k++)                             \
 			acc[k] = (VT){0};                                  \
 		for (int64_t p = lo; p < hi; p++) {                        \
 			if (p + ahead < end)                               \
-				PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, (NV) * (L)); \
+				PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, (NV) * (L), tail); \
 			const float v = val[p];                            \
 			const float *br = b + (int64_t)col[p] * ldb + j0;  \
 			for (int k = 0; k < (NV); k++) {                   \
@@ -102,7 +115,7 @@ typedef float vf4 __attribute__((vector_size(16)));
 #define ROWS(W, VT, L, CW)                                                 \
 	do {                                                               \
 		const int64_t n = (W);                                     \
-		const int64_t ahead = n <= 16 ? 32 : 16;                   \
+		const int64_t ahead = n <= 16 ? AHEAD_NARROW : AHEAD_WIDE;                   \
 		for (int64_t i = r0; i < r1; i++) {                        \
 			const int64_t lo = rowptr[i], hi = rowptr[i + 1];  \
 			if (lo < 0 || hi < lo || hi > nnzcap)              \
@@ -122,7 +135,7 @@ typedef float vf4 __attribute__((vector_size(16)));
 				memset(dd, 0, (size_t)m * sizeof(float));  \
 				for (int64_t p = lo; p < hi; p++) {        \
 					if (p + ahead < end)               \
-						PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, m); \
+						PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, m, 1); \
 					const float v = val[p];            \
 					const float *restrict br = b + (int64_t)col[p] * ldb + j0; \
 					for (int64_t j = 0; j < m; j++)    \

@@ -18,6 +18,7 @@ type Extractor struct {
 
 	gen  uint32
 	mark []colMark // per local column
+	next []int64   // the transpose's fill pointer per sampled column
 }
 
 // colMark is one column's entry of the tagged map: the column is sampled
@@ -41,11 +42,47 @@ func NewExtractor(a *spmm.CSR, r0, c0 int) *Extractor {
 // divided by p except on the diagonal, where the row's vertex rowVerts[i]
 // equals the column's vertex colVerts[j] (self-loops are always sampled
 // with their vertex). With transpose set it also returns the transposed
-// block, built from the same entries.
+// block, built from the same entries. The blocks are new; ExtractInto
+// writes into reused ones.
 func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, transpose bool) (a, at *spmm.CSR) {
+	a = new(spmm.CSR)
+	// Expected entries: the sampled rows' share of the nonzeros times the
+	// sampled columns' share, with some slack against reallocation.
+	if e.A.Rows > 0 && e.A.Cols > 0 {
+		est := e.Estimate(len(rows), len(cols))
+		a.ColIdx, a.Val = make([]int32, 0, est), make([]float32, 0, est)
+	}
+	if transpose {
+		at = new(spmm.CSR)
+	}
+	e.ExtractInto(a, at, rows, cols, rowVerts, colVerts, p)
+	return a, at
+}
+
+// Estimate returns a capacity for the entries of a block of rows×cols
+// sampled uniformly from the shard: the expected count (the rows' share of
+// the nonzeros times the columns' share) with a quarter of slack, so that
+// storage sized by it rarely grows.
+func (e *Extractor) Estimate(rows, cols int) int {
+	src := e.A
+	if src.Rows == 0 || src.Cols == 0 {
+		return 0
+	}
+	est := float64(src.NNZ()) * float64(rows) / float64(src.Rows) * float64(cols) / float64(src.Cols)
+	return min(int(1.25*est)+16, int(src.NNZ()))
+}
+
+// ExtractInto is Extract writing the block into a and, unless at is nil,
+// its transpose into at: the same entries in the same order as Extract's.
+// Both reuse their arrays' capacity and grow (with slack) only when a
+// block is larger than any before, so a steady state allocates nothing.
+func (e *Extractor) ExtractInto(a, at *spmm.CSR, rows, cols, rowVerts, colVerts []int32, p float64) {
 	if len(rowVerts) != len(rows) || len(colVerts) != len(cols) {
 		panic(fmt.Sprintf("sampler: Extract with %d rows and %d row vertices, %d columns and %d column vertices",
 			len(rows), len(rowVerts), len(cols), len(colVerts)))
+	}
+	if a == nil || a == at {
+		panic("sampler: ExtractInto needs a block distinct from its transpose")
 	}
 	e.gen++
 	if e.gen == 0 { // wrapped: forget every old tag
@@ -65,17 +102,18 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 	}
 
 	src := e.A
-	a = &spmm.CSR{Rows: len(rows), Cols: len(cols), RowPtr: make([]int64, len(rows)+1)}
-	// Expected entries: the sampled rows' share of the nonzeros times the
-	// sampled columns' share, with some slack against reallocation.
-	if src.Rows > 0 && src.Cols > 0 {
-		est := float64(src.NNZ()) * float64(len(rows)) / float64(src.Rows) * float64(len(cols)) / float64(src.Cols)
-		a.ColIdx = make([]int32, 0, int(1.2*est)+16)
-		a.Val = make([]float32, 0, int(1.2*est)+16)
-	}
+	transpose := at != nil
+	a.Rows, a.Cols = len(rows), len(cols)
+	a.RowPtr = resize(a.RowPtr, len(rows)+1)
+	a.RowPtr[0] = 0
+	// Appending to the emptied arrays grows them geometrically when a
+	// block is larger than their capacity.
+	a.ColIdx, a.Val = a.ColIdx[:0], a.Val[:0]
 	var colCount []int64
 	if transpose {
-		colCount = make([]int64, len(cols)+1)
+		at.RowPtr = resize(at.RowPtr, len(cols)+1)
+		colCount = at.RowPtr
+		clear(colCount)
 	}
 	for i, r := range rows {
 		lr := int(r) - e.R0
@@ -103,7 +141,7 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 		a.RowPtr[i+1] = int64(len(a.ColIdx))
 	}
 	if !transpose {
-		return a, nil
+		return
 	}
 	// Counting sort by column: the running counts are the transpose's row
 	// pointers, and rows arrive in increasing order, so each transposed
@@ -111,9 +149,10 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 	for j := 1; j <= len(cols); j++ {
 		colCount[j] += colCount[j-1]
 	}
-	at = &spmm.CSR{Rows: len(cols), Cols: len(rows), RowPtr: colCount,
-		ColIdx: make([]int32, len(a.ColIdx)), Val: make([]float32, len(a.Val))}
-	next := make([]int64, len(cols))
+	at.Rows, at.Cols = len(cols), len(rows)
+	at.ColIdx, at.Val = resize(at.ColIdx, len(a.ColIdx)), resize(at.Val, len(a.Val))
+	e.next = resize(e.next, len(cols))
+	next := e.next
 	copy(next, colCount[:len(cols)])
 	for i := 0; i < a.Rows; i++ {
 		for k := a.RowPtr[i]; k < a.RowPtr[i+1]; k++ {
@@ -123,5 +162,14 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 			next[j]++
 		}
 	}
-	return a, at
+}
+
+// resize returns s with length n, reusing its array when it holds n and
+// otherwise allocating a quarter more than n, so that slowly growing
+// sizes settle after a few reallocations. The contents are not kept.
+func resize[T any](s []T, n int) []T {
+	if cap(s) >= n {
+		return s[:n]
+	}
+	return make([]T, n, n+n/4)
 }

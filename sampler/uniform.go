@@ -35,28 +35,56 @@ func BatchSize(n int, count int, ratio float64) (int, error) {
 //
 // It runs Floyd's algorithm (one draw per member, O(b) expected with an
 // open-addressing set) and sorts: O(b log b) time, O(b) memory, never O(n).
+// It allocates the sample and its set; UniformInto reuses them.
 func Uniform(seed uint64, group, step, n, b int) []int32 {
 	if b < 0 || b > n || n > math.MaxInt32 {
 		panic(fmt.Sprintf("sampler: Uniform of %d from %d vertices", b, n))
 	}
-	out := make([]int32, 0, b)
+	return UniformInto(make([]int32, b), new(UniformScratch), seed, group, step, n, b)
+}
+
+// UniformScratch is the reusable state of UniformInto: the generator and
+// Floyd's hash set. The zero value is ready; it grows to the largest b it
+// has drawn and then allocates nothing. Not safe for concurrent use.
+type UniformScratch struct {
+	pcg rand.PCG
+	set int32Set
+}
+
+// UniformInto is Uniform writing the sample into dst[:b] and returning it,
+// with its hash set and generator in scratch: the same vertices in the same
+// order, and no allocation once scratch has seen a draw of b. It panics if
+// len(dst) < b.
+func UniformInto(dst []int32, scratch *UniformScratch, seed uint64, group, step, n, b int) []int32 {
+	if b < 0 || b > n || n > math.MaxInt32 {
+		panic(fmt.Sprintf("sampler: Uniform of %d from %d vertices", b, n))
+	}
+	if len(dst) < b {
+		panic(fmt.Sprintf("sampler: UniformInto of %d vertices into %d", b, len(dst)))
+	}
+	out := dst[:b]
 	if b == n {
-		for v := 0; v < n; v++ {
-			out = append(out, int32(v))
+		for v := range out {
+			out[v] = int32(v)
 		}
 		return out
 	}
-	rng := rand.New(rand.NewPCG(mixSeed(seed, uint64(group)), mixSeed(uint64(step), 0x5ca1e)))
-	set := newInt32Set(b)
-	for j := n - b; j < n; j++ {
+	s := scratch
+	// Seeding resets the PCG to the state NewPCG would give it; a Rand
+	// keeps no state of its own, so a fresh one on the stack draws what
+	// Uniform's always did.
+	s.pcg.Seed(mixSeed(seed, uint64(group)), mixSeed(uint64(step), 0x5ca1e))
+	rng := rand.New(&s.pcg)
+	s.set.reset(b)
+	for i, j := 0, n-b; j < n; i, j = i+1, j+1 {
 		t := int32(rng.IntN(j + 1))
-		if !set.add(t) {
+		if !s.set.add(t) {
 			// t was drawn before: take j, which no earlier round could
 			// have drawn (they drew from [0, j)).
-			set.add(int32(j))
+			s.set.add(int32(j))
 			t = int32(j)
 		}
-		out = append(out, t)
+		out[i] = t
 	}
 	slices.Sort(out)
 	return out
@@ -71,22 +99,28 @@ func mixSeed(a, b uint64) uint64 {
 }
 
 // int32Set is an insert-only open-addressing hash set of non-negative
-// int32s, sized once: Floyd's algorithm inserts exactly b keys.
+// int32s, emptied and sized for a draw by reset: Floyd's algorithm inserts
+// exactly b keys.
 type int32Set struct {
 	slots []int32 // -1 marks an empty slot
 	mask  uint32
 }
 
-func newInt32Set(n int) *int32Set {
+// reset empties the set and sizes it for n keys (at most half full),
+// reusing its slots when they are large enough.
+func (s *int32Set) reset(n int) {
 	size := 16
 	for size < 2*n {
 		size <<= 1
 	}
-	s := &int32Set{slots: make([]int32, size), mask: uint32(size - 1)}
+	if cap(s.slots) < size {
+		s.slots = make([]int32, size)
+	}
+	s.slots = s.slots[:size]
+	s.mask = uint32(size - 1)
 	for i := range s.slots {
 		s.slots[i] = -1
 	}
-	return s
 }
 
 // add inserts k and reports whether it was absent.
@@ -111,7 +145,21 @@ func Positions(verts []int32, inv []int32) []int32 {
 	if inv == nil {
 		return verts
 	}
-	pos := make([]int32, len(verts))
+	return PositionsInto(make([]int32, len(verts)), verts, inv)
+}
+
+// PositionsInto is Positions writing into dst[:len(verts)] and returning
+// it; with a nil inv it copies verts. It panics if dst is shorter than
+// verts.
+func PositionsInto(dst, verts, inv []int32) []int32 {
+	if len(dst) < len(verts) {
+		panic(fmt.Sprintf("sampler: PositionsInto of %d vertices into %d", len(verts), len(dst)))
+	}
+	pos := dst[:len(verts)]
+	if inv == nil {
+		copy(pos, verts)
+		return pos
+	}
 	for i, v := range verts {
 		pos[i] = inv[v]
 	}
@@ -123,7 +171,16 @@ func Positions(verts []int32, inv []int32) []int32 {
 // parts blocks with block i = [lo(i), hi(i)), the parts+1 boundaries of the
 // positions each block holds: block i's members are pos[b[i]:b[i+1]].
 func Bounds(pos []int32, parts int, block func(i int) (lo, hi int)) []int {
-	b := make([]int, parts+1)
+	return BoundsInto(make([]int, parts+1), pos, parts, block)
+}
+
+// BoundsInto is Bounds writing into dst[:parts+1] and returning it. It
+// panics if len(dst) <= parts.
+func BoundsInto(dst []int, pos []int32, parts int, block func(i int) (lo, hi int)) []int {
+	if len(dst) <= parts {
+		panic(fmt.Sprintf("sampler: BoundsInto of %d parts into %d boundaries", parts, len(dst)))
+	}
+	b := dst[:parts+1]
 	for i := 0; i < parts; i++ {
 		lo, _ := block(i)
 		b[i], _ = slices.BinarySearch(pos, int32(lo))

@@ -7,8 +7,9 @@ import (
 	"scalegnn/device/devicetest"
 )
 
-// Benchmark operands: 65536×128 float32, 32 MiB each, beyond the caches.
-const benchRows, benchCols = 1 << 16, 128
+// Benchmark operands: 262144×128 float32, 128 MiB each, beyond the last-level
+// cache of one core complex (the kernels need about 1 GiB in all).
+const benchRows, benchCols = 1 << 18, 128
 
 // benchTriad reports STREAM's triad (a = b + s·c, 12 bytes per element)
 // in GB/s, the yardstick for the kernels' GB/s in the same run.

@@ -54,6 +54,7 @@ type Device interface {
 	Dropout(dst, src Mat, spec Dropout)
 	// DropoutRecord is Dropout that draws every entry and records the
 	// mask in keep: row i's bits are keep[i*w : (i+1)*w], w = ceil(cols/64).
+	// dst may be src.
 	DropoutRecord(dst, src Mat, keep Buffer[uint64], spec Dropout)
 	// ReLUDropoutRecord is ReLU then DropoutRecord in one pass.
 	ReLUDropoutRecord(dst, src Mat, keep Buffer[uint64], spec Dropout)
@@ -105,9 +106,11 @@ type Device interface {
 	// UnpackBF16 widens src into dst.
 	UnpackBF16(dst Buffer[float32], src Buffer[uint16])
 
-	// GatherRows sets row i of dst to row idx[i] of src.
+	// GatherRows sets row i of dst to row idx[i] of src; dst must not
+	// overlap src.
 	GatherRows(dst, src Mat, idx Buffer[int32])
-	// ScatterAddRows adds row i of src to row idx[i] of dst, in row order.
+	// ScatterAddRows adds row i of src to row idx[i] of dst, in row order
+	// (repeated indices sum in that order); dst must not overlap src.
 	ScatterAddRows(dst, src Mat, idx Buffer[int32])
 	// GatherI32 sets dst[i] = src[idx[i]] (labels of a mini-batch).
 	GatherI32(dst, src, idx Buffer[int32])

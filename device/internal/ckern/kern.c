@@ -154,7 +154,7 @@ WIDE void sgk_dropout(float *d, int64_t ldd, const float *s, int64_t lds, int64_
 		for (int64_t j0 = 0; j0 < cols; j0 += 64) {
 			int64_t n = cols - j0 < 64 ? cols - j0 : 64;
 			draws64(k, key, col0 + j0, n, threshold);
-			const float *restrict xx = x + j0;
+			const float *xx = x + j0; /* dst may be src: no restrict */
 			uint64_t word = 0;
 			for (int64_t t = 0; t < n; t++) {
 				float v = relu ? relu1(xx[t]) : xx[t];

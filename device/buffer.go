@@ -127,3 +127,25 @@ func (m Mat) row(i int) []float32 {
 
 // contiguous reports whether the view's elements are one gap-free run.
 func (m Mat) contiguous() bool { return m.strid == m.cols || m.rows <= 1 }
+
+// UploadMat copies the row-major rows×cols host matrix src into the view
+// dst (host to device); len(src) must be Rows·Cols.
+func UploadMat(dev Device, dst Mat, src []float32) {
+	dst.check("UploadMat", "dst")
+	checkLen2("UploadMat", "src", len(src), dst.rows*dst.cols)
+	dev.hostMemory()
+	for i := range dst.rows {
+		copy(dst.row(i), src[i*dst.cols:])
+	}
+}
+
+// DownloadMat copies the view src into the row-major host matrix dst
+// (device to host); len(dst) must be Rows·Cols.
+func DownloadMat(dev Device, dst []float32, src Mat) {
+	src.check("DownloadMat", "src")
+	checkLen2("DownloadMat", "dst", len(dst), src.rows*src.cols)
+	dev.hostMemory()
+	for i := range src.rows {
+		copy(dst[i*src.cols:(i+1)*src.cols], src.row(i))
+	}
+}

@@ -31,8 +31,18 @@ func testMemory(t *testing.T, dev device.Device) {
 	if m.Rows() != 2 || m.Cols() != 5 || m.Stride() != 5 {
 		t.Errorf("Matrix(b, 2, 5) = %v", m)
 	}
-	if v := m.Slice(1, 2, 1, 4); v.Rows() != 1 || v.Cols() != 3 || v.Stride() != 5 {
+	v := m.Slice(1, 2, 1, 4)
+	if v.Rows() != 1 || v.Cols() != 3 || v.Stride() != 5 {
 		t.Errorf("Slice(1, 2, 1, 4) = %v", v)
+	}
+	// b is [0 0 0 1 2 3 0 0 0 0]: row 1, columns 1..3 of the 2×5 view
+	// are elements 6..8.
+	device.UploadMat(dev, v, []float32{7, 8, 9})
+	got3 := make([]float32, 3)
+	device.DownloadMat(dev, got3, v)
+	all := download(dev, b)
+	if !slices.Equal(got3, []float32{7, 8, 9}) || !slices.Equal(all, []float32{0, 0, 0, 1, 2, 3, 7, 8, 9, 0}) {
+		t.Errorf("UploadMat/DownloadMat of a column block: %v, buffer %v", got3, all)
 	}
 }
 

@@ -8,10 +8,10 @@ import (
 )
 
 // A GCN layer's local forward on a device, as gcn will run it: aggregate
-// with the adjacency, transform with the weight, normalise and activate,
-// (the values checked by hand: Z = [[1.5 0] [2 0.25] [2.5 0.5]], each row
-// over its root mean square). Only Upload and Download
-// cross between host and device.
+// with the adjacency, transform with the weight, then RMSNorm fused with
+// the ReLU. Z = [[1.5 0] [2 0.25] [2.5 0.5]] by hand; each row divided by
+// its root mean square gives the output. Only Upload and Download cross
+// between host and device.
 func Example() {
 	dev := device.NewNative(1)
 	// Â: 3 vertices, a path 0-1-2 with self loops.

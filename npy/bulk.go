@@ -90,3 +90,17 @@ func (r *Reader) readBoolBulk(dst []bool) (int, error) {
 	}
 	return n, nil
 }
+
+// Skip reads past the next n elements without decoding them (through the
+// underlying reader, so that a reader that hashes what passes sees them).
+func (r *Reader) Skip(n int) error {
+	if n > r.left {
+		return fmt.Errorf("%s: skipping %d elements, %d left", r.name, n, r.left)
+	}
+	if _, err := io.CopyN(io.Discard, r.r, int64(n)*int64(r.t.size)); err != nil {
+		return fmt.Errorf("%s: skipping elements %d to %d: %w (truncated file?)", r.name, r.pos, r.pos+n, noEOF(err))
+	}
+	r.pos += n
+	r.left -= n
+	return nil
+}

@@ -63,11 +63,12 @@ func (d *Dataset) Balance(rowOrder, rowParts, colParts int) (permute.Stats, erro
 	for c := range n {
 		colPart[c] = int32(ownerOf(n, colParts, c))
 	}
+	var buf blockBuf
 	for i := range m.Blocks {
 		r0, _ := blockRange(m, i)
 		for j := range m.Blocks {
 			c0, _ := blockRange(m, j)
-			a, err := d.readBlock(k, i, j)
+			a, err := d.readBlock(k, i, j, &buf)
 			if err != nil {
 				return permute.Stats{}, err
 			}

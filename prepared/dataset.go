@@ -1,14 +1,8 @@
 package prepared
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
-	"errors"
 	"fmt"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"slices"
 	"sync"
 
 	"scalegnn/gcn"
@@ -84,52 +78,18 @@ func (d *Dataset) Sizes() gcn.Sizes {
 // vertex Order[k][i] (p1 and p2 of the prepare-time permutation).
 func (d *Dataset) Orders() *gcn.Orders { return d.orders }
 
-// read reads the dataset file rel whole, checks its size and SHA-256
-// against the metadata, parses its .npy header and checks the dtype and
-// the shape.
-func (d *Dataset) read(rel, descr string, shape ...int) (*npy.Reader, error) {
-	path := filepath.Join(d.dir, rel)
-	fm, ok := d.files[rel]
-	if !ok {
-		return nil, fmt.Errorf("%s: not listed in %s", path, filepath.Join(d.dir, MetaFile))
-	}
-	data, err := os.ReadFile(path)
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("%s: missing: the file is listed in %s but does not exist (incomplete copy of the dataset?)", path, MetaFile)
-		}
-		return nil, err
-	}
-	if int64(len(data)) != fm.Bytes {
-		return nil, fmt.Errorf("%s: %d bytes, but %s says %d: the file is truncated or was modified", path, len(data), MetaFile, fm.Bytes)
-	}
-	sum := sha256.Sum256(data)
-	if hex.EncodeToString(sum[:]) != fm.SHA256 {
-		return nil, fmt.Errorf("%s: SHA-256 mismatch with %s: the file is corrupt or was modified after prepare", path, MetaFile)
-	}
-	r, err := npy.Parse(data, path)
-	if err != nil {
-		return nil, err
-	}
-	if r.Descr != descr || !slices.Equal(r.Shape, shape) {
-		return nil, fmt.Errorf("%s: dtype %s, shape %v: expected dtype %s, shape %v from %s", path, r.Descr, r.Shape, descr, shape, MetaFile)
-	}
-	return r, nil
-}
+// path is the full path of the dataset file rel, for messages.
+func (d *Dataset) path(rel string) string { return filepath.Join(d.dir, rel) }
 
 func (d *Dataset) readOrder(k int) ([]int32, error) {
-	r, err := d.read(orderFile(k), npy.Int32, d.Meta.Nodes)
-	if err != nil {
-		return nil, err
-	}
-	p, err := r.ReadAllInt32()
+	p, err := readArray(d, nil, fillInt32, orderFile(k), npy.Int32, d.Meta.Nodes)
 	if err != nil {
 		return nil, err
 	}
 	seen := make([]bool, len(p))
 	for i, v := range p {
 		if v < 0 || int(v) >= len(p) || seen[v] {
-			return nil, fmt.Errorf("%s: entry %d is %d: not a permutation of [0, %d)", r.Name(), i, v, len(p))
+			return nil, fmt.Errorf("%s: entry %d is %d: not a permutation of [0, %d)", d.path(orderFile(k)), i, v, len(p))
 		}
 		seen[v] = true
 	}
@@ -143,78 +103,193 @@ func checkRange(what string, lo, hi, n int) {
 	}
 }
 
-// AdjBlock returns the block of Â with rows at positions [r0, r1) of order
-// rowOrder and columns at positions [c0, c1) of order colOrder. Without
+// orientation returns the stored orientation that holds the block with
+// rows in order rowOrder and columns in order colOrder, and whether the
+// block is its transpose (the mirrored block of a symmetric Â). Without
 // double permutation both orders are the same; with it, only (0, 1) and
 // (1, 0) exist (the layer shards' Â[p1][:, p2] and Â[p2][:, p1]).
-func (d *Dataset) AdjBlock(rowOrder, r0, r1, colOrder, c0, c1 int) (*spmm.CSR, error) {
-	n := d.Meta.Nodes
-	checkRange("row", r0, r1, n)
-	checkRange("column", c0, c1, n)
-	if !d.double() {
-		return d.assemble(0, r0, r1, c0, c1)
-	}
+func (d *Dataset) orientation(rowOrder, colOrder int) (k int, mirrored bool, err error) {
 	switch {
-	case rowOrder == 0 && colOrder == 1:
-		return d.assemble(0, r0, r1, c0, c1)
+	case !d.double(), rowOrder == 0 && colOrder == 1:
+		return 0, false, nil
 	case rowOrder == 1 && colOrder == 0 && d.Meta.Orientations == 2:
-		return d.assemble(1, r0, r1, c0, c1)
+		return 1, false, nil
 	case rowOrder == 1 && colOrder == 0:
 		// Â is symmetric and unweighted: Â[p2][:, p1] = (Â[p1][:, p2])ᵀ,
 		// bit for bit.
-		t, err := d.assemble(0, c0, c1, r0, r1)
-		if err != nil {
-			return nil, err
-		}
-		return spmm.Transpose(t), nil
+		return 0, true, nil
 	}
-	return nil, fmt.Errorf("%s: a double-permuted dataset stores Â[p1][:, p2] and Â[p2][:, p1] only, not rows in order %d and columns in order %d",
+	return 0, false, fmt.Errorf("%s: a double-permuted dataset stores Â[p1][:, p2] and Â[p2][:, p1] only, not rows in order %d and columns in order %d",
 		d.dir, rowOrder, colOrder)
 }
 
+// Mirrored reports that the block with rows in rowOrder and columns in
+// colOrder is not stored but is the transpose of its stored mirror (rows
+// in colOrder, columns in rowOrder): gcn.NewShards, needing a shard and
+// its transpose, reads the mirror and transposes once.
+func (d *Dataset) Mirrored(rowOrder, colOrder int) bool {
+	_, m, err := d.orientation(rowOrder, colOrder)
+	return err == nil && m
+}
+
+// AdjBlockNNZ is the number of nonzeros of the block AdjBlock returns: the
+// size of the arrays AdjBlockInto fills. For blocks cut along stored block
+// boundaries it comes from the metadata; otherwise it reads the row
+// pointers (and, for cut columns, the entries) of the blocks cut.
+func (d *Dataset) AdjBlockNNZ(rowOrder, r0, r1, colOrder, c0, c1 int) (int64, error) {
+	n := d.Meta.Nodes
+	checkRange("row", r0, r1, n)
+	checkRange("column", c0, c1, n)
+	k, mirrored, err := d.orientation(rowOrder, colOrder)
+	if err != nil {
+		return 0, err
+	}
+	if mirrored {
+		r0, r1, c0, c1 = c0, c1, r0, r1
+	}
+	return d.nnz(k, r0, r1, c0, c1)
+}
+
+// AdjBlock returns the block of Â with rows at positions [r0, r1) of order
+// rowOrder and columns at positions [c0, c1) of order colOrder: arrays
+// sized by AdjBlockNNZ, filled by AdjBlockInto.
+func (d *Dataset) AdjBlock(rowOrder, r0, r1, colOrder, c0, c1 int) (*spmm.CSR, error) {
+	nnz, err := d.AdjBlockNNZ(rowOrder, r0, r1, colOrder, c0, c1)
+	if err != nil {
+		return nil, err
+	}
+	a := &spmm.CSR{RowPtr: make([]int64, r1-r0+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+	return a, d.AdjBlockInto(a, rowOrder, r0, r1, colOrder, c0, c1)
+}
+
+// AdjBlockInto writes the block AdjBlock returns into memory the caller
+// provides: dst.RowPtr of r1-r0+1 entries, dst.ColIdx and dst.Val of
+// AdjBlockNNZ entries (a size that does not match is an error after the
+// read). Values go from the file through one reused block buffer into dst;
+// each file is read once and its SHA-256 checked as it streams. A mirrored
+// block is assembled and transposed, so it needs a temporary copy; see
+// Mirrored.
+func (d *Dataset) AdjBlockInto(dst *spmm.CSR, rowOrder, r0, r1, colOrder, c0, c1 int) error {
+	n := d.Meta.Nodes
+	checkRange("row", r0, r1, n)
+	checkRange("column", c0, c1, n)
+	if len(dst.RowPtr) != r1-r0+1 || len(dst.ColIdx) != len(dst.Val) {
+		panic(fmt.Sprintf("prepared: AdjBlockInto: %d row pointers for %d rows, %d column indices and %d values",
+			len(dst.RowPtr), r1-r0, len(dst.ColIdx), len(dst.Val)))
+	}
+	k, mirrored, err := d.orientation(rowOrder, colOrder)
+	if err != nil {
+		return err
+	}
+	dst.Rows, dst.Cols = r1-r0, c1-c0
+	if !mirrored {
+		return d.assembleInto(dst, k, r0, r1, c0, c1)
+	}
+	t, err := d.AdjBlock(colOrder, c0, c1, rowOrder, r0, r1)
+	if err != nil {
+		return err
+	}
+	if len(t.ColIdx) != len(dst.ColIdx) {
+		return fmt.Errorf("%s: rows [%d, %d) of order %d have %d nonzeros, not the %d counted for them: the dataset changed while it was read",
+			d.dir, r0, r1, rowOrder, len(t.ColIdx), len(dst.ColIdx))
+	}
+	a := spmm.Transpose(t)
+	copy(dst.RowPtr, a.RowPtr)
+	copy(dst.ColIdx, a.ColIdx)
+	copy(dst.Val, a.Val)
+	return nil
+}
+
 // FeatureBlock returns the features of the vertices at positions [r0, r1)
-// of order, columns [c0, c1), row-major. Features are stored in order 1
-// (p2, the input order of the first layer); with double permutation order
-// 0 is not available.
+// of order, columns [c0, c1), row-major (FeatureBlockInto into a new
+// slice).
 func (d *Dataset) FeatureBlock(order, r0, r1, c0, c1 int) ([]float32, error) {
+	checkRange("row", r0, r1, d.Meta.Nodes)
+	if c0 < 0 || c1 < c0 || c1 > d.Meta.Features {
+		return nil, fmt.Errorf("%s: feature columns [%d, %d) of a dataset with %d features", d.dir, c0, c1, d.Meta.Features)
+	}
+	x := make([]float32, (r1-r0)*(c1-c0))
+	return x, d.FeatureBlockInto(x, order, r0, r1, c0, c1)
+}
+
+// featureChunk is how many values of a feature block FeatureBlockInto
+// reads at a time when it cannot read straight into dst (4 MiB).
+const featureChunk = 1 << 20
+
+// FeatureBlockInto writes the features of the vertices at positions
+// [r0, r1) of order, columns [c0, c1), row-major, into dst, which holds
+// (r1-r0)·(c1-c0) values. Features are stored in order 1 (p2, the input
+// order of the first layer); with double permutation order 0 is not
+// available. Each feature file is read once, hashed as it streams: whole
+// rows go straight into dst, others through a small reused buffer (where
+// rows are normalised and their columns picked).
+func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) error {
 	m := d.Meta
 	checkRange("row", r0, r1, m.Nodes)
 	if c0 < 0 || c1 < c0 || c1 > m.Features {
-		return nil, fmt.Errorf("%s: feature columns [%d, %d) of a dataset with %d features", d.dir, c0, c1, m.Features)
+		return fmt.Errorf("%s: feature columns [%d, %d) of a dataset with %d features", d.dir, c0, c1, m.Features)
+	}
+	if len(dst) != (r1-r0)*(c1-c0) {
+		panic(fmt.Sprintf("prepared: FeatureBlockInto: %d values for %d rows and %d columns", len(dst), r1-r0, c1-c0))
 	}
 	if d.double() && order != 1 {
-		return nil, fmt.Errorf("%s: features are stored in order 1 (p2) only, not in order %d", d.dir, order)
+		return fmt.Errorf("%s: features are stored in order 1 (p2) only, not in order %d", d.dir, order)
 	}
-	f := m.Features
-	x := make([]float32, 0, (r1-r0)*(c1-c0))
 	if r0 == r1 {
-		return x, nil
+		return nil
 	}
-	norm := make([]float32, f)
+	f, w := m.Features, c1-c0
+	direct := c0 == 0 && c1 == f && !d.opt.NormalizeFeatures
+	var buf []float32
+	if !direct && f > 0 {
+		buf = make([]float32, max(1, featureChunk/f)*f)
+	}
 	for i := blockOf(m, r0); i <= blockOf(m, r1-1); i++ {
 		b0, b1 := blockRange(m, i)
-		r, err := d.read(featureFile(i), npy.Float32, b1-b0, f)
+		lo, hi := max(r0, b0), min(r1, b1)
+		v, err := d.open(featureFile(i), npy.Float32, b1-b0, f)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		blk, err := r.ReadAllFloat32()
-		if err != nil {
-			return nil, err
-		}
-		for v := max(r0, b0); v < min(r1, b1); v++ {
-			row := blk[(v-b0)*f : (v-b0+1)*f]
-			if d.opt.NormalizeFeatures {
-				normalizeRow(norm, row)
-				row = norm
+		err = v.Skip((lo - b0) * f)
+		out := dst[(lo-r0)*w : (hi-r0)*w]
+		switch {
+		case err != nil:
+		case direct:
+			err = v.FillFloat32(out)
+		default:
+			for r := lo; r < hi && err == nil; {
+				rows := min(hi-r, len(buf)/f)
+				chunk := buf[:rows*f]
+				if err = v.FillFloat32(chunk); err != nil {
+					break
+				}
+				for q := range rows {
+					row := chunk[q*f : (q+1)*f]
+					if d.opt.NormalizeFeatures {
+						normalizeRow(row, row)
+					}
+					copy(out[(r-lo+q)*w:(r-lo+q+1)*w], row[c0:c1])
+				}
+				r += rows
 			}
-			x = append(x, row[c0:c1]...)
+		}
+		if err == nil {
+			err = v.Skip((b1 - hi) * f)
+		}
+		if err != nil {
+			v.f.Close()
+			return err
+		}
+		if err := v.close(); err != nil {
+			return err
 		}
 	}
-	return x, nil
+	return nil
 }
 
-// normalizeRow writes row scaled to sum 1 into dst, as dataset.RowNormalize
-// does (a zero-sum row is copied unchanged).
+// normalizeRow writes row scaled to sum 1 into dst (which may be row), as
+// dataset.RowNormalize does (a zero-sum row is copied unchanged).
 func normalizeRow(dst, row []float32) {
 	var s float64
 	for _, x := range row {
@@ -256,16 +331,13 @@ func gather[T any](x []T, verts []int32) []T {
 
 func (d *Dataset) readVertices() error {
 	m := d.Meta
-	r, err := d.read(labelsFile, npy.Int32, m.Nodes)
-	if err != nil {
-		return err
-	}
-	if d.labels, err = r.ReadAllInt32(); err != nil {
+	var err error
+	if d.labels, err = readArray(d, nil, fillInt32, labelsFile, npy.Int32, m.Nodes); err != nil {
 		return err
 	}
 	for i, l := range d.labels {
 		if l < -1 || int(l) >= m.Classes {
-			return fmt.Errorf("%s: label of vertex %d is %d: expected -1 or a class in [0, %d)", r.Name(), i, l, m.Classes)
+			return fmt.Errorf("%s: label of vertex %d is %d: expected -1 or a class in [0, %d)", d.path(labelsFile), i, l, m.Classes)
 		}
 	}
 	counts := []int{m.Train, m.Val, m.Test}
@@ -273,11 +345,7 @@ func (d *Dataset) readVertices() error {
 		file string
 		mask *[]bool
 	}{{trainFile, &d.train}, {valFile, &d.val}, {testFile, &d.test}} {
-		r, err := d.read(x.file, npy.Bool, m.Nodes)
-		if err != nil {
-			return err
-		}
-		if *x.mask, err = r.ReadAllBool(); err != nil {
+		if *x.mask, err = readArray(d, nil, fillBool, x.file, npy.Bool, m.Nodes); err != nil {
 			return err
 		}
 		c := 0
@@ -285,12 +353,12 @@ func (d *Dataset) readVertices() error {
 			if b {
 				c++
 				if d.labels[i] < 0 {
-					return fmt.Errorf("%s: vertex %d is unlabeled but in the split", r.Name(), i)
+					return fmt.Errorf("%s: vertex %d is unlabeled but in the split", d.path(x.file), i)
 				}
 			}
 		}
 		if c != counts[k] {
-			return fmt.Errorf("%s: %d vertices, but %s says %d", r.Name(), c, MetaFile, counts[k])
+			return fmt.Errorf("%s: %d vertices, but %s says %d", d.path(x.file), c, MetaFile, counts[k])
 		}
 	}
 	return nil

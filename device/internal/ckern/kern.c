@@ -187,8 +187,25 @@ void sgk_apply_mask(float *d, int64_t ldd, const float *s, int64_t lds, int64_t 
 	}
 }
 
+/* The row sums below run left to right in float32, as Go's loops do, so
+ * one row's sum is a chain of dependent adds. Eight rows are summed side
+ * by side, each in its own order, so that eight chains are in flight: the
+ * same bits, several times the throughput of one row at a time. */
+#define ROWS8 8
+
 void sgk_sumsq(float *ss, const float *z, int64_t ldz, int64_t cols, int64_t lo, int64_t hi) {
-	for (int64_t i = lo; i < hi; i++) {
+	int64_t i = lo;
+	for (; i + ROWS8 <= hi; i += ROWS8) {
+		float s[ROWS8] = {0};
+		for (int64_t j = 0; j < cols; j++)
+			for (int r = 0; r < ROWS8; r++) {
+				const float x = ROW(z, ldz, i + r)[j];
+				s[r] += x * x;
+			}
+		for (int r = 0; r < ROWS8; r++)
+			ss[i + r] = s[r];
+	}
+	for (; i < hi; i++) {
 		const float *x = ROW(z, ldz, i);
 		float s = 0;
 		for (int64_t j = 0; j < cols; j++)
@@ -216,7 +233,16 @@ void sgk_rms_apply(float *d, int64_t ldd, float *u, int64_t ldu, const float *z,
 
 void sgk_rms_dot(float *dot, const float *da, int64_t ldda, const float *u, int64_t ldu,
                  const float *w, int64_t cols, int64_t lo, int64_t hi) {
-	for (int64_t i = lo; i < hi; i++) {
+	int64_t i = lo;
+	for (; i + ROWS8 <= hi; i += ROWS8) {
+		float s[ROWS8] = {0};
+		for (int64_t j = 0; j < cols; j++)
+			for (int r = 0; r < ROWS8; r++)
+				s[r] += ROW(da, ldda, i + r)[j] * w[j] * ROW(u, ldu, i + r)[j];
+		for (int r = 0; r < ROWS8; r++)
+			dot[i + r] = s[r];
+	}
+	for (; i < hi; i++) {
 		const float *a = ROW(da, ldda, i), *uu = ROW(u, ldu, i);
 		float s = 0;
 		for (int64_t j = 0; j < cols; j++)

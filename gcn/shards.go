@@ -141,28 +141,29 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	n := src.Sizes().N
 	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same()}
+	// Only a layer whose input needs a gradient multiplies by Âᵀ; the first
+	// layer of a plain GCN does not, so its transpose is not kept.
+	var keys []grid.Shard
+	needT := map[grid.Shard]bool{}
 	for l, spec := range cfg.layers() {
 		key := sh.shardKey(l)
-		s := sh.adj[key]
-		if s == nil {
-			r, p := key.Axes()
-			r0, r1 := g.Range(n, r)
-			c0, c1 := g.Range(n, p)
-			a, err := src.AdjBlock(key.RowOrder(), r0, r1, key.ColOrder(), c0, c1)
-			if err != nil {
-				return nil, err
-			}
-			if a.Rows != r1-r0 || a.Cols != c1-c0 {
-				return nil, fmt.Errorf("gcn: adjacency block of %d×%d for rows [%d, %d) and columns [%d, %d)", a.Rows, a.Cols, r0, r1, c0, c1)
-			}
-			s = &adjShard{a: a}
-			sh.adj[key] = s
+		if _, ok := needT[key]; !ok {
+			keys = append(keys, key)
 		}
-		// Only a layer whose input needs a gradient multiplies by Âᵀ; the
-		// first layer of a plain GCN does not, so its transpose is not kept.
-		if spec.needInputGrad && s.at == nil {
-			s.at = spmm.Transpose(s.a)
+		needT[key] = needT[key] || spec.needInputGrad
+	}
+	for _, key := range keys {
+		r, p := key.Axes()
+		r0, r1 := g.Range(n, r)
+		c0, c1 := g.Range(n, p)
+		s, err := readShard(src, key.RowOrder(), r0, r1, key.ColOrder(), c0, c1, needT[key])
+		if err != nil {
+			return nil, err
 		}
+		if s.a.Rows != r1-r0 || s.a.Cols != c1-c0 {
+			return nil, fmt.Errorf("gcn: adjacency block of %d×%d for rows [%d, %d) and columns [%d, %d)", s.a.Rows, s.a.Cols, r0, r1, c0, c1)
+		}
+		sh.adj[key] = s
 	}
 
 	fr0, fr1 := g.Range(n, grid.X)
@@ -172,7 +173,13 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	}
 	fc0, fc1 := g.Range(cfg.Features, colAxis)
 	var err error
-	if sh.X, err = src.FeatureBlock(1, fr0, fr1, fc0, fc1); err != nil {
+	if si, ok := src.(SourceInto); ok {
+		sh.X = make([]float32, (fr1-fr0)*(fc1-fc0))
+		err = si.FeatureBlockInto(sh.X, 1, fr0, fr1, fc0, fc1)
+	} else {
+		sh.X, err = src.FeatureBlock(1, fr0, fr1, fc0, fc1)
+	}
+	if err != nil {
 		return nil, err
 	}
 	if len(sh.X) != (fr1-fr0)*(fc1-fc0) {
@@ -193,6 +200,60 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	return sh, nil
 }
 
+// readShard reads the adjacency block with rows [r0, r1) of order ro and
+// columns [c0, c1) of order co, and its transpose when withT. A SourceInto
+// fills arrays allocated here at their final size; when it stores the
+// block only as the transpose of its mirror, the mirror is read as the
+// transpose and transposed once (Transpose(Transpose(M)) is M bit for bit,
+// so the shard is the same as the other way round).
+func readShard(src Source, ro, r0, r1, co, c0, c1 int, withT bool) (*adjShard, error) {
+	si, ok := src.(SourceInto)
+	if !ok {
+		a, err := src.AdjBlock(ro, r0, r1, co, c0, c1)
+		if err != nil {
+			return nil, err
+		}
+		s := &adjShard{a: a}
+		if withT {
+			s.at = spmm.Transpose(a)
+		}
+		return s, nil
+	}
+	into := func(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error) {
+		nnz, err := si.AdjBlockNNZ(ro, r0, r1, co, c0, c1)
+		if err != nil {
+			return nil, err
+		}
+		a := &spmm.CSR{Rows: r1 - r0, Cols: c1 - c0, RowPtr: make([]int64, r1-r0+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+		return a, si.AdjBlockInto(a, ro, r0, r1, co, c0, c1)
+	}
+	if withT && si.Mirrored(ro, co) {
+		at, err := into(co, c0, c1, ro, r0, r1)
+		if err != nil {
+			return nil, err
+		}
+		return &adjShard{a: spmm.Transpose(at), at: at}, nil
+	}
+	a, err := into(ro, r0, r1, co, c0, c1)
+	if err != nil {
+		return nil, err
+	}
+	s := &adjShard{a: a}
+	if withT {
+		s.at = spmm.Transpose(a)
+	}
+	return s, nil
+}
+
+// Adj returns the rank's adjacency shard s and its transpose (nil when no
+// layer needs it), or nils when the model uses no such shard.
+func (sh *Shards) Adj(s grid.Shard) (a, at *spmm.CSR) {
+	if x := sh.adj[s]; x != nil {
+		return x.a, x.at
+	}
+	return nil, nil
+}
+
 // logitsAxes returns the axes that split the rows and the classes of the
 // logits: the output layout of the last GCN layer (rows R, classes P), or
 // with an output head (rows P_L, classes R_L) of the rotation after it.
@@ -203,4 +264,22 @@ func logitsAxes(cfg Config) (rows, cols grid.Axis) {
 	}
 	p, _, r := grid.Rotation(cfg.Layers - 1)
 	return r, p
+}
+
+// Bytes is the size of the rank's shard data: the arrays of its adjacency
+// shards and their transposes, the feature block, labels and masks (what
+// loading must hold at least; README's "Datasets at scale" compares the
+// peak RSS with it).
+func (sh *Shards) Bytes() int64 {
+	csr := func(a *spmm.CSR) int64 {
+		if a == nil {
+			return 0
+		}
+		return int64(len(a.RowPtr))*8 + int64(len(a.ColIdx))*4 + int64(len(a.Val))*4
+	}
+	var n int64
+	for _, s := range sh.adj {
+		n += csr(s.a) + csr(s.at)
+	}
+	return n + int64(len(sh.X))*4 + int64(len(sh.Labels))*4 + int64(len(sh.Train)+len(sh.Val)+len(sh.Test))
 }

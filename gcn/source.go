@@ -30,6 +30,30 @@ type Source interface {
 	Labels(order, r0, r1 int) (labels []int32, train, val, test []bool, err error)
 }
 
+// SourceInto is a Source that decodes its blocks straight into memory the
+// caller provides instead of allocating it: NewShards sizes each array
+// (AdjBlockNNZ; rows × columns of a feature block), allocates it where the
+// shard is to live and has the source fill it, so that loading holds no
+// second copy. The host slices of Shards are that memory today; a device
+// arena's buffers can be, with no change to the sources.
+type SourceInto interface {
+	Source
+	// AdjBlockNNZ is the number of nonzeros of the block AdjBlock returns.
+	AdjBlockNNZ(rowOrder, r0, r1, colOrder, c0, c1 int) (int64, error)
+	// AdjBlockInto writes the block AdjBlock returns into dst: RowPtr of
+	// r1-r0+1 entries, ColIdx and Val of AdjBlockNNZ entries.
+	AdjBlockInto(dst *spmm.CSR, rowOrder, r0, r1, colOrder, c0, c1 int) error
+	// FeatureBlockInto writes FeatureBlock's values into dst, which holds
+	// (r1-r0)·(c1-c0) of them.
+	FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) error
+	// Mirrored reports that blocks with rows in rowOrder and columns in
+	// colOrder are not stored but are the transposes of their mirrors
+	// (rows in colOrder, columns in rowOrder) of a symmetric Â: a caller
+	// needing a block and its transpose reads the mirror and transposes it
+	// once.
+	Mirrored(rowOrder, colOrder int) bool
+}
+
 // Sizes are the dimensions of a Source's graph.
 type Sizes struct {
 	// N is the number of vertices, Features the input width and Classes

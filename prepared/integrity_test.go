@@ -69,6 +69,13 @@ func TestIntegrity(t *testing.T) {
 			}
 			return err
 		}, "SHA-256 mismatch"},
+		// The digest is checked as the file streams into its final place;
+		// a damaged pointer or index is reported as damage, before the
+		// structure it breaks is used.
+		{"flipped pointer byte", "adj0/r0c0.indptr.npy", flipAt(-9, 0x01), "SHA-256 mismatch"},
+		{"flipped index byte", "adj0/r1c1.indices.npy", flipAt(-4, 0x40), "SHA-256 mismatch"},
+		{"flipped order byte", "order0.npy", flipAt(-4, 0x01), "SHA-256 mismatch"},
+		{"flipped mask byte", "train.npy", flipAt(-1, 0x01), "SHA-256 mismatch"},
 		{"truncated block", "adj0/r0c1.indices.npy", func(p string) error {
 			st, err := os.Stat(p)
 			if err == nil {
@@ -101,6 +108,22 @@ func TestIntegrity(t *testing.T) {
 				t.Fatalf("got %v, want an error naming %s and saying %q", err, c.file, c.want)
 			}
 		})
+	}
+}
+
+// flipAt returns a damage that XORs the byte at offset off (from the end
+// when negative) with mask.
+func flipAt(off int, mask byte) func(string) error {
+	return func(p string) error {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		if off < 0 {
+			off += len(b)
+		}
+		b[off] ^= mask
+		return os.WriteFile(p, b, 0o644)
 	}
 }
 

@@ -3,10 +3,10 @@ package prepared
 import (
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"path/filepath"
 	"reflect"
 	"slices"
-	"sync"
 	"testing"
 
 	"scalegnn/collectives"
@@ -16,34 +16,6 @@ import (
 	"scalegnn/permute"
 	"scalegnn/spmm"
 )
-
-// recorder is a gcn.Source that records every block it hands out, so that
-// two sources can be compared on exactly the calls gcn.NewShards makes.
-type recorder struct {
-	gcn.Source
-	mu    sync.Mutex
-	calls []string
-	out   []any
-}
-
-func (r *recorder) log(call string, v any) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.calls = append(r.calls, call)
-	r.out = append(r.out, v)
-}
-
-func (r *recorder) AdjBlock(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error) {
-	a, err := r.Source.AdjBlock(ro, r0, r1, co, c0, c1)
-	r.log(fmt.Sprint("adj", ro, r0, r1, co, c0, c1), a)
-	return a, err
-}
-
-func (r *recorder) FeatureBlock(o, r0, r1, c0, c1 int) ([]float32, error) {
-	x, err := r.Source.FeatureBlock(o, r0, r1, c0, c1)
-	r.log(fmt.Sprint("feat", o, r0, r1, c0, c1), x)
-	return x, err
-}
 
 // memorySource is what jobs.Setup builds from a graph in memory.
 func memorySource(t *testing.T, g *dataset.Graph, scheme permute.Scheme, seed int64, normalize bool) gcn.Source {
@@ -69,43 +41,43 @@ func cloneGraph(g *dataset.Graph) *dataset.Graph {
 }
 
 // shardsOf builds every rank's shards of a grid from src (goroutines as
-// ranks) and returns them with the source calls each rank made.
-func shardsOf(t *testing.T, shape grid.Shape, cfg gcn.Config, mk func() gcn.Source) ([]*gcn.Shards, []*recorder) {
+// ranks).
+func shardsOf(t *testing.T, shape grid.Shape, cfg gcn.Config, mk func() gcn.Source) []*gcn.Shards {
 	t.Helper()
 	n := shape.Ranks()
 	sh := make([]*gcn.Shards, n)
-	recs := make([]*recorder, n)
 	for r, err := range collectives.RunLocal(n, func(w collectives.Comm) error {
 		g, err := grid.New(w, shape)
 		if err != nil {
 			return err
 		}
-		rec := &recorder{Source: mk()}
-		s, err := gcn.NewShards(g, cfg, rec)
-		sh[w.Rank()], recs[w.Rank()] = s, rec
+		s, err := gcn.NewShards(g, cfg, mk())
+		sh[w.Rank()] = s
 		return err
 	}) {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	return sh, recs
+	return sh
 }
 
-// compareShards requires the same source calls with identical results and
-// identical shards.
-func compareShards(t *testing.T, want, got []*gcn.Shards, wantRec, gotRec []*recorder) {
+// compareShards requires identical shards: every adjacency shard and its
+// transpose bit for bit (a prepared dataset fills them through
+// gcn.SourceInto, the memory source through AdjBlock), features, labels and
+// masks.
+func compareShards(t *testing.T, want, got []*gcn.Shards, layers int) {
 	t.Helper()
 	for r := range want {
-		if !reflect.DeepEqual(wantRec[r].calls, gotRec[r].calls) {
-			t.Fatalf("rank %d: calls %v, want %v", r, gotRec[r].calls, wantRec[r].calls)
-		}
-		for k := range wantRec[r].out {
-			if !sameBlock(wantRec[r].out[k], gotRec[r].out[k]) {
-				t.Fatalf("rank %d: %s differs:\n got %v\nwant %v", r, wantRec[r].calls[k], gotRec[r].out[k], wantRec[r].out[k])
+		w, g := want[r], got[r]
+		for _, key := range grid.ShardsOf(layers, true) {
+			wa, wat := w.Adj(key)
+			ga, gat := g.Adj(key)
+			if (wa == nil) != (ga == nil) || (wat == nil) != (gat == nil) ||
+				(wa != nil && !sameBlock(wa, ga)) || (wat != nil && !sameBlock(wat, gat)) {
+				t.Fatalf("rank %d: adjacency shard %v (or its transpose) differs", r, key)
 			}
 		}
-		w, g := want[r], got[r]
 		if !reflect.DeepEqual(w.Orders.Order, g.Orders.Order) {
 			t.Fatalf("rank %d: orders differ", r)
 		}
@@ -168,15 +140,16 @@ func TestRoundTrip(t *testing.T) {
 			cfg := c.cfg
 			cfg.Features, cfg.Classes = g.F, g.Classes
 			for _, shape := range shapes {
-				want, wantRec := shardsOf(t, shape, cfg, func() gcn.Source { return memorySource(t, g, c.scheme, 7, c.norm) })
-				got, gotRec := shardsOf(t, shape, cfg, func() gcn.Source {
+				want := shardsOf(t, shape, cfg, func() gcn.Source { return memorySource(t, g, c.scheme, 7, c.norm) })
+				got := shardsOf(t, shape, cfg, func() gcn.Source {
 					d, err := Open(dir, LoadOptions{NormalizeFeatures: c.norm})
 					if err != nil {
 						t.Error(err)
 					}
 					return d
 				})
-				compareShards(t, want, got, wantRec, gotRec)
+				compareShards(t, want, got, cfg.Layers)
+				checkBlocks(t, memorySource(t, g, c.scheme, 7, c.norm), dir, c.norm, c.scheme)
 			}
 		})
 	}
@@ -192,4 +165,41 @@ func sameBlock(a, b any) bool {
 			slices.EqualFunc(x.Val, y.Val, func(p, q float32) bool { return math.Float32bits(p) == math.Float32bits(q) })
 	}
 	return reflect.DeepEqual(a, b)
+}
+
+// checkBlocks compares Dataset.AdjBlock and FeatureBlock (the allocating
+// forms) with the memory source on ranges that cut stored blocks at random
+// places, in both orders.
+func checkBlocks(t *testing.T, mem gcn.Source, dir string, norm bool, scheme permute.Scheme) {
+	t.Helper()
+	d, err := Open(dir, LoadOptions{NormalizeFeatures: norm})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n, f := d.Meta.Nodes, d.Meta.Features
+	rng := rand.New(rand.NewPCG(3, uint64(n)))
+	span := func(n int) (int, int) {
+		a, b := rng.IntN(n+1), rng.IntN(n+1)
+		return min(a, b), max(a, b)
+	}
+	for range 8 {
+		r0, r1 := span(n)
+		c0, c1 := span(n)
+		for _, o := range [][2]int{{0, 1}, {1, 0}} {
+			if scheme != permute.Double {
+				o = [2]int{0, 0}
+			}
+			want, _ := mem.AdjBlock(o[0], r0, r1, o[1], c0, c1)
+			got, err := d.AdjBlock(o[0], r0, r1, o[1], c0, c1)
+			if err != nil || !sameBlock(want, got) {
+				t.Fatalf("AdjBlock(%d, %d, %d, %d, %d, %d): %v, differs from memory", o[0], r0, r1, o[1], c0, c1, err)
+			}
+		}
+		fc0, fc1 := span(f)
+		want, _ := mem.FeatureBlock(1, r0, r1, fc0, fc1)
+		got, err := d.FeatureBlock(1, r0, r1, fc0, fc1)
+		if err != nil || !sameBlock(want, got) {
+			t.Fatalf("FeatureBlock(1, %d, %d, %d, %d): %v, differs from memory", r0, r1, fc0, fc1, err)
+		}
+	}
 }

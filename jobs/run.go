@@ -67,7 +67,7 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 	if err != nil {
 		return nil, err
 	}
-	log.Info("shards loaded", zap.Duration("took", time.Since(t0)))
+	log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
 	m, err := gcn.NewModel(g, be, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg, threads))
 	if err != nil {
 		return nil, err

@@ -54,8 +54,19 @@
 //
 // Open reads meta.toml and the orders. AdjBlock, FeatureBlock and Labels
 // read the blocks that overlap the requested ranges, one at a time, and
-// verify each file's size and SHA-256 against meta.toml, its .npy header
-// against the expected dtype and shape, and the CSR structure, before
-// using it; any mismatch is an error naming the file. A rank's peak memory
-// is its shards plus one block (plus the O(N) orders, labels and masks).
+// verify each file's size (when it is opened), its .npy header against the
+// expected dtype and shape, its SHA-256 against meta.toml (as it streams:
+// each file is read once, hashed on its way into memory, and nothing read
+// is used before the digest matches), and the CSR structure; any mismatch
+// is an error naming the file. Arrays of the stored dtypes go straight
+// from the file into their destination (npy's bulk reads).
+//
+// A Dataset is a gcn.SourceInto: AdjBlockNNZ and the feature block's shape
+// size a rank's shards, and AdjBlockInto and FeatureBlockInto fill arrays
+// the caller allocated (the host slices of gcn.Shards today, a device
+// arena's buffers later). Blocks pass through one reused block buffer into
+// their final place, so a rank's peak memory is its shards plus one block
+// (plus the O(N) orders, labels and masks). A mirrored block (Â[p2][:, p1]
+// of a symmetric graph, stored as Â[p1][:, p2]) is read as the transpose
+// gcn.NewShards also needs and transposed once.
 package prepared

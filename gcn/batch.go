@@ -5,6 +5,7 @@ import (
 
 	"scalegnn/grid"
 	"scalegnn/sampler"
+	"scalegnn/spmm"
 )
 
 // BatchBuilder builds this rank's shards of mini-batch subgraphs from its
@@ -30,6 +31,11 @@ type BatchBuilder struct {
 	shards []batchShard
 	// feature block of the full shards: first row and width
 	fr0, fw int
+
+	// The sample being built and its generator's state: one batch at a
+	// time.
+	verts []int32
+	draw  sampler.UniformScratch
 }
 
 type batchShard struct {
@@ -49,7 +55,7 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 		return nil, fmt.Errorf("gcn: batch size %d is outside [1, %d], the number of vertices", b, full.N)
 	}
 	bb := &BatchBuilder{g: g, cfg: cfg, full: full, seed: seed, b: b, group: g.CD,
-		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same()}
+		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same(), verts: make([]int32, b)}
 	for _, key := range grid.ShardsOf(cfg.Layers, !full.sameOrders) {
 		r, p := key.Axes()
 		r0, _ := g.Range(full.N, r)
@@ -69,59 +75,121 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 // Size returns the batch size B.
 func (bb *BatchBuilder) Size() int { return bb.b }
 
-// Build returns the shards of step's mini-batch.
+// Build returns the shards of step's mini-batch in new storage: BuildInto
+// on a NewBatch.
 func (bb *BatchBuilder) Build(step int) (*Shards, error) {
-	g, full := bb.g, bb.full
-	verts := sampler.Uniform(bb.seed, bb.group, step, full.N, bb.b)
+	sh := bb.NewBatch()
+	if err := bb.BuildInto(step, sh); err != nil {
+		return nil, err
+	}
+	return sh, nil
+}
+
+// NewBatch returns storage for this builder's batches, for BuildInto to
+// fill: orders and bounds of B vertices, and for every adjacency shard,
+// the feature block and the labels, arrays as large as a batch's share of
+// them can be — except the adjacency blocks' entries, which start at
+// their expected count with slack and grow when a batch holds more.
+func (bb *BatchBuilder) NewBatch() *Shards {
+	g, full, b := bb.g, bb.full, bb.b
 	o := &Orders{parent: full.Orders}
+	for k := 0; k < 2; k++ {
+		if k == 1 && bb.same {
+			break // BuildInto shares order 0's lists
+		}
+		o.pos[k], o.Order[k] = make([]int32, b), make([]int32, b)
+	}
+	bounds := new([2][3][]int)
+	for k := 0; k < 2; k++ {
+		for _, a := range []grid.Axis{grid.X, grid.Y, grid.Z} {
+			bounds[k][a] = make([]int, g.Size(a)+1)
+		}
+	}
+	sh := &Shards{N: b, Features: full.Features, Classes: full.Classes, Orders: o,
+		adj: make(map[grid.Shard]*adjShard, len(bb.shards)), bounds: bounds, sameOrders: full.sameOrders}
+	block := func(rows, nnz int) *spmm.CSR {
+		return &spmm.CSR{RowPtr: make([]int64, 0, rows+1), ColIdx: make([]int32, 0, nnz), Val: make([]float32, 0, nnz)}
+	}
+	for _, s := range bb.shards {
+		src := s.ex.A
+		rows, cols := min(b, src.Rows), min(b, src.Cols)
+		// A uniform sample of B of the N vertices holds about B/N of the
+		// shard's rows and columns.
+		nnz := s.ex.Estimate((b*src.Rows+full.N-1)/full.N, (b*src.Cols+full.N-1)/full.N)
+		d := &adjShard{a: block(rows, nnz)}
+		if s.needsTranspose {
+			d.at = block(cols, nnz)
+		}
+		sh.adj[s.key] = d
+	}
+	fr0, fr1 := g.Range(full.N, grid.X)
+	sh.X = make([]float32, 0, min(b, fr1-fr0)*bb.fw)
+	rowAxis, _ := logitsAxes(bb.cfg)
+	lr0, lr1 := g.Range(full.N, rowAxis)
+	n := min(b, lr1-lr0)
+	sh.Labels, sh.Train, sh.Val, sh.Test = make([]int32, 0, n), make([]bool, 0, n), make([]bool, 0, n), make([]bool, 0, n)
+	return sh
+}
+
+// BuildInto writes the shards of step's mini-batch into dst, a batch from
+// this builder's NewBatch, overwriting all of it and reusing its storage:
+// once its adjacency blocks have held the largest batch of a run, it
+// allocates nothing. dst must not be in use (a model trains on the batch
+// it was given until its step is done). It panics if dst is not this
+// builder's.
+func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
+	g, full, sh := bb.g, bb.full, dst
+	if sh == nil || sh == full || sh.Orders == nil || sh.Orders.parent != full.Orders || sh.bounds == nil || len(sh.adj) != len(bb.shards) {
+		panic("gcn: BuildInto of a batch that its BatchBuilder's NewBatch did not make")
+	}
+	verts := sampler.UniformInto(bb.verts, &bb.draw, bb.seed, bb.group, step, full.N, bb.b)
+	o := sh.Orders
 	for k := 0; k < 2; k++ {
 		if k == 1 && bb.same {
 			o.pos[1], o.Order[1] = o.pos[0], o.Order[0]
 			break
 		}
-		o.pos[k] = sampler.Positions(verts, full.Orders.inv[k])
-		o.Order[k] = make([]int32, len(verts))
+		o.pos[k] = sampler.PositionsInto(o.pos[k], verts, full.Orders.inv[k])
 		for i, p := range o.pos[k] {
 			o.Order[k][i] = full.Orders.Order[k][p]
 		}
 	}
-	var bounds [2][3][]int
+	bounds := sh.bounds
 	for k := 0; k < 2; k++ {
-		for _, a := range []grid.Axis{grid.X, grid.Y, grid.Z} {
+		for _, a := range [...]grid.Axis{grid.X, grid.Y, grid.Z} {
 			parts := g.Size(a)
-			bounds[k][a] = sampler.Bounds(o.pos[k], parts, func(i int) (int, int) { return grid.Block(full.N, parts, i) })
+			sampler.BoundsInto(bounds[k][a], o.pos[k], parts, func(i int) (int, int) { return grid.Block(full.N, parts, i) })
 		}
 	}
-	sh := &Shards{N: bb.b, Features: full.Features, Classes: full.Classes, Orders: o,
-		adj: map[grid.Shard]*adjShard{}, bounds: &bounds, sameOrders: full.sameOrders}
-	// local returns the members of order k in this rank's block over axis
-	// a: their full-graph positions and their vertex ids.
-	local := func(k int, a grid.Axis) (pos, ids []int32) {
-		lo, hi := sh.rows(g, k, a)
-		return o.pos[k][lo:hi], o.Order[k][lo:hi]
-	}
 	for _, s := range bb.shards {
-		rows, rowIDs := local(s.out, s.rowAxis)
-		cols, colIDs := local(s.in, s.colAxis)
-		a, at := s.ex.Extract(rows, cols, rowIDs, colIDs, bb.p, s.needsTranspose)
-		sh.adj[s.key] = &adjShard{a: a, at: at}
+		rows, rowIDs := bb.local(sh, s.out, s.rowAxis)
+		cols, colIDs := bb.local(sh, s.in, s.colAxis)
+		d := sh.adj[s.key]
+		s.ex.ExtractInto(d.a, d.at, rows, cols, rowIDs, colIDs, bb.p)
 	}
 
-	rows, _ := local(1, grid.X)
-	sh.X = make([]float32, 0, len(rows)*bb.fw)
-	for _, p := range rows {
+	rows, _ := bb.local(sh, 1, grid.X)
+	sh.X = sh.X[:len(rows)*bb.fw]
+	for j, p := range rows {
 		i := int(p) - bb.fr0
-		sh.X = append(sh.X, full.X[i*bb.fw:(i+1)*bb.fw]...)
+		copy(sh.X[j*bb.fw:(j+1)*bb.fw], full.X[i*bb.fw:(i+1)*bb.fw])
 	}
 
 	rowAxis, _ := logitsAxes(bb.cfg)
 	lr0, _ := g.Range(full.N, rowAxis)
-	rows, _ = local(grid.OutputOrder(bb.cfg.Layers-1), rowAxis)
+	rows, _ = bb.local(sh, grid.OutputOrder(bb.cfg.Layers-1), rowAxis)
 	n := len(rows)
-	sh.Labels, sh.Train, sh.Val, sh.Test = make([]int32, n), make([]bool, n), make([]bool, n), make([]bool, n)
+	sh.Labels, sh.Train, sh.Val, sh.Test = sh.Labels[:n], sh.Train[:n], sh.Val[:n], sh.Test[:n]
 	for j, p := range rows {
 		i := int(p) - lr0
 		sh.Labels[j], sh.Train[j], sh.Val[j], sh.Test[j] = full.Labels[i], full.Train[i], full.Val[i], full.Test[i]
 	}
-	return sh, nil
+	return nil
+}
+
+// local returns the members of the batch's order k in this rank's block
+// over axis a: their full-graph positions and their vertex ids.
+func (bb *BatchBuilder) local(sh *Shards, k int, a grid.Axis) (pos, ids []int32) {
+	lo, hi := sh.rows(bb.g, k, a)
+	return sh.Orders.pos[k][lo:hi], sh.Orders.Order[k][lo:hi]
 }

@@ -7,8 +7,8 @@
 // are supported. Readers stream: Open reads the header, and the data is read
 // in chunks of the caller's choosing, converted to the caller's element type
 // (int32, int64, float32, bool) with range checks, or, for a dtype that
-is the caller's element type in host byte order, read straight into the
-caller's slice with no buffer or conversion; a file whose header does
+// is the caller's element type in host byte order, read straight into the
+// caller's slice with no buffer or conversion; a file whose header does
 // not match its size, or whose values do not fit, is an error naming the
 // file. Writers take the shape up front and check on Close that exactly that
 // many elements were written.

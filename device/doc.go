@@ -28,8 +28,12 @@
 // bfloat16 rounding is collectives.ToBF16, the optimizer is gcn's float64
 // update, and row sums (RMSNorm) run left to right in float32 on every
 // device. The C kernels keep that: no fused multiply-adds, no reordered
-// sums. Softmax cross-entropy and accuracy run in Go on every host device
-// (loss.go), because C's exp and log need not round as Go's do.
+// sums (the row sums interleave rows, never columns). Softmax
+// cross-entropy and accuracy run in Go on every host device (loss.go),
+// because C's exp and log need not round as Go's do. So the CPU device's
+// results are Native's bit for bit in every operation but GEMM, whose
+// order of summation is BLAS's; the SpMM of both sums each row's products
+// in nonzero order, as spmm.Native and spmm/cpu do.
 //
 // Distributed operations are split where gcn all-reduces in between:
 // RMSNorm into SumSquares (local partial) and RMSNormApply (finish);

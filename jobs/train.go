@@ -63,7 +63,7 @@ func (j *Job) Train() (*Result, error) {
 	}
 	var batches *sampler.Prefetcher[*gcn.Shards]
 	if j.batches != nil {
-		batches = sampler.NewPrefetcher(j.batches.Build, 0, cfg.Train.Prefetch)
+		batches = sampler.NewPrefetcher(j.batches.NewBatch, j.batches.BuildInto, 0, cfg.Train.Prefetch)
 		defer batches.Close()
 	}
 	res := &Result{Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(), Permutation: cfg.Permute.Scheme.String(),
@@ -77,6 +77,7 @@ func (j *Job) Train() (*Result, error) {
 		t0 := time.Now()
 		lossSum := 0.0
 		for s := 0; s < j.steps; s++ {
+			var batch *gcn.Shards
 			if batches != nil {
 				sh, wait, took, err := batches.Next()
 				if err != nil {
@@ -85,10 +86,17 @@ func (j *Job) Train() (*Result, error) {
 				st.sampleWait += wait
 				st.sampleBuild += took
 				m.Use(sh)
+				batch = sh
 			}
 			loss, err := m.TrainStep(step)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
+			}
+			if batch != nil {
+				// The step has read its batch: the prefetcher may build
+				// into it again (the model keeps it only until the next
+				// Use, and Evaluate runs on the full graph).
+				batches.Release(batch)
 			}
 			lossSum += loss
 			step++

@@ -8,13 +8,23 @@
 // The kernel (spmm.c) computes a range of output rows. A sparse-times-dense
 // product is bound by the latency of fetching the rows of B picked by the
 // column indices, so the kernel prefetches them well ahead of use, across
-// row boundaries, and keeps the partial sums of 64-, 32-, 16- and 8-column
-// chunks of the output row in vector registers. Rows are split into
-// 4 ranges per thread of about equal nonzero count (spmm.PartitionRows)
-// that the goroutines take dynamically: power-law graphs put a large share
-// of the nonzeros in a few rows, so equal row counts would leave threads
-// idle. On a 200k-row, 3.2M-nonzero power-law matrix one thread of it runs
-// about 4x (width 128) to 8x (width 16) faster than one of spmm.Native.
+// row boundaries, and keeps the partial sums of up to 128 columns of the
+// output row in vector registers. Widths 16, 32, 64 and 128 have loops of
+// their own with constant trip counts, and the kernel is compiled for
+// x86-64-v2, AVX2 and AVX-512 and picks the widest the CPU runs; every
+// path sums each output element in the same order, without FMA, so the
+// results are bit-identical whatever the CPU (TestSpMMBitwise). Rows are
+// split into 4 ranges per thread of about equal nonzero count
+// (spmm.PartitionRows) that the goroutines take dynamically: power-law
+// graphs put a large share of the nonzeros in a few rows, so equal row
+// counts would leave threads idle. On a 200k-row, 3.2M-nonzero power-law
+// matrix one thread of it runs about 4x (width 128) to 8x (width 16)
+// faster than one of spmm.Native (before the AVX-512 path).
+//
+// BenchmarkBandwidth (bandwidth_test.go) times the kernel beside a STREAM
+// triad in the same run on R-MAT graphs of scale 16 and 18 and reports
+// its throughput as a fraction of the triad's; the bytes it credits are
+// defined there.
 //
 // The kernel also checks the CSR structure it relies on and panics with a
 // spmm.ShapeError on an out-of-range row pointer or column index, where a
@@ -56,7 +66,8 @@
 // Prescott on a modern x86-64, set OPENBLAS_CORETYPE=Haswell (AVX2) or
 // SkylakeX (AVX-512) in every rank's environment, before the process starts.
 //
-// The C files are compiled with -O3 and, on amd64, -march=x86-64-v2; AVX2 or
-// AVX-512 builds of the SpMM kernel measured no faster, as it waits on
-// memory. arm64 builds with the compiler's defaults.
+// The C files are compiled with -O3 and, on amd64, -march=x86-64-v2; the
+// SpMM kernel adds its AVX2 and AVX-512 variants by function attributes
+// and chooses at run time, so the binary still runs on any x86-64-v2 CPU.
+// arm64 builds with the compiler's defaults.
 package cpu

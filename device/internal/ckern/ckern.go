@@ -174,8 +174,12 @@ func SpMM(d []float32, ldd int, rowPtr []int64, colIdx []int32, val []float32, b
 	if len(rowPtr) > 0 {
 		rp = (*C.int64_t)(unsafe.Pointer(&rowPtr[0]))
 	}
-	C.sgk_spmm(pf(d), i64(ldd), rp, pi32(colIdx), pf(val), pf(b), i64(ldb), i64(cols), i64(lo), i64(hi))
+	C.sgk_spmm(pf(d), i64(ldd), rp, pi32(colIdx), pf(val), pf(b), i64(ldb), i64(cols), wide, i64(lo), i64(hi))
 }
+
+// wide says the CPU has AVX-512, whose 32 vector registers hold SpMM's
+// 128 accumulators of a 128-column row.
+var wide = b2i(ISA() == "x86-64-v4")
 
 // ISA names the instruction set the multiversioned kernels (dropout,
 // optimizer, SpMM) run with on this CPU, for the start-up log.

@@ -4,9 +4,9 @@
  *
  *  - The CSR was validated once, when it was uploaded, so the kernel
  *    checks nothing per call.
- *  - Widths up to 64 columns get a loop whose trip count is a constant
- *    (16, 32 or 64: the hidden widths of a model), so the accumulators
- *    live in vector registers for the whole row; other widths are cut
+ *  - Widths 16, 32 and 64 (and 128 on AVX-512) get a loop whose trip
+ *    count is a constant (the hidden widths of a model), so the
+ *    accumulators live in vector registers for the whole row; others are cut
  *    into chunks of 64, 32, 16 and 8 columns and a remainder, as spmm/cpu
  *    does.
  *  - It is compiled for x86-64-v4 and v3 beside the baseline (function
@@ -57,7 +57,8 @@ static inline void prefetch_span(const float *p, int64_t n) {
 
 WIDE void sgk_spmm(float *restrict dst, int64_t ldd, const int64_t *restrict rowptr,
                    const int32_t *restrict col, const float *restrict val,
-                   const float *restrict b, int64_t ldb, int64_t n, int64_t lo, int64_t hi) {
+                   const float *restrict b, int64_t ldb, int64_t n, int wide,
+                   int64_t lo, int64_t hi) {
 	const int64_t ahead = n <= 16 ? 32 : 16;
 	const int64_t end = rowptr[hi];
 	for (int64_t i = lo; i < hi; i++) {
@@ -73,6 +74,14 @@ WIDE void sgk_spmm(float *restrict dst, int64_t ldd, const int64_t *restrict row
 		case 64:
 			ACC(64);
 			continue;
+		case 128:
+			/* One pass over the nonzeros with 128 accumulators: 8
+			 * AVX-512 registers. Narrower vector sets would spill them,
+			 * so only the caller that knows the CPU has AVX-512 asks. */
+			if (wide) {
+				ACC(128);
+				continue;
+			}
 		}
 		for (; j0 + 64 <= n; j0 += 64)
 			ACC(64);

@@ -242,3 +242,37 @@ func TestBuildIntoForeignBatchPanics(t *testing.T) {
 		return nil
 	})
 }
+
+// BenchmarkBatchBuild times one rank's batch of 500 of 5000 vertices
+// (double permutation, the every-option model) built into new storage and
+// into reused storage.
+func BenchmarkBatchBuild(b *testing.B) {
+	p := newProblem(37, 5000, 11, 5, 12)
+	perms := permute.New(p.n, permute.Double, 3)
+	orders := NewOrders(p.n, perms.P1, perms.P2)
+	runLocal(b, 1, func(w collectives.Comm) error {
+		_, _, bb, err := batchModel(w, xyz(1, 1, 1), testConfigs["scalegnn"], DefaultOptimizer(), p, orders, 1, 500)
+		if err != nil {
+			return err
+		}
+		b.Run("new", func(b *testing.B) {
+			b.ReportAllocs()
+			for i := 0; i < b.N; i++ {
+				if _, err := bb.Build(i); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run("reused", func(b *testing.B) {
+			sh := bb.NewBatch()
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				if err := bb.BuildInto(i, sh); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		return nil
+	})
+}

@@ -28,7 +28,7 @@ func batchModel(w collectives.Comm, shape grid.Shape, cfg Config, opt Optimizer,
 	return g, m, bb, err
 }
 
-func runLocal(t *testing.T, n int, fn func(w collectives.Comm) error) {
+func runLocal(t testing.TB, n int, fn func(w collectives.Comm) error) {
 	t.Helper()
 	for r, err := range collectives.RunLocal(n, fn) {
 		if err != nil {

@@ -11,6 +11,12 @@
 // unbiased estimate of the full one. Prefetcher builds the next batch in a
 // goroutine while the current one trains.
 //
+// Steady-state training allocates nothing here: UniformInto, PositionsInto,
+// BoundsInto and Extractor.ExtractInto write into storage the caller
+// reuses (growing it only for a batch larger than any before), bit for bit
+// what the allocating Uniform, Positions, Bounds and Extract return; and
+// the Prefetcher builds into items the caller hands back with Release.
+//
 // The package knows nothing of the model's layouts: gcn decides which rows
 // and columns each shard keeps.
 package sampler

@@ -60,15 +60,17 @@ func (e *Extractor) Extract(rows, cols, rowVerts, colVerts []int32, p float64, t
 }
 
 // Estimate returns a capacity for the entries of a block of rows×cols
-// sampled uniformly from the shard: the expected count (the rows' share of
-// the nonzeros times the columns' share) with a quarter of slack, so that
-// storage sized by it rarely grows.
+// sampled uniformly from the shard, with a quarter of slack so that
+// storage sized by it rarely grows: an entry off the diagonal is kept when
+// both its row and its column are sampled (the rows' share of the nonzeros
+// times the columns' share), a self-loop whenever its vertex is, so up to
+// min(rows, cols) more.
 func (e *Extractor) Estimate(rows, cols int) int {
 	src := e.A
 	if src.Rows == 0 || src.Cols == 0 {
 		return 0
 	}
-	est := float64(src.NNZ()) * float64(rows) / float64(src.Rows) * float64(cols) / float64(src.Cols)
+	est := float64(src.NNZ())*float64(rows)/float64(src.Rows)*float64(cols)/float64(src.Cols) + float64(min(rows, cols))
 	return min(int(1.25*est)+16, int(src.NNZ()))
 }
 

@@ -7,7 +7,8 @@
 // dropout masks (against golden masks drawn by gcn), RMSNorm and the loss
 // in gcn's float32 order, the optimizer, bfloat16 rounding, gathers.
 // Views are embedded in sentinel padding, so a write outside its view
-// fails too. The bench.go helpers time a device's kernels in GB/s.
+// fails too. TestAllocs checks that operations on preallocated buffers
+// allocate nothing; BenchKernels times a device's kernels in GB/s.
 package devicetest
 
 import (

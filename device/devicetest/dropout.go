@@ -2,6 +2,7 @@ package devicetest
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"testing"
 
 	"scalegnn/device"
@@ -27,11 +28,23 @@ func testDropout(t *testing.T, dev device.Device) {
 		}
 	}
 
+	// Dense activations and sparse rows (bag-of-words features, which a
+	// device may handle by skipping the zeros' draws).
+	sparse := func(r *rand.Rand) float32 {
+		if r.IntN(10) > 0 {
+			return 0
+		}
+		return normal(r)
+	}
 	for n, s := range shapes {
-		for _, p := range []float64{0, 0.5, 0.9} {
+		for _, c := range []struct {
+			p   float64
+			gen func(*rand.Rand) float32
+		}{{0, normal}, {0.5, normal}, {0.9, normal}, {0.5, sparse}} {
+			p := c.p
 			r := newRand(uint64(100 + n))
 			name := fmt.Sprintf("%dx%d/pad%d p=%g", s.rows, s.cols, s.pad, p)
-			x := newMat(dev, s.rows, s.cols, s.pad, r, normal)
+			x := newMat(dev, s.rows, s.cols, s.pad, r, c.gen)
 			dst := newMat(dev, s.rows, s.cols, s.pad+1, r, nil)
 			verts := make([]int32, s.rows)
 			for i := range verts {

@@ -90,9 +90,11 @@ func (p *Prefetcher[T]) Next() (item T, wait, took time.Duration, err error) {
 	return b.item, wait, b.took, nil
 }
 
-// Release gives back an item that Next returned and the caller no longer
-// reads (nor will: a later build overwrites it). Releasing an item twice,
-// or one being built, panics.
+// Release gives back an item that Next returned, once the caller no
+// longer reads it. A released item is left alone until the next call to
+// Next, which may start building into it; so releasing right after the
+// last read of the step, before asking for the next batch, is what keeps
+// the items at two. Releasing an item twice, or one being built, panics.
 func (p *Prefetcher[T]) Release(item T) {
 	if p.pending && item == p.building {
 		panic("sampler: Release of the batch being prefetched")

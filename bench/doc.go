@@ -4,4 +4,6 @@
 // code they time, so that gcn and jobs import no cgo package and vet and
 // test with CGO_ENABLED=0. The folder also holds benchmark job files
 // (sbm-200k.toml). Run them with make bench.
+//
+// docs/architecture.md shows how this package fits with the others.
 package bench

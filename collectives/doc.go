@@ -9,4 +9,6 @@
 //
 // The MPI implementation lives in the leaf package collectives/mpi, the only
 // cgo binding to MPI in the project.
+//
+// docs/architecture.md shows how this package fits with the others.
 package collectives

@@ -11,4 +11,6 @@
 // same graph independently, and the tests run alone. Malformed input is
 // reported as an error naming the file, the line and what was expected;
 // the package panics only on programmer misuse.
+//
+// docs/architecture.md shows how this package fits with the others.
 package dataset

@@ -60,4 +60,6 @@
 //
 // Package device/devicetest is the conformance suite every device runs:
 // every operation against a float64 or bit-exact reference.
+//
+// docs/architecture.md shows how this package fits with the others.
 package device

@@ -16,4 +16,6 @@
 //	x = (r div Gy) mod Gx
 //	z = (r div (Gy·Gx)) mod Gz
 //	d = r div (Gy·Gx·Gz)
+//
+// docs/architecture.md shows how this package fits with the others.
 package grid

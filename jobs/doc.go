@@ -17,4 +17,6 @@
 //
 // Metrics are written as JSON lines, one object per epoch, by a
 // MetricsWriter; ReadMetrics reads them back.
+//
+// docs/architecture.md shows how this package fits with the others.
 package jobs

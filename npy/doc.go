@@ -12,4 +12,6 @@
 // not match its size, or whose values do not fit, is an error naming the
 // file. Writers take the shape up front and check on Close that exactly that
 // many elements were written.
+//
+// docs/architecture.md shows how this package fits with the others.
 package npy

@@ -7,11 +7,11 @@
 //
 //   - communication: Plan lists every collective one training step and one
 //     evaluation issue on a rank — message size, element size, group and
-//     group size — exactly as package gcn issues them (DESIGN.md's layouts,
-//     uneven blocks from grid.Block). Each is timed as a ring/Rabenseifner
-//     bandwidth term plus a latency term, with the bandwidth of the group
-//     chosen by whether the group stays inside a node under the rank mapping
-//     of package grid (Plexus eq. 4.5–4.6).
+//     group size — exactly as package gcn issues them (the layouts of
+//     docs/architecture.md, uneven blocks from grid.Block). Each is timed
+//     as a ring/Rabenseifner bandwidth term plus a latency term, with the
+//     bandwidth of the group chosen by whether the group stays inside a
+//     node under the rank mapping of package grid (Plexus eq. 4.5–4.6).
 //   - computation: the SpMMs, GEMMs and element-wise passes of a step, from
 //     the local shapes, timed with a Machine's coefficients. The linear SpMM
 //     model charges a cost per nonzero besides the cost per multiply-add,

@@ -9,7 +9,7 @@
 // A[p][:, p]; with a double permutation, shard k of a layer stores
 // A[p1][:, p2] (k = 0) or A[p2][:, p1] (k = 1), which also scatters the
 // diagonal (self loops) that a single permutation keeps on the diagonal
-// blocks. See DESIGN.md, "Double permutation".
+// blocks. See docs/architecture.md, "Layouts".
 //
 // Convention: a permutation maps position to original vertex. Row i of
 // A[p][:, q] is original row p[i], and its column j is original column q[j].

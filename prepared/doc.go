@@ -69,4 +69,6 @@
 // (plus the O(N) orders, labels and masks). A mirrored block (Â[p2][:, p1]
 // of a symmetric graph, stored as Â[p1][:, p2]) is read as the transpose
 // gcn.NewShards also needs and transposed once.
+//
+// docs/architecture.md shows how this package fits with the others.
 package prepared

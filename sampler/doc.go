@@ -19,4 +19,6 @@
 //
 // The package knows nothing of the model's layouts: gcn decides which rows
 // and columns each shard keeps.
+//
+// docs/architecture.md shows how this package fits with the others.
 package sampler

@@ -18,4 +18,6 @@
 // helpers (Add, AddTo, AddScaled, Scale, Zero, Copy) cover what a GCN layer
 // needs between products. Package spmm/spmmtest holds the conformance suite
 // and benchmarks every backend runs (TestBackend, BenchSpMM, BenchGemm).
+//
+// docs/architecture.md shows how this package fits with the others.
 package spmm

@@ -56,4 +56,6 @@
 // Initialized act on the MPI library); the Go side keeps none in package
 // variables, except under -tags nompi, where one variable stands in for
 // the library's initialized and finalized flags.
+//
+// docs/architecture.md shows how this package fits with the others.
 package mpi

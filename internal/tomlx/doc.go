@@ -14,4 +14,6 @@
 // type implements encoding.TextUnmarshaler is a TOML string (typed options
 // such as permute.Scheme decode directly); a map field is a table with any
 // keys; a slice of structs is an array of tables.
+//
+// docs/architecture.md shows how this package fits with the others.
 package tomlx

@@ -70,4 +70,6 @@
 // SpMM kernel adds its AVX2 and AVX-512 variants by function attributes
 // and chooses at run time, so the binary still runs on any x86-64-v2 CPU.
 // arm64 builds with the compiler's defaults.
+//
+// docs/architecture.md shows how this package fits with the others.
 package cpu

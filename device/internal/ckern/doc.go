@@ -7,4 +7,6 @@
 // make C read or write outside the slices). The float operations mirror
 // the Go reference (device.Native) in order and rounding, with contraction
 // into fused multiply-adds turned off, so the results are bit-identical.
+//
+// docs/architecture.md shows how this package fits with the others.
 package ckern

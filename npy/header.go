@@ -188,9 +188,9 @@ func parseDict(s string) (*Header, error) {
 				if f == "" {
 					continue
 				}
-				d, err := strconv.Atoi(f)
-				if err != nil || d < 0 || d > 1<<40 {
-					return nil, bad("shape entries must be non-negative integers")
+				d, err := shapeEntry(f)
+				if err != nil {
+					return nil, bad(err.Error())
 				}
 				h.Shape = append(h.Shape, d)
 			}
@@ -206,17 +206,38 @@ func parseDict(s string) (*Header, error) {
 	if len(h.Shape) > 8 {
 		return nil, bad("more than 8 dimensions")
 	}
+	// The product is checked before each multiplication: two entries of
+	// 2^40 would overflow int64 and could wrap to a small count.
 	n := int64(1)
 	for _, d := range h.Shape {
-		n *= int64(d)
-		if n > 1<<40 {
+		if d != 0 && n > maxElements/int64(d) {
 			return nil, bad("more than 2^40 elements")
 		}
+		n *= int64(d)
 	}
 	if _, err := parseDescr(h.Descr); err != nil {
 		return nil, err
 	}
 	return h, nil
+}
+
+// maxElements bounds a dimension and an array's element count: 2^40
+// elements (4 TiB of float32) is beyond any array scalegnn reads, and the
+// bound keeps sizes in bytes far from int64 overflow.
+const maxElements = 1 << 40
+
+// shapeEntry parses one entry of a shape tuple, telling a number too large
+// apart from one that is negative or not a number.
+func shapeEntry(f string) (int, error) {
+	digits := strings.TrimPrefix(f, "+")
+	if digits != "" && strings.Trim(digits, "0123456789") == "" {
+		d, err := strconv.ParseInt(digits, 10, 64)
+		if err != nil || d > maxElements {
+			return 0, fmt.Errorf("shape entry %s is too large (at most 2^40)", f)
+		}
+		return int(d), nil
+	}
+	return 0, fmt.Errorf("shape entry %q is not a non-negative integer", f)
 }
 
 // pyString reads a single- or double-quoted Python string literal (without

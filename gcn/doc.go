@@ -3,8 +3,8 @@
 // transformation, optional RMSNorm, ReLU, dropout and residual), the output
 // head, the distributed softmax cross-entropy and argmax accuracy, and the
 // Adam/AdamW/SGD optimizers. Every tensor is laid out over the grid exactly
-// as docs/architecture.md ("Layouts") prescribes (layer rotation over three adjacency shards,
-// optional double permutation).
+// as docs/architecture.md ("Layouts") prescribes (layer rotation over three
+// adjacency shards, optional double permutation).
 //
 // Reference is a serial float64 implementation of the same model, written
 // independently of the distributed one. Conformance holds distributed

@@ -101,3 +101,15 @@ type Request interface {
 	// Wait blocks until the operation is complete; its buffer may then be used.
 	Wait() error
 }
+
+// NodeSplitter is a Comm that knows which of its ranks share a node (a
+// machine with one memory), for the node-aware choices: threads per rank,
+// memory per rank. Callers test for it and treat a Comm without it as one
+// whose every rank has a node to itself.
+type NodeSplitter interface {
+	// SplitNode returns the communicator of the ranks of the group that
+	// run on this rank's node, ordered as in the group, like
+	// MPI_Comm_split_type with MPI_COMM_TYPE_SHARED. It is collective over
+	// the group.
+	SplitNode() (Comm, error)
+}

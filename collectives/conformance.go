@@ -40,6 +40,7 @@ func Conformance(world Comm) error {
 		{"basics", checkBasics},
 		{"world collectives", func(k *checker, world Comm) error { return checkSuite(k, world, "world") }},
 		{"split", checkSplit},
+		{"node", checkNode},
 		{"nonblocking", checkNonblocking},
 		{"counters", checkCounters},
 	}

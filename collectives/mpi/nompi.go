@@ -79,3 +79,15 @@ func (w world) Split(color, key int) (collectives.Comm, error) {
 	}
 	return world{c}, nil
 }
+
+var _ collectives.NodeSplitter = world{}
+
+// SplitNode implements collectives.NodeSplitter: the one rank is alone on
+// its node.
+func (w world) SplitNode() (collectives.Comm, error) {
+	c, err := w.Comm.(collectives.NodeSplitter).SplitNode()
+	if err != nil {
+		return nil, err
+	}
+	return world{c}, nil
+}

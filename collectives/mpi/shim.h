@@ -58,6 +58,8 @@ static inline int sg_bf16_sum_op(MPI_Op *op) { return MPI_Op_create(sg_bf16_sum_
 
 static inline int sg_success(void) { return MPI_SUCCESS; }
 static inline int sg_undefined(void) { return MPI_UNDEFINED; }
+static inline int sg_comm_type_shared(void) { return MPI_COMM_TYPE_SHARED; }
+static inline MPI_Info sg_info_null(void) { return MPI_INFO_NULL; }
 static inline int sg_thread_serialized(void) { return MPI_THREAD_SERIALIZED; }
 static inline int sg_thread_multiple(void) { return MPI_THREAD_MULTIPLE; }
 static inline int sg_max_error_string(void) { return MPI_MAX_ERROR_STRING; }

@@ -48,7 +48,9 @@
 // (12 with weights) plus the features. The dataset is written into a hidden
 // sibling directory (.NAME.partial-*) and renamed into place when complete;
 // an existing directory is never replaced unless Options.Force is set and
-// it is itself a prepared dataset.
+// it is itself a prepared dataset. A partial directory names its owner
+// process, so the next Prepare of the same output removes those of
+// prepares that were killed (partial.go).
 //
 // # Loading
 //

@@ -64,7 +64,15 @@ func Prepare(in Input, out string, opt Options) (*Meta, error) {
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
-	tmp, err := os.MkdirTemp(filepath.Dir(out), "."+filepath.Base(out)+".partial-")
+	removed, err := removeStalePartials(out, opt.Force)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	prog := newProgress(opt.Progress)
+	for _, p := range removed {
+		prog.printf("removed %s, left by a prepare that was stopped", p)
+	}
+	tmp, err := makePartial(out)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
@@ -74,7 +82,7 @@ func Prepare(in Input, out string, opt Options) (*Meta, error) {
 			os.RemoveAll(tmp)
 		}
 	}()
-	w := &writer{opt: opt, hdr: hdr, tmp: tmp, work: filepath.Join(tmp, ".work"), prog: newProgress(opt.Progress)}
+	w := &writer{opt: opt, hdr: hdr, tmp: tmp, work: filepath.Join(tmp, ".work"), prog: prog}
 	if err := os.Mkdir(w.work, 0o755); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
@@ -82,6 +90,9 @@ func Prepare(in Input, out string, opt Options) (*Meta, error) {
 		return nil, err
 	}
 	if err := os.RemoveAll(w.work); err != nil {
+		return nil, fmt.Errorf("prepare: %w", err)
+	}
+	if err := os.Remove(filepath.Join(tmp, ownerFile)); err != nil {
 		return nil, fmt.Errorf("prepare: %w", err)
 	}
 	data, err := w.meta.encode()

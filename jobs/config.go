@@ -160,6 +160,13 @@ type TrainConfig struct {
 	EvalEvery int `toml:"eval_every"`
 	// Seed seeds parameter initialisation and dropout.
 	Seed int64 `toml:"seed"`
+	// TargetAcc stops training at the first evaluation whose validation
+	// accuracy reaches it (summary.json records the time to it); 0: no
+	// target.
+	TargetAcc float64 `toml:"target_acc"`
+	// Patience stops training after that many evaluations without a
+	// higher validation accuracy; 0: never.
+	Patience int `toml:"patience"`
 }
 
 // GridConfig is the process grid: D data-parallel replicas of an X×Y×Z grid.
@@ -210,6 +217,10 @@ type OutputConfig struct {
 	Dir string `toml:"dir"`
 	// Metrics is the metrics file name, relative to Dir.
 	Metrics string `toml:"metrics"`
+	// Overwrite lets a run replace the run already in Dir (its
+	// config.toml, summary.json and metrics file); without it such a
+	// directory is refused.
+	Overwrite bool `toml:"overwrite"`
 }
 
 // RuntimeConfig tunes the local kernels.
@@ -394,6 +405,10 @@ func (c *Config) Validate() error {
 		ck.Number("train.batch_ratio", t.BatchRatio, "(]", 0, 1)
 	}
 	ck.AtLeast("train.steps_per_epoch", t.StepsPerEpoch, 0)
+	if t.TargetAcc != 0 {
+		ck.Number("train.target_acc", t.TargetAcc, "(]", 0, 1)
+	}
+	ck.AtLeast("train.patience", t.Patience, 0)
 
 	g := c.Grid
 	ck.AtLeast("grid.x", g.X, 1)

@@ -141,13 +141,14 @@ type MetricsWriter struct {
 	f    *os.File
 }
 
-// CreateMetrics creates (or truncates) the metrics file at path, creating
-// its directory if missing.
+// CreateMetrics creates the metrics file at path, creating its directory if
+// missing. It never truncates: an existing file is an error (a run that
+// overwrites another removes its files first, see output.overwrite).
 func CreateMetrics(path string) (*MetricsWriter, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return nil, fmt.Errorf("creating metrics directory: %w", err)
 	}
-	f, err := os.Create(path)
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("creating metrics file: %w", err)
 	}

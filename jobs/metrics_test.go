@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"bytes"
+	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
@@ -151,20 +152,20 @@ func TestReadMetricsTolerance(t *testing.T) {
 }
 
 func TestNewLogger(t *testing.T) {
-	if l := NewLogger(3, false); l.Core().Enabled(zapcore.ErrorLevel) {
+	if l := NewLogger(3, false, false); l.Core().Enabled(zapcore.ErrorLevel) {
 		t.Error("rank 3 logs without verbose")
 	}
-	if l := NewLogger(0, false); !l.Core().Enabled(zapcore.InfoLevel) || l.Core().Enabled(zapcore.DebugLevel) {
+	if l := NewLogger(0, false, false); !l.Core().Enabled(zapcore.InfoLevel) || l.Core().Enabled(zapcore.DebugLevel) {
 		t.Error("rank 0 should log at info level")
 	}
 
 	var buf bytes.Buffer
-	l := newLogger(zapcore.AddSync(&buf), 0, false)
+	l := newLogger(zapcore.AddSync(&buf), 0, false, false)
 	m := sampleMetrics()[0]
 	l.Info("epoch", EpochFields(m)...)
 	l.Error("boom", zap.String("why", "test"))
 	out := buf.String()
-	for _, w := range []string{"INFO\tepoch", `"epoch": 1`, `"loss": 1.94`, `"val_acc": 0.25`, `"time": "12ms"`, "ERROR\tboom"} {
+	for _, w := range []string{"INFO  epoch", `"epoch": 1`, `"loss": 1.94`, `"val_acc": 0.25`, `"time": "12ms"`, "ERROR  boom"} {
 		if !strings.Contains(out, w) {
 			t.Errorf("log lacks %q:\n%s", w, out)
 		}
@@ -174,9 +175,20 @@ func TestNewLogger(t *testing.T) {
 	}
 
 	buf.Reset()
-	newLogger(zapcore.AddSync(&buf), 5, true).Debug("hello")
+	newLogger(zapcore.AddSync(&buf), 5, true, false).Debug("hello")
 	if !strings.Contains(buf.String(), `"rank": 5`) {
 		t.Errorf("verbose log lacks the rank: %s", buf.String())
+	}
+
+	// -log json: one JSON object per line, the fields at the top level.
+	buf.Reset()
+	newLogger(zapcore.AddSync(&buf), 0, false, true).Info("epoch", EpochFields(m)...)
+	var line map[string]any
+	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
+		t.Fatalf("JSON log line does not parse: %v: %s", err, buf.String())
+	}
+	if line["msg"] != "epoch" || line["level"] != "info" || line["epoch"] != 1.0 || line["val_acc"] != 0.25 {
+		t.Errorf("JSON log line: %s", buf.String())
 	}
 }
 

@@ -2,8 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,9 +26,12 @@ type Job struct {
 	// the steps per epoch (1 in full-graph training).
 	batches *gcn.BatchBuilder
 	steps   int
+
+	run *runState // the run OpenOutput started, for Train
 }
 
-// Setup loads the data, builds this rank's shards and the model. It does
+// Setup loads the data, builds this rank's shards and the model; it writes
+// nothing (OpenOutput does, once every rank has set up). It does
 // not communicate after the grid's communicators are split, so a failure on
 // one rank can be agreed on by the caller before training starts.
 //
@@ -43,11 +44,6 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 	g, err := grid.New(world, shape)
 	if err != nil {
 		return nil, err
-	}
-	if world.Rank() == 0 {
-		if err := writeEffectiveConfig(cfg); err != nil {
-			return nil, err
-		}
 	}
 	t0 := time.Now()
 	var src gcn.Source
@@ -114,24 +110,6 @@ func RunOptions(cfg *Config, threads int) gcn.Options {
 	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap, Threads: threads}
 }
 
-// writeEffectiveConfig creates the output directory and stores the job as
-// it ran (defaults filled in) as config.toml beside the metrics.
-func writeEffectiveConfig(cfg *Config) error {
-	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
-		return fmt.Errorf("output.dir: %w", err)
-	}
-	path := filepath.Join(cfg.Output.Dir, "config.toml")
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("output.dir: %w", err)
-	}
-	if err := cfg.WriteTOML(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
-}
-
 // ModelConfigFor maps the job file onto the model for a graph of the given
 // sizes.
 func ModelConfigFor(cfg *Config, s gcn.Sizes) gcn.Config {
@@ -161,22 +139,4 @@ func logBalance(log *zap.Logger, adj *spmm.CSR, perms *permute.Perms, s grid.Sha
 			zap.String("permutation", perms.Scheme.String()), zap.Float64("max_over_mean", st.Imbalance),
 			zap.Int64("max_nnz", st.Max), zap.Float64("mean_nnz", st.Mean))
 	}
-}
-
-// Result summarises a finished run; rank 0 writes it as summary.json.
-type Result struct {
-	Epochs      int          `json:"epochs"`
-	FinalLoss   float64      `json:"final_loss"`
-	Final       gcn.Accuracy `json:"final_accuracy"`
-	BestValAcc  float64      `json:"best_val_acc"`
-	TestAtBest  float64      `json:"test_acc_at_best_val"`
-	BestEpoch   int          `json:"best_epoch"`
-	TrainSec    float64      `json:"train_s"`
-	MeanEpochS  float64      `json:"mean_epoch_s"`
-	Grid        string       `json:"grid"`
-	Ranks       int          `json:"ranks"`
-	Permutation string       `json:"permutation"`
-	Mode        string       `json:"mode"`
-	// StepsPerEpoch is 1 in full-graph training.
-	StepsPerEpoch int `json:"steps_per_epoch"`
 }

@@ -1,10 +1,7 @@
 package jobs
 
 import (
-	"encoding/json"
 	"fmt"
-	"os"
-	"path/filepath"
 	"time"
 
 	"go.uber.org/zap"
@@ -51,24 +48,19 @@ type stepTimes struct {
 // mini-batch steps — evaluation (full graph, no dropout) every eval_every
 // epochs and at the end, timings reduced over all ranks, and on rank 0 the
 // log lines, the metrics file and summary.json.
-func (j *Job) Train() (*Result, error) {
-	cfg, m, rank0 := j.Cfg, j.Model, j.world.Rank() == 0
-	var mw *MetricsWriter
-	if rank0 {
-		var err error
-		if mw, err = CreateMetrics(cfg.MetricsPath()); err != nil {
-			return nil, err
-		}
-		defer mw.Close()
+func (j *Job) Train() (_ *Result, err error) {
+	cfg, m := j.Cfg, j.Model
+	run, err := j.beginRun()
+	if err != nil {
+		return nil, err
 	}
+	defer func() { err = run.end(err) }() // summary.json: completed, diverged or failed
 	var batches *sampler.Prefetcher[*gcn.Shards]
 	if j.batches != nil {
 		batches = sampler.NewPrefetcher(j.batches.NewBatch, j.batches.BuildInto, 0, cfg.Train.Prefetch)
 		defer batches.Close()
 	}
-	res := &Result{Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(), Permutation: cfg.Permute.Scheme.String(),
-		BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps}
-	start := time.Now()
+	res := run.res
 	step := 0
 	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
 		m.Times, m.PMMBytes = gcn.Times{}, 0
@@ -91,6 +83,9 @@ func (j *Job) Train() (*Result, error) {
 			loss, err := m.TrainStep(step)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
+			}
+			if err := run.checkLoss(epoch, step, loss); err != nil {
+				return nil, err
 			}
 			if batch != nil {
 				// The step has read its batch: the prefetcher may build
@@ -124,24 +119,12 @@ func (j *Job) Train() (*Result, error) {
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, pmm, bytes); err != nil {
 			return nil, err
 		}
-		res.FinalLoss = em.Loss
-		if rank0 {
-			j.log.Info("epoch", EpochFields(em)...)
-			if err := mw.Write(em); err != nil {
+		if stop, err := run.epochDone(em); err != nil || stop { // log, metrics, train.target_acc and patience
+			if err != nil {
 				return nil, err
 			}
+			break
 		}
-	}
-	res.TrainSec = time.Since(start).Seconds()
-	res.MeanEpochS = res.TrainSec / float64(cfg.Train.Epochs)
-	if rank0 {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		if err := os.WriteFile(filepath.Join(cfg.Output.Dir, "summary.json"), append(b, '\n'), 0o644); err != nil {
-			return nil, fmt.Errorf("writing summary: %w", err)
-		}
-		j.log.Info("done", zap.Float64("test_acc", res.Final.Test), zap.Float64("val_acc", res.Final.Val),
-			zap.Float64("train_acc", res.Final.Train), zap.Float64("mean_epoch_s", res.MeanEpochS),
-			zap.String("metrics", mw.Path()))
 	}
 	return res, nil
 }

@@ -1,0 +1,175 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+)
+
+// runState is a training run's bookkeeping beside the model: its Result so
+// far, the early-stop rule, the progress line's pace, and on rank 0 the
+// metrics file and summary.json. Job.OpenOutput makes one; Train takes it
+// (beginRun), reports every step's loss (checkLoss) and every epoch
+// (epochDone) to it, and ends the run with end.
+type runState struct {
+	j       *Job
+	opts    OutputOptions
+	res     *Result
+	stop    stopRule
+	start   time.Time
+	metrics *MetricsWriter // rank 0 only: rank 0 writes the run's files
+
+	// The epochs and their summed time since the last progress line.
+	paceEpochs int
+	paceSec    float64
+}
+
+// OpenOutput starts the run's output: on rank 0 it creates output.dir,
+// config.toml, an empty metrics file and summary.json with status
+// "running" (refusing a directory that holds another run, see
+// CheckOutputDir). Call it once setup has succeeded on every rank, and have
+// the ranks agree on its error: nothing is written before. Train calls it
+// with the default options when it was not called.
+func (j *Job) OpenOutput(opts OutputOptions) error {
+	cfg := j.Cfg
+	r := &runState{j: j, opts: opts, stop: stopRule{target: cfg.Train.TargetAcc, patience: cfg.Train.Patience},
+		res: &Result{Status: StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
+			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps}}
+	if j.world.Rank() == 0 {
+		mw, err := createOutput(cfg, opts)
+		if err != nil {
+			return err
+		}
+		if err := WriteSummary(cfg.Output.Dir, r.res); err != nil {
+			mw.Close()
+			return err
+		}
+		r.metrics = mw
+	}
+	j.run = r
+	return nil
+}
+
+// beginRun returns the run OpenOutput started (opening it now if it was
+// not) and starts its clock; the next Train opens a new run.
+func (j *Job) beginRun() (*runState, error) {
+	if j.run == nil {
+		if err := j.OpenOutput(OutputOptions{}); err != nil {
+			return nil, err
+		}
+	}
+	r := j.run
+	j.run = nil
+	r.start = time.Now()
+	return r, nil
+}
+
+// epochDone records a finished epoch: the stop rule and time to target on
+// evaluated epochs, and on rank 0 the log line and the metrics line. It
+// returns whether training stops early after this epoch.
+func (r *runState) epochDone(em EpochMetrics) (stop bool, err error) {
+	res := r.res
+	res.EpochsRun, res.FinalLoss = em.Epoch, em.Loss
+	r.paceEpochs++
+	r.paceSec += em.EpochSec
+	if em.ValAcc != nil {
+		if t := r.stop.target; t > 0 && res.TimeToTargetS == nil && *em.ValAcc >= t {
+			s := time.Since(r.start).Seconds()
+			res.TimeToTargetS, res.TargetEpoch = &s, em.Epoch
+		}
+		res.StopReason = r.stop.observe(*em.ValAcc)
+	}
+	stop = res.StopReason != ""
+	if r.metrics == nil {
+		return stop, nil
+	}
+	r.logEpoch(em)
+	return stop, r.metrics.Write(em)
+}
+
+// logEpoch logs an epoch on rank 0: with JSON logs, every epoch as fields;
+// on the console, the progress line on evaluated epochs (the time split
+// follows it with -v).
+func (r *runState) logEpoch(em EpochMetrics) {
+	log := r.j.log
+	if r.opts.JSON {
+		log.Info("epoch", EpochFields(em)...)
+		return
+	}
+	if em.ValAcc != nil {
+		log.Info(ProgressLine(em, r.res.Epochs, r.paceSec/float64(r.paceEpochs)))
+		r.paceEpochs, r.paceSec = 0, 0
+	}
+	if r.opts.Verbose {
+		log.Info("time split", EpochFields(em)...)
+	}
+}
+
+// end finishes the run with Train's error: the result's times and status
+// (completed, diverged, or failed with the message), and on rank 0 the
+// metrics file closed, summary.json rewritten and the final line logged.
+// It returns err, or the error of writing the files when there was none.
+func (r *runState) end(err error) error {
+	res := r.res
+	res.TrainSec = time.Since(r.start).Seconds()
+	if res.EpochsRun > 0 {
+		res.MeanEpochS = res.TrainSec / float64(res.EpochsRun)
+	}
+	var diverged *DivergedError
+	switch {
+	case err == nil:
+		res.Status = StatusCompleted
+	case errors.As(err, &diverged):
+		res.Status, res.Message, res.FinalLoss = StatusDiverged, err.Error(), diverged.Loss
+	default:
+		res.Status, res.Message = StatusFailed, err.Error()
+	}
+	if r.metrics == nil {
+		return err
+	}
+	werr := errors.Join(r.metrics.Close(), WriteSummary(r.j.Cfg.Output.Dir, res))
+	if err != nil {
+		return err
+	}
+	if werr == nil {
+		r.logDone()
+	}
+	return werr
+}
+
+// logDone logs the final line of a completed run.
+func (r *runState) logDone() {
+	res, log := r.res, r.j.log
+	fields := []zap.Field{zap.Float64("test_acc", res.Final.Test), zap.Float64("val_acc", res.Final.Val),
+		zap.Float64("train_acc", res.Final.Train), zap.Float64("mean_epoch_s", res.MeanEpochS),
+		zap.String("metrics", r.metrics.Path())}
+	if res.StopReason != "" {
+		fields = append(fields, zap.String("stop_reason", res.StopReason))
+	}
+	if res.TimeToTargetS != nil {
+		fields = append(fields, zap.Float64("time_to_target_s", *res.TimeToTargetS))
+	}
+	if r.opts.JSON {
+		log.Info("done", append(fields, zap.Int("epochs_run", res.EpochsRun))...)
+		return
+	}
+	log.Info(DoneLine(res, r.j.Cfg.Output.Dir))
+}
+
+// DoneLine is a completed run's last line on the console: epochs, time,
+// final accuracies, the best validation epoch, why it stopped early and
+// where its files are.
+func DoneLine(res *Result, dir string) string {
+	s := fmt.Sprintf("done  %d epochs in %s  acc train %.3f val %.3f test %.3f  best val %.3f at epoch %d (test %.3f)",
+		res.EpochsRun, roundDuration(res.TrainSec), res.Final.Train, res.Final.Val, res.Final.Test,
+		res.BestValAcc, res.BestEpoch, res.TestAtBest)
+	switch res.StopReason {
+	case StopTargetAcc:
+		s += fmt.Sprintf("  target reached at epoch %d after %s", res.TargetEpoch, roundDuration(*res.TimeToTargetS))
+	case StopPatience:
+		s += "  stopped: no validation improvement (train.patience)"
+	}
+	return s + "  -> " + dir
+}

@@ -1,0 +1,80 @@
+package jobs
+
+import (
+	"fmt"
+	"math"
+
+	"scalegnn/collectives"
+)
+
+// DivergedError ends a run whose training loss stopped being finite. Every
+// rank returns it at the same step (checkLoss), so the job can end cleanly
+// everywhere with one message.
+type DivergedError struct {
+	Epoch, Step int     // 1-based epoch, 0-based optimizer step since the start
+	Loss        float64 // the loss seen (NaN or ±Inf), or NaN when another replica's was
+	LR          float64 // optimizer.lr, for the hint
+}
+
+func (e *DivergedError) Error() string {
+	return fmt.Sprintf("training diverged at epoch %d, step %d: the loss is %v; lower optimizer.lr (now %g) and run again",
+		e.Epoch, e.Step, e.Loss, e.LR)
+}
+
+// checkLoss stops the run at the first step whose loss is NaN or ±Inf.
+//
+// The loss is all-reduced inside a replica, so the ranks of a replica see
+// the same value and decide alike. Replicas (grid.d > 1) train on different
+// batches, so their ranks agree on a flag over the world, one 8-byte
+// all-reduce per step. Gradients are not scanned: a non-finite gradient
+// makes the update non-finite (Adam's m/√v is NaN, SGD's p − lr·g ±Inf),
+// and the data-parallel all-reduce carries it into every replica, so the
+// next step's loss is non-finite and stops the run there, one step later,
+// at no cost to the steps that stay finite.
+func (r *runState) checkLoss(epoch, step int, loss float64) error {
+	bad := math.IsNaN(loss) || math.IsInf(loss, 0)
+	if r.j.Grid.Shape.D > 1 {
+		flag := []float64{0}
+		if bad {
+			flag[0] = 1
+		}
+		if err := r.j.world.AllReduceF64(flag, collectives.Max); err != nil {
+			return err
+		}
+		if flag[0] != 0 && !bad {
+			bad, loss = true, math.NaN()
+		}
+	}
+	if !bad {
+		return nil
+	}
+	return &DivergedError{Epoch: epoch, Step: step, Loss: loss, LR: r.j.Cfg.Optimizer.LR}
+}
+
+// stopRule is train.target_acc and train.patience: whether an evaluation's
+// validation accuracy ends training early. Every rank evaluates the same
+// accuracy, so every rank stops at the same epoch.
+type stopRule struct {
+	target   float64 // 0: no target
+	patience int     // 0: no patience limit
+	best     float64
+	seen     bool
+	stale    int // evaluations since the best
+}
+
+// observe takes an evaluation's validation accuracy and returns why
+// training stops now: StopTargetAcc, StopPatience, or "" to go on.
+func (s *stopRule) observe(val float64) string {
+	if !s.seen || val > s.best {
+		s.best, s.seen, s.stale = val, true, 0
+	} else {
+		s.stale++
+	}
+	switch {
+	case s.target > 0 && val >= s.target:
+		return StopTargetAcc
+	case s.patience > 0 && s.stale >= s.patience:
+		return StopPatience
+	}
+	return ""
+}

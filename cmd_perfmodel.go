@@ -6,12 +6,12 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"text/tabwriter"
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/internal/node"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
 	"scalegnn/spmm/cpu"
@@ -339,10 +339,11 @@ func runCalibrate(args []string, stderr io.Writer) int {
 		*name = strings.TrimSuffix(filepath.Base(*out), ".toml")
 	}
 	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
-		th := *threads
-		if th == 0 {
-			th = max(1, runtime.NumCPU()/localRanks(world.Size()))
+		info, err := node.Detect(world)
+		if err := agree(err); err != nil {
+			return err
 		}
+		th := rankThreads(*threads, info)
 		logw := io.Discard
 		if world.Rank() == 0 && *verbose {
 			logw = stderr

@@ -30,6 +30,8 @@ const usage = `usage:
                                             check that two runs (e.g. 1 and 8 ranks) trained the same
   scalegnn selftest                         check the MPI collectives and the model against the serial
                                             reference on every grid of the world size (launch with mpirun)
+  scalegnn threads                          every rank's ranks per node, cores, ranks sharing them and threads
+                                            (launch with mpirun/srun as the job will be, to check the binding)
   scalegnn perfmodel predict -config job.toml -ranks G [-ranks-per-node K] [-mem-per-rank 40GiB]
                    [-machine machine.toml] [-top 10] [-json] [-plot out.png]
                                             predicted epoch time and memory of every grid of G ranks, best first
@@ -63,6 +65,8 @@ func dispatch(args []string, stderr io.Writer) int {
 			return runDataset(args[1:], os.Stdout, stderr)
 		case "selftest":
 			return runSelftest(os.Stderr)
+		case "threads":
+			return runThreads(os.Stdout, stderr)
 		case "perfmodel":
 			return runPerfmodel(args[1:], os.Stdout, stderr)
 		case "help":

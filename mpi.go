@@ -105,14 +105,3 @@ func launcherRank() int {
 	}
 	return 0
 }
-
-// localRanks guesses how many ranks share this node from the launchers'
-// environment, to split the cores between them.
-func localRanks(world int) int {
-	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS", "SLURM_NTASKS_PER_NODE"} {
-		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
-			return n
-		}
-	}
-	return 1
-}

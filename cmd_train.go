@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"runtime/pprof"
 	"strings"
 
@@ -14,6 +13,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/internal/node"
 	"scalegnn/jobs"
 	"scalegnn/spmm/cpu"
 )
@@ -77,6 +77,8 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, opts.Verbose, opts.JSON)
 		defer log.Sync()
+		// Collective on every rank, before anything can fail on one.
+		info, nerr := node.Detect(world)
 
 		cfg, err := jobs.LoadConfig(path)
 		if err == nil && override != nil {
@@ -90,8 +92,11 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 		if err == nil {
 			err = cfg.CheckWorld(world.Size())
 		}
+		if err == nil {
+			err = nerr
+		}
 		if err == nil && cfg.Grid.Auto {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), localRanks(world.Size()), log)
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, log)
 		}
 		if err == nil && rank == 0 {
 			// Refuse a used output.dir before loading any data.
@@ -100,14 +105,11 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 		if err := agree(err); err != nil {
 			return err
 		}
-		threads := cfg.Runtime.Threads
-		if threads <= 0 {
-			threads = max(1, runtime.NumCPU()/localRanks(world.Size()))
-		}
+		threads := rankThreads(cfg.Runtime.Threads, info)
 		be := cpu.New(threads)
 		if rank == 0 {
-			log.Info("starting", zap.Int("ranks", world.Size()), zap.String("config", path),
-				zap.Int("threads_per_rank", threads), zap.String("blas", cpu.BLASConfig()))
+			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path)},
+				nodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
 		}
 		job, err := jobs.Setup(cfg, world, be, threads, log)

@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -80,16 +81,14 @@ func createOutput(cfg *Config, opts OutputOptions) (*MetricsWriter, error) {
 }
 
 // writeEffectiveConfig stores the job as it ran (defaults filled in) as
-// config.toml in output.dir.
+// config.toml in output.dir, atomically: a full disk leaves no truncated
+// config.toml, and the error names the file.
 func writeEffectiveConfig(cfg *Config) error {
-	path := filepath.Join(cfg.Output.Dir, "config.toml")
-	f, err := os.Create(path)
-	if err != nil {
-		return fmt.Errorf("output.dir: %w", err)
-	}
-	if err := cfg.WriteTOML(f); err != nil {
-		f.Close()
-		return fmt.Errorf("writing %s: %w", path, err)
-	}
-	return f.Close()
+	return writeConfigWith(cfg, cfg.WriteTOML)
+}
+
+// writeConfigWith is writeEffectiveConfig with the encoder given, so that
+// a test can fail the write half-way as a full disk does.
+func writeConfigWith(cfg *Config, write func(io.Writer) error) error {
+	return writeAtomic(filepath.Join(cfg.Output.Dir, "config.toml"), write)
 }

@@ -40,7 +40,7 @@ check missing_file.toml "missing_file/edges.txt: file does not exist" -grid $gri
 check bad_line.toml 'bad_line/labels.txt:3: expected' -grid $grid
 check corrupt_prepared.toml 'corrupt_prepared/adj0/r1c1.data.npy: SHA-256 mismatch' -grid $grid
 check truncated.toml 'truncated/edges.txt:3: expected' -grid $grid
-check ok_tiny.toml '-grid "0x1x1": expected XxYxZ' -grid 0x1x1
+check ok_tiny.toml '-grid: grid "0x1x1": expected XxYxZ' -grid 0x1x1
 check batch_zero.toml 'train.mode = "minibatch" needs a batch size of at least 1 vertex'
 check batch_too_big.toml 'train.batch_size: batch size 5 is outside [1, 4], the number of vertices' -grid $grid
 check dp_not_dividing.toml "grid.d = 3 data-parallel replicas do not divide the $np ranks"

@@ -5,9 +5,9 @@ import (
 	"io"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
-	"scalegnn/spmm/cpu"
 )
 
 // runSelftest checks the installation end to end over MPI_COMM_WORLD: the
@@ -24,7 +24,7 @@ func runSelftest(stderr io.Writer) int {
 		if world.Rank() == 0 {
 			fmt.Fprintf(stderr, "collectives conformance: ok on %d ranks\n", world.Size())
 		}
-		if err := agree(firstOf(gcn.Conformance(world, cpu.New(1), gcn.DefaultConformance()))); err != nil {
+		if err := agree(firstOf(gcn.Conformance(world, device.Host(1), gcn.DefaultConformance()))); err != nil {
 			return err
 		}
 		if world.Rank() == 0 {

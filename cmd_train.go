@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
@@ -77,9 +78,9 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, opts.Verbose, opts.JSON)
 		defer log.Sync()
+
 		// Collective on every rank, before anything can fail on one.
 		info, nerr := node.Detect(world)
-
 		cfg, err := jobs.LoadConfig(path)
 		if err == nil && override != nil {
 			cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
@@ -106,13 +107,13 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 			return err
 		}
 		threads := rankThreads(cfg.Runtime.Threads, info)
-		be := cpu.New(threads)
+		dev := device.Host(threads)
 		if rank == 0 {
-			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path)},
-				nodeFields(info, threads, cpu.BLASConfig())...)...)
+			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path),
+				zap.String("device", dev.Describe())}, nodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
 		}
-		job, err := jobs.Setup(cfg, world, be, threads, log)
+		job, err := jobs.Setup(cfg, world, dev, log)
 		if err := agree(err); err != nil {
 			return err
 		}

@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
@@ -8,14 +9,12 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/permute"
-	"scalegnn/spmm"
-	"scalegnn/spmm/cpu"
 )
 
 // benchEpoch times full-graph training steps on a 50k-vertex SBM graph
 // (800k edges, 64 features, hidden 64, 8 classes, 2 layers) on the given
 // in-process grid; setup is not timed.
-func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) {
+func benchEpoch(b *testing.B, newDevice func() device.Device, shape grid.Shape) {
 	src, err := dataset.SBM(dataset.SBMConfig{N: 50000, Classes: 8, AvgDegree: 16, Homophily: 0.8,
 		Features: 64, NoiseStd: 1, TrainFrac: 0.1, ValFrac: 0.2, TestFrac: 0.3, Seed: 1})
 	if err != nil {
@@ -33,7 +32,7 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 		if err != nil {
 			return err
 		}
-		m, err := gcn.Build(g, newBackend(), cfg, gcn.DefaultOptimizer(), gr, orders, gcn.Options{})
+		m, err := gcn.Build(g, newDevice(), cfg, gcn.DefaultOptimizer(), gr, orders, gcn.Options{})
 		if err != nil {
 			return err
 		}
@@ -58,11 +57,11 @@ func benchEpoch(b *testing.B, newBackend func() spmm.Backend, shape grid.Shape) 
 }
 
 func BenchmarkEpochNative1(b *testing.B) {
-	benchEpoch(b, func() spmm.Backend { return spmm.NewNative(0) }, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
+	benchEpoch(b, func() device.Device { return device.NewNative(0) }, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
 }
 func BenchmarkEpochCPU1(b *testing.B) {
-	benchEpoch(b, func() spmm.Backend { return cpu.New(0) }, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
+	benchEpoch(b, func() device.Device { return device.NewCPU(0) }, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
 }
 func BenchmarkEpochCPU2x2x2(b *testing.B) {
-	benchEpoch(b, func() spmm.Backend { return cpu.New(1) }, grid.Shape{D: 1, X: 2, Y: 2, Z: 2})
+	benchEpoch(b, func() device.Device { return device.NewCPU(1) }, grid.Shape{D: 1, X: 2, Y: 2, Z: 2})
 }

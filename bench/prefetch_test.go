@@ -3,13 +3,13 @@ package bench
 import (
 	"fmt"
 	"path/filepath"
+	"scalegnn/device"
 	"testing"
 
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
 	"scalegnn/jobs"
-	"scalegnn/spmm/cpu"
 )
 
 // prefetchJob is a 2^20-vertex R-MAT graph (8.4M generated edges) trained
@@ -49,7 +49,7 @@ func BenchmarkMiniBatchPrefetch(b *testing.B) {
 			}
 			cfg.Output.Dir = b.TempDir()
 			world := collectives.NewLocalWorld(1)[0]
-			job, err := jobs.Setup(cfg, world, cpu.New(2), 2, zap.NewNop())
+			job, err := jobs.Setup(cfg, world, device.NewCPU(2), zap.NewNop())
 			if err != nil {
 				b.Fatal(err)
 			}

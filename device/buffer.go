@@ -109,6 +109,17 @@ func (m Mat) check(op, role string) {
 	}
 }
 
+// Flat returns the elements of a contiguous view (stride == cols, or one
+// row) as a buffer sharing its memory, for collectives and
+// redistributions, which move buffers; a strided view panics.
+func (m Mat) Flat() Buffer[float32] {
+	m.check("Flat", "")
+	if !m.contiguous() {
+		shapePanic("Flat of the strided view %v", m)
+	}
+	return m.buf.Slice(m.off, m.off+m.rows*m.cols)
+}
+
 // data returns the host elements of the view, from its first element to
 // its last (nil when empty).
 func (m Mat) data() []float32 {

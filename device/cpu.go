@@ -60,6 +60,15 @@ func (d *CPU) UploadCSR(a *spmm.CSR) *CSR {
 	return c
 }
 
+// UploadCSRInto makes dst hold a, sharing a's arrays (host memory), and
+// re-cuts its chunks into dst's storage: no allocation once dst has held
+// a CSR before.
+func (d *CPU) UploadCSRInto(dst *CSR, a *spmm.CSR) {
+	validateCSR(a)
+	dst.a = a
+	dst.bounds = spmm.PartitionRowsInto(dst.bounds, a, chunksPerThread*d.pool.threads())
+}
+
 // SpMM computes dst = a·b with the C kernel of ckern, width-specialised
 // and prefetching; the sums are spmm.Native's bit for bit.
 func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {

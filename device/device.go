@@ -27,6 +27,12 @@ type Device interface {
 
 	// UploadCSR copies a host CSR matrix to the device.
 	UploadCSR(a *spmm.CSR) *CSR
+	// UploadCSRInto makes dst (a zero CSR or one this device filled
+	// before) hold a, reusing dst's storage: a mini-batch's adjacency is
+	// refilled every step without allocating. Host devices share a's
+	// arrays instead of copying them (no second copy of the adjacency), so
+	// a must stay unchanged while dst is in use.
+	UploadCSRInto(dst *CSR, a *spmm.CSR)
 	// SpMM computes dst = a·b, overwriting dst; dst must not overlap b.
 	// For a transposed product, upload the transposed CSR (spmm.Transpose).
 	SpMM(dst Mat, a *CSR, b Mat)

@@ -48,10 +48,27 @@ func (d *Native) hostMemory() {}
 // UploadCSR copies a into device memory.
 func (d *Native) UploadCSR(a *spmm.CSR) *CSR { return uploadCSR(a) }
 
-// uploadCSR validates a and copies it: a device's kernels index the CSR
-// without checks, so a malformed one (row pointers not non-decreasing
-// from 0, a column out of range) panics here, once, with a ShapeError.
+// UploadCSRInto makes dst hold a, sharing a's arrays (host memory).
+func (d *Native) UploadCSRInto(dst *CSR, a *spmm.CSR) {
+	validateCSR(a)
+	dst.a, dst.bounds = a, dst.bounds[:0]
+}
+
+// uploadCSR validates a and copies it.
 func uploadCSR(a *spmm.CSR) *CSR {
+	nnz := validateCSR(a)
+	c := &spmm.CSR{Rows: a.Rows, Cols: a.Cols,
+		RowPtr: append([]int64(nil), a.RowPtr...),
+		ColIdx: append([]int32(nil), a.ColIdx[:nnz]...),
+		Val:    append([]float32(nil), a.Val[:nnz]...)}
+	return &CSR{a: c}
+}
+
+// validateCSR checks a and returns its nonzeros: a device's kernels index
+// the CSR without checks, so a malformed one (row pointers not
+// non-decreasing from 0, a column out of range) panics here, once per
+// upload, with a ShapeError.
+func validateCSR(a *spmm.CSR) int64 {
 	if a.Rows < 0 || a.Cols < 0 || len(a.RowPtr) != a.Rows+1 {
 		shapePanic("UploadCSR: %d×%d with %d row pointers", a.Rows, a.Cols, len(a.RowPtr))
 	}
@@ -70,11 +87,7 @@ func uploadCSR(a *spmm.CSR) *CSR {
 			shapePanic("UploadCSR: column index %d at %d outside %d columns", c, p, a.Cols)
 		}
 	}
-	c := &spmm.CSR{Rows: a.Rows, Cols: a.Cols,
-		RowPtr: append([]int64(nil), a.RowPtr...),
-		ColIdx: append([]int32(nil), a.ColIdx[:nnz]...),
-		Val:    append([]float32(nil), a.Val[:nnz]...)}
-	return &CSR{a: c}
+	return nnz
 }
 
 // dense is the spmm view of m (its memory is host memory).

@@ -20,3 +20,12 @@ func Open(name string, threads int) (Device, error) {
 
 // newCPU is NewCPU in builds with cgo (cpu_open.go) and nil without.
 var newCPU func(threads int) Device
+
+// Host returns the fastest host device of this build, CPU with cgo and
+// Native without, using up to threads threads (<= 0: GOMAXPROCS).
+func Host(threads int) Device {
+	if newCPU != nil {
+		return newCPU(threads)
+	}
+	return NewNative(threads)
+}

@@ -1,6 +1,8 @@
 package gcn
 
 import (
+	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/spmm"
 )
@@ -8,60 +10,54 @@ import (
 // backward propagates dLogits (the local block of ∂loss/∂logits) through the
 // tape and leaves every parameter's gradient, all-reduced over its replicas,
 // in Param.G.
-func (m *Model) backward(tp *tape, dLogits []float32) error {
-	cfg, g, sh := m.Cfg, m.g, m.sh
+func (m *Model) backward(tp *tape, dLogits device.Mat) error {
+	cfg, g, b := m.Cfg, m.g, m.cur
+	sh, ar := b.sh, b.ar
 	d := dLogits
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
 		pa, _, ra := grid.Rotation(cfg.Layers)
 		r0, r1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), pa)
-		rows, in, out := r1-r0, p.R1-p.R0, p.C1-p.C0
 		// dW = AllReduce_a(Xᵀ·dOut), dX = AllReduce_c(dOut·Wᵀ): orthogonal
 		// groups, so with overlap dX's sum runs while dW is computed.
-		dx := make([]float32, rows*in)
-		m.gemm(spmm.NoTrans, spmm.Trans, dense(d, rows, out), p.dense(), dense(dx, rows, in))
-		waitDX, err := m.startOrNot(g.Comm(ra), dx)
+		dx := ar.mat(r1-r0, p.R1-p.R0)
+		m.gemm(spmm.NoTrans, spmm.Trans, d, p.mat(p.W), dx)
+		reqDX, err := m.startOrNot(g.Comm(ra), dx)
 		if err != nil {
 			return err
 		}
-		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.headIn, rows, in), dense(d, rows, out), dense(p.G, in, out))
+		m.gemm(spmm.Trans, spmm.NoTrans, tp.headIn, d, p.mat(p.G))
 		if err := m.allReduce(g.Comm(pa), p.G); err != nil {
 			return err
 		}
-		if err := waitDX(); err != nil {
+		if err := m.wait(reqDX); err != nil {
 			return err
 		}
-		d = m.applyKeep(dx, tp.headKeep, in)
+		d = m.applyKeep(dx, tp.headKeep)
 	}
 	for l := cfg.Layers - 1; l >= 0; l-- {
-		dm, lt := m.layers[l], tp.layers[l]
-		var dRes []float32
+		dm, lt := &b.layers[l], &tp.layers[l]
+		var dRes device.Mat
+		residual := dm.spec.hidden && dm.spec.residual
 		dz := d
 		if dm.spec.hidden {
-			if dm.spec.residual {
+			da := d // in place, unless the residual still needs d
+			if residual {
 				dRes = d
+				da = ar.mat(d.Rows(), d.Cols())
 			}
-			da := make([]float32, len(d))
-			for k, a := range lt.act {
-				if a > 0 {
-					da[k] = d[k]
-				}
-			}
+			m.dev.ReLUBackward(da, d, lt.act)
 			dz = da
 			if dm.spec.norm {
-				var err error
-				if dz, err = m.rmsNormBackward(lt, da, dm); err != nil {
+				if err := m.rmsNormBackward(lt, da, dm); err != nil {
 					return err
 				}
 			}
 		}
 		w := dm.weight
-		dW := func() {
-			m.gemm(spmm.Trans, spmm.NoTrans, dense(lt.h, dm.nR, dm.dIn), dense(dz, dm.nR, dm.dOut), dense(w.G, dm.dIn, dm.dOut))
-		}
 		if !dm.spec.needInputGrad {
 			// dW = AllReduce_R(Hᵀ·dZ) is all the first layer needs.
-			dW()
+			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
 			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
 				return err
 			}
@@ -71,23 +67,23 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 		// AllReduce_R(Âᵀ·dH). With overlap, dH's sum runs while dW is
 		// computed and dW's while dH's SpMM runs (P and R are orthogonal);
 		// dW is complete before dF̃'s sum, which shares its group.
-		dh := make([]float32, dm.nR*dm.dIn)
-		m.gemm(spmm.NoTrans, spmm.Trans, dense(dz, dm.nR, dm.dOut), w.dense(), dense(dh, dm.nR, dm.dIn))
-		var waitDH, waitDW func() error
-		var err error
+		dh := ar.mat(dm.nR, dm.dIn)
+		m.gemm(spmm.NoTrans, spmm.Trans, dz, w.mat(w.W), dh)
+		var reqDW collectives.Request
 		if m.Options.Overlap {
-			if waitDH, err = m.startAllReduce(g.Comm(dm.p), dh, true); err != nil {
+			reqDH, err := m.startAllReduce(g.Comm(dm.p), dh.Flat(), true)
+			if err != nil {
 				return err
 			}
-			dW()
-			if waitDW, err = m.startAllReduce(g.Comm(dm.r), w.G, false); err != nil {
+			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
+			if reqDW, err = m.startAllReduce(g.Comm(dm.r), w.G, false); err != nil {
 				return err
 			}
-			if err := waitDH(); err != nil {
+			if err := m.wait(reqDH); err != nil {
 				return err
 			}
 		} else {
-			dW()
+			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
 			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
 				return err
 			}
@@ -95,38 +91,33 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 				return err
 			}
 		}
-		df := make([]float32, dm.nP*dm.dIn)
-		m.spmm(dense(df, dm.nP, dm.dIn), dm.shard.at, dense(dh, dm.nR, dm.dIn))
-		if waitDW != nil {
-			if err := waitDW(); err != nil {
-				return err
-			}
+		df := ar.mat(dm.nP, dm.dIn)
+		m.spmm(df, dm.at, dh)
+		if err := m.wait(reqDW); err != nil {
+			return err
 		}
 		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
 		}
-		df = m.applyKeep(df, lt.keep, dm.dIn)
-		if dRes != nil {
+		df = m.applyKeep(df, lt.keep)
+		if residual {
 			// The residual's gradient flows back through the inverse
 			// redistribution: output layout (rows R, cols P) to input
 			// layout (rows P, cols Q), output order to input order.
-			back := make([]float32, len(df))
+			back := ar.mat(dm.nP, dm.dIn)
 			src := sh.layout(grid.OutputOrder(l), dm.r, dm.p, dm.spec.out)
 			dst := sh.layout(grid.InputOrder(l), dm.p, dm.q, dm.spec.in)
-			if err := g.Redistribute(back, dst, dRes, src, m.rowMaps[grid.OutputOrder(l)]); err != nil {
+			if err := device.Redistribute(m.dev, g, back.Flat(), dst, dRes.Flat(), src, b.rowMaps[grid.OutputOrder(l)]); err != nil {
 				return err
 			}
-			for k := range df {
-				df[k] += back[k]
-			}
+			m.dev.Add(df, df, back)
 		}
 		d = df
 	}
 	if cfg.InputProjection {
 		// dW = AllReduce_X(Featuresᵀ·d): rows X, cols Z and Y.
 		p := m.Params[0]
-		r0, r1 := sh.rows(g, 1, grid.X)
-		m.gemm(spmm.Trans, spmm.NoTrans, dense(tp.projIn, r1-r0, p.R1-p.R0), dense(d, r1-r0, p.C1-p.C0), dense(p.G, p.R1-p.R0, p.C1-p.C0))
+		m.gemm(spmm.Trans, spmm.NoTrans, tp.projIn, d, p.mat(p.G))
 		if err := m.allReduce(g.XComm, p.G); err != nil {
 			return err
 		}
@@ -134,34 +125,19 @@ func (m *Model) backward(tp *tape, dLogits []float32) error {
 	return nil
 }
 
-// rmsNormBackward returns ∂loss/∂Z from ∂loss/∂(norm output) and adds the
-// scale's gradient (summed over rows, all-reduced over R) to its G.
-func (m *Model) rmsNormBackward(lt layerTape, da []float32, d layerDims) ([]float32, error) {
+// rmsNormBackward turns da, ∂loss/∂(norm output), into ∂loss/∂Z in place
+// and leaves the scale's gradient (summed over rows, all-reduced over R)
+// in its G.
+func (m *Model) rmsNormBackward(lt *layerTape, da device.Mat, d *layerDims) error {
 	gp := d.norm
-	clear(gp.G)
-	dot := make([]float32, d.nR)
-	for i := 0; i < d.nR; i++ {
-		var s float32
-		for j := 0; j < d.dOut; j++ {
-			k := i*d.dOut + j
-			gp.G[j] += da[k] * lt.u[k]
-			s += da[k] * gp.W[j] * lt.u[k]
-		}
-		dot[i] = s
-	}
+	dot := m.cur.ar.vec(d.nR)
+	m.dev.RMSNormBackwardLocal(gp.G, dot, da, lt.u, gp.W)
 	if err := m.allReduce(m.g.Comm(d.r), gp.G); err != nil {
-		return nil, err
+		return err
 	}
 	if err := m.allReduce(m.g.Comm(d.p), dot); err != nil {
-		return nil, err
+		return err
 	}
-	dz := make([]float32, len(da))
-	inv := 1 / float32(d.spec.out)
-	for i := 0; i < d.nR; i++ {
-		for j := 0; j < d.dOut; j++ {
-			k := i*d.dOut + j
-			dz[k] = (da[k]*gp.W[j] - lt.u[k]*dot[i]*inv) / lt.rms[i]
-		}
-	}
-	return dz, nil
+	m.dev.RMSNormBackwardFinish(da, da, lt.u, gp.W, dot, lt.rms, m.norm(d))
+	return nil
 }

@@ -3,6 +3,7 @@ package gcn
 import (
 	"fmt"
 	"math"
+	"scalegnn/device"
 	"sync"
 	"testing"
 
@@ -20,7 +21,7 @@ func batchModel(w collectives.Comm, shape grid.Shape, cfg Config, opt Optimizer,
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	m, err := Build(g, spmm.NewNative(1), cfg, opt, p.g, orders, Options{})
+	m, err := Build(g, device.NewNative(1), cfg, opt, p.g, orders, Options{})
 	if err != nil {
 		return nil, nil, nil, err
 	}
@@ -181,11 +182,11 @@ func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						full, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
+						full, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 						if err != nil {
 							return err
 						}
-						mb, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
+						mb, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 						if err != nil {
 							return err
 						}
@@ -211,8 +212,9 @@ func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 								return fmt.Errorf("step %d: loss %.17g full graph, %.17g batch", step, lf, lb)
 							}
 							for i, prm := range full.Params {
-								for k := range prm.G {
-									if prm.G[k] != mb.Params[i].G[k] || prm.W[k] != mb.Params[i].W[k] {
+								fg, fw, bg, bw := prm.Grad(), prm.Weights(), mb.Params[i].Grad(), mb.Params[i].Weights()
+								for k := range fg {
+									if fg[k] != bg[k] || fw[k] != bw[k] {
 										return fmt.Errorf("step %d: %s[%d] differs", step, prm.Name, k)
 									}
 								}
@@ -288,7 +290,7 @@ func TestTinyBatches(t *testing.T) {
 								return fmt.Errorf("step %d: loss %v", step, loss)
 							}
 							for _, prm := range m.Params {
-								for _, v := range prm.W {
+								for _, v := range prm.Weights() {
 									if math.IsNaN(float64(v)) || math.IsInf(float64(v), 0) {
 										return fmt.Errorf("step %d: %s is not finite", step, prm.Name)
 									}

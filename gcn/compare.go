@@ -19,8 +19,8 @@ func (m *Model) CompareReference(r *Reference) (weightErr, gradErr float64, err 
 		if rp.Name != p.Name || rp.Rows != p.Rows || rp.Cols != p.Cols {
 			return 0, 0, fmt.Errorf("gcn: parameter %s %dx%d, reference has %s %dx%d", p.Name, p.Rows, p.Cols, rp.Name, rp.Rows, rp.Cols)
 		}
-		weightErr = math.Max(weightErr, blockRelErr(p, p.W, rp.W))
-		gradErr = math.Max(gradErr, blockRelErr(p, p.G, rp.G))
+		weightErr = math.Max(weightErr, blockRelErr(p, p.Weights(), rp.W))
+		gradErr = math.Max(gradErr, blockRelErr(p, p.Grad(), rp.G))
 	}
 	return weightErr, gradErr, nil
 }

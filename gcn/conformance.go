@@ -6,9 +6,9 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/permute"
-	"scalegnn/spmm"
 )
 
 // ConformanceCase is one model that Conformance trains: its configuration,
@@ -128,7 +128,7 @@ const (
 // outcome. An error from the grid, the model or a collective ends that
 // case on this rank; the others may then block until the transport (or
 // RunLocal) releases them.
-func Conformance(world collectives.Comm, be spmm.Backend, s ConformanceSuite) []error {
+func Conformance(world collectives.Comm, dev device.Device, s ConformanceSuite) []error {
 	if s.Graph == nil || len(s.Cases) == 0 {
 		panic("gcn: Conformance needs a graph and at least one case")
 	}
@@ -146,12 +146,12 @@ func Conformance(world collectives.Comm, be spmm.Backend, s ConformanceSuite) []
 	for _, shape := range shapes {
 		for _, c := range s.Cases {
 			if shape.D == 1 {
-				report(shape, c, "full graph", s.fullGraph(world, be, shape, c))
+				report(shape, c, "full graph", s.fullGraph(world, dev, shape, c))
 				continue
 			}
-			report(shape, c, "data-parallel mini-batch", s.miniBatch(world, be, shape, c, false))
+			report(shape, c, "data-parallel mini-batch", s.miniBatch(world, dev, shape, c, false))
 			if s.BF16 && shape.X*shape.Y*shape.Z > 1 {
-				report(shape, c, "data-parallel mini-batch with bf16 sums", s.miniBatch(world, be, shape, c, true))
+				report(shape, c, "data-parallel mini-batch with bf16 sums", s.miniBatch(world, dev, shape, c, true))
 			}
 		}
 	}
@@ -159,14 +159,14 @@ func Conformance(world collectives.Comm, be spmm.Backend, s ConformanceSuite) []
 }
 
 // build makes the grid of shape and this rank's model of case c.
-func (s *ConformanceSuite) build(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase, run Options) (*grid.Grid, *Model, error) {
+func (s *ConformanceSuite) build(world collectives.Comm, dev device.Device, shape grid.Shape, c ConformanceCase, run Options) (*grid.Grid, *Model, error) {
 	g, err := grid.New(world, shape)
 	if err != nil {
 		return nil, nil, err
 	}
 	n := s.Graph.Adj.Rows
 	perms := permute.New(n, c.Scheme, c.PermSeed)
-	m, err := Build(g, be, c.Config, c.Optimizer, s.Graph, NewOrders(n, perms.P1, perms.P2), run)
+	m, err := Build(g, dev, c.Config, c.Optimizer, s.Graph, NewOrders(n, perms.P1, perms.P2), run)
 	return g, m, err
 }
 
@@ -174,8 +174,8 @@ func (s *ConformanceSuite) reference(c ConformanceCase, gr *Graph) *Reference {
 	return NewReference(c.Config, c.Optimizer, gr.Adj, gr.Features, gr.Labels, gr.Train)
 }
 
-func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase) error {
-	g, m, err := s.build(world, be, shape, c, Options{})
+func (s *ConformanceSuite) fullGraph(world collectives.Comm, dev device.Device, shape grid.Shape, c ConformanceCase) error {
+	g, m, err := s.build(world, dev, shape, c, Options{})
 	if err != nil {
 		return err
 	}
@@ -202,8 +202,8 @@ func (s *ConformanceSuite) fullGraph(world collectives.Comm, be spmm.Backend, sh
 	return k.err()
 }
 
-func (s *ConformanceSuite) miniBatch(world collectives.Comm, be spmm.Backend, shape grid.Shape, c ConformanceCase, bf16 bool) error {
-	g, m, err := s.build(world, be, shape, c, Options{Overlap: true, BF16: bf16})
+func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, shape grid.Shape, c ConformanceCase, bf16 bool) error {
+	g, m, err := s.build(world, dev, shape, c, Options{Overlap: true, BF16: bf16})
 	if err != nil {
 		return err
 	}

@@ -49,9 +49,9 @@ func (k *mismatches) blocks(step int, what string, m *Model, ref *Reference, sca
 		if rp.Name != p.Name || rp.Rows != p.Rows || rp.Cols != p.Cols {
 			return fmt.Errorf("gcn: parameter %s %dx%d, reference has %s %dx%d", p.Name, p.Rows, p.Cols, rp.Name, rp.Rows, rp.Cols)
 		}
-		local, full := p.G, rp.G
+		local, full := p.Grad(), rp.G
 		if what == "weight" {
-			local, full = p.W, rp.W
+			local, full = p.Weights(), rp.W
 		}
 		s := 1e-6
 		if scale != nil {
@@ -88,8 +88,9 @@ func (k *mismatches) replicas(step int, world collectives.Comm, m *Model) error 
 	}
 	off := 0
 	for _, p := range m.Params {
+		w, g := p.Weights(), p.Grad()
 		each(p, func(i, j, lk int) {
-			for h, v := range [2]float32{p.W[lk], p.G[lk]} {
+			for h, v := range [2]float32{w[lk], g[lk]} {
 				at := off + h*p.Rows*p.Cols + i*p.Cols + j
 				hi[at], lo[at] = v, v
 			}

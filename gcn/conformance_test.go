@@ -2,12 +2,12 @@ package gcn
 
 import (
 	"errors"
+	"scalegnn/device"
 	"strings"
 	"testing"
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
-	"scalegnn/spmm"
 )
 
 // TestDefaultConformance runs the self-test's suite in process on every
@@ -16,7 +16,7 @@ import (
 func TestDefaultConformance(t *testing.T) {
 	suite := DefaultConformance()
 	for r, err := range collectives.RunLocal(4, func(w collectives.Comm) error {
-		return errors.Join(Conformance(w, spmm.NewNative(1), suite)...)
+		return errors.Join(Conformance(w, device.NewNative(1), suite)...)
 	}) {
 		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
@@ -33,7 +33,7 @@ func TestConformanceCatchesDriftingReplicas(t *testing.T) {
 	shape := grid.Shape{D: 1, X: 2, Y: 2, Z: 2}
 	found := make([]bool, shape.Ranks())
 	for r, err := range collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
-		g, m, err := suite.build(w, spmm.NewNative(1), shape, c, Options{})
+		g, m, err := suite.build(w, device.NewNative(1), shape, c, Options{})
 		if err != nil {
 			return err
 		}
@@ -46,7 +46,9 @@ func TestConformanceCatchesDriftingReplicas(t *testing.T) {
 		}
 		if w.Rank() == 0 {
 			p := m.Params[0]
-			p.W[0] = nextUp(p.W[0])
+			w := p.Weights()
+			w[0] = nextUp(w[0])
+			p.Upload(w)
 		}
 		if err := k.replicas(1, g.World, m); err != nil {
 			return err

@@ -3,12 +3,12 @@ package gcn
 import (
 	"errors"
 	"fmt"
+	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/permute"
-	"scalegnn/spmm"
 )
 
 func xyz(x, y, z int) grid.Shape { return grid.Shape{D: 1, X: x, Y: y, Z: z} }
@@ -28,7 +28,7 @@ func conformance(t *testing.T, suite ConformanceSuite, shape grid.Shape, c Confo
 	t.Helper()
 	suite.Shapes, suite.Cases = []grid.Shape{shape}, []ConformanceCase{c}
 	for r, err := range collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
-		return errors.Join(Conformance(w, spmm.NewNative(1), suite)...)
+		return errors.Join(Conformance(w, device.NewNative(1), suite)...)
 	}) {
 		if err != nil {
 			t.Errorf("rank %d: %v", r, err)
@@ -85,7 +85,7 @@ func TestAccuracyMatchesReference(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
+				m, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, Options{})
 				if err != nil {
 					return err
 				}

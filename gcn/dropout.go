@@ -1,84 +1,50 @@
 package gcn
 
-// Dropout on the distributed blocks. The masks are counter-based (see
-// random.go): entry (vertex, column) of site `site` at step `step` is kept
-// or dropped the same way on every grid and in the serial reference.
+import "scalegnn/device"
 
-// dropout returns src with the dropout mask of (step, site) applied; rows
+// Dropout on the distributed blocks. The masks are counter-based (see
+// random.go, which the device's kernels draw exactly as): entry (vertex,
+// column) of site `site` at step `step` is kept or dropped the same way on
+// every grid, on every device and in the serial reference.
+
+func (m *Model) dropSpec(verts device.Buffer[int32], c0, step, site int) device.Dropout {
+	return device.Dropout{Seed: m.Cfg.Seed, Step: step, Site: site, P: m.Cfg.Dropout, Col0: c0, Verts: verts}
+}
+
+// dropout returns src with the dropout mask of (step, site) applied; verts
 // are the vertex ids of the block's rows and c0 its first global column.
 // Outside training, or with p = 0, src itself is returned.
-func (m *Model) dropout(src []float32, verts []int32, c0, width int, training bool, step, site int) []float32 {
-	p := m.Cfg.Dropout
-	if !training || p == 0 {
+func (m *Model) dropout(src device.Mat, verts device.Buffer[int32], c0 int, training bool, step, site int) device.Mat {
+	if !training || m.Cfg.Dropout == 0 {
 		return src
 	}
-	scale := [2]float32{0, float32(1 / (1 - p))}
-	out := make([]float32, len(src))
-	m.parallelRows(len(verts), width, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			mask := newDropMask(m.Cfg.Seed, step, site, verts[i], p)
-			row, dst := src[i*width:(i+1)*width], out[i*width:(i+1)*width]
-			for j, x := range row {
-				// A zero stays zero whatever the mask says; sparse inputs
-				// (bag-of-words features) skip most draws this way.
-				if x != 0 {
-					dst[j] = x * scale[mask.keep01(c0+j)]
-				}
-			}
-		}
-	})
+	out := m.cur.ar.mat(src.Rows(), src.Cols())
+	m.dev.Dropout(out, src, m.dropSpec(verts, c0, step, site))
 	return out
 }
 
-// dropoutKeep is dropout that also returns the mask as bits, one row per
-// ceil(width/64) words (rows never share a word, so rows can be filled in
-// parallel), for the backward pass to apply with applyKeep instead of
-// drawing it again. It draws every entry, zeros included; the output is
-// dropout's bit for bit. Outside training, or with p = 0, it returns src
-// and a nil mask.
-func (m *Model) dropoutKeep(src []float32, verts []int32, c0, width int, training bool, step, site int) ([]float32, []uint64) {
-	p := m.Cfg.Dropout
-	if !training || p == 0 {
-		return src, nil
+// dropoutKeep is dropout that also records the mask, for the backward pass
+// to apply with applyKeep instead of drawing it again. It draws every
+// entry, zeros included; the output is dropout's bit for bit. Outside
+// training, or with p = 0, it returns src and no mask.
+func (m *Model) dropoutKeep(src device.Mat, verts device.Buffer[int32], c0 int, training bool, step, site int) (device.Mat, mask) {
+	if !training || m.Cfg.Dropout == 0 {
+		return src, mask{}
 	}
-	scale := [2]float32{0, float32(1 / (1 - p))}
-	out := make([]float32, len(src))
-	wpr := (width + 63) / 64
-	keep := make([]uint64, len(verts)*wpr)
-	m.parallelRows(len(verts), width, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			mask := newDropMask(m.Cfg.Seed, step, site, verts[i], p)
-			row, dst, bits := src[i*width:(i+1)*width], out[i*width:(i+1)*width], keep[i*wpr:(i+1)*wpr]
-			for j, x := range row {
-				k := mask.keep01(c0 + j)
-				bits[j>>6] |= k << (j & 63)
-				dst[j] = x * scale[k]
-			}
-		}
-	})
-	return out, keep
+	ar := m.cur.ar
+	out := ar.mat(src.Rows(), src.Cols())
+	bits := ar.u64.take(m.dev, src.Rows()*((src.Cols()+63)/64))
+	m.dev.DropoutRecord(out, src, bits, m.dropSpec(verts, c0, step, site))
+	return out, mask{bits: bits, ok: true}
 }
 
 // applyKeep returns src with a mask recorded by dropoutKeep applied (kept
-// entries scaled by 1/(1−p), the others zero). A nil mask returns src.
-func (m *Model) applyKeep(src []float32, keep []uint64, width int) []float32 {
-	if keep == nil {
+// entries scaled by 1/(1−p), the others zero); without a mask, src.
+func (m *Model) applyKeep(src device.Mat, k mask) device.Mat {
+	if !k.ok {
 		return src
 	}
-	scale := [2]float32{0, float32(1 / (1 - m.Cfg.Dropout))}
-	out := make([]float32, len(src))
-	wpr := (width + 63) / 64
-	rows := 0
-	if width > 0 {
-		rows = len(src) / width
-	}
-	m.parallelRows(rows, width, func(lo, hi int) {
-		for i := lo; i < hi; i++ {
-			row, dst, bits := src[i*width:(i+1)*width], out[i*width:(i+1)*width], keep[i*wpr:(i+1)*wpr]
-			for j, x := range row {
-				dst[j] = x * scale[bits[j>>6]>>(j&63)&1]
-			}
-		}
-	})
+	out := m.cur.ar.mat(src.Rows(), src.Cols())
+	m.dev.ApplyMask(out, src, k.bits, m.Cfg.Dropout)
 	return out
 }

@@ -1,84 +1,60 @@
 package gcn
 
 import (
-	"math"
-
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/spmm"
 )
 
-// tape keeps the local blocks the backward pass needs.
+// tape keeps the local blocks the backward pass needs. The model owns one
+// and overwrites it every pass; its matrices live in the pass's arena.
 type tape struct {
 	step     int
 	training bool
-	projIn   []float32
+	projIn   device.Mat
 	layers   []layerTape
-	headIn   []float32 // after dropout
-	headKeep []uint64  // its dropout mask (nil without dropout)
-	logits   []float32
+	headIn   device.Mat // after dropout
+	headKeep mask       // its dropout mask
+	logits   device.Mat
 }
 
 type layerTape struct {
-	inDrop []float32 // F̃: input after dropout (rows P, cols Q)
-	keep   []uint64  // its dropout mask, when backward needs it (nil without dropout)
-	h      []float32 // H = Â·F̃ (rows R, cols Q)
-	u, rms []float32 // RMSNorm: Z/rms and rms per row
-	act    []float32 // input of the ReLU (rows R, cols P)
+	inDrop device.Mat // F̃: input after dropout (rows P, cols Q)
+	keep   mask       // its dropout mask, when backward needs it
+	h      device.Mat // H = Â·F̃ (rows R, cols Q)
+	u      device.Mat // RMSNorm: Z/rms
+	rms    device.Buffer[float32]
+	act    device.Mat // output of the ReLU (rows R, cols P)
 }
 
-// dims of GCN layer l on this rank.
-type layerDims struct {
-	p, q, r      grid.Axis
-	pr0, pr1     int // rows of the input (P-block of N)
-	rr0, rr1     int // rows of the output (R-block of N)
-	in0, in1     int // input columns (Q-block of the input width)
-	out0, out1   int // output columns (P-block of the output width)
-	nP, nR, dIn  int
-	dOut         int
-	shard        *adjShard
-	spec         layerSpec
-	weight, norm *Param
-}
-
-func (m *Model) dims(sh *Shards, l int) layerDims {
-	var d layerDims
-	d.spec = m.specs[l]
-	d.p, d.q, d.r = grid.Rotation(l)
-	d.pr0, d.pr1 = sh.rows(m.g, grid.InputOrder(l), d.p)
-	d.rr0, d.rr1 = sh.rows(m.g, grid.OutputOrder(l), d.r)
-	d.in0, d.in1 = m.g.Range(d.spec.in, d.q)
-	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
-	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
-	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
-	d.shard = sh.adj[sh.shardKey(l)]
-	for _, p := range m.Params {
-		switch p.Name {
-		case weightName(l):
-			d.weight = p
-		case normName(l):
-			d.norm = p
-		}
-	}
-	return d
-}
-
-func dense(data []float32, rows, cols int) spmm.Dense {
-	return spmm.Dense{Rows: rows, Cols: cols, Stride: cols, Data: data}
+// mask is a recorded dropout mask; ok is false where no dropout applied.
+type mask struct {
+	bits device.Buffer[uint64]
+	ok   bool
 }
 
 // forward runs the model on this rank's blocks and returns the local block
 // of the logits (rows and classes as logitsAxes says) and the tape.
 func (m *Model) forward(training bool, step int) (*tape, error) {
-	cfg, g, sh := m.Cfg, m.g, m.sh
-	tp := &tape{step: step, training: training}
-	x := sh.X
+	cfg, g, b := m.Cfg, m.g, m.cur
+	sh, ar := b.sh, b.ar
+	ar.reset()
+	tp := &m.tp
+	tp.step, tp.training = step, training
+	r0, r1 := sh.rows(g, 1, grid.X)
+	width := 0
+	if cfg.InputProjection {
+		width = m.Params[0].R1 - m.Params[0].R0
+	} else if len(b.layers) > 0 {
+		width = b.layers[0].dIn
+	}
+	x := device.Matrix(device.Share(m.dev, sh.X), r1-r0, width)
 	if cfg.InputProjection {
 		// Features [rows X, cols Z] · W [rows Z, cols Y] summed over Z lands
 		// in layer 0's input layout [rows X, cols Y].
 		p := m.Params[0]
-		r0, r1 := sh.rows(g, 1, grid.X)
-		out := make([]float32, (r1-r0)*(p.C1-p.C0))
-		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(x, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))
+		out := ar.mat(r1-r0, p.C1-p.C0)
+		m.gemm(spmm.NoTrans, spmm.NoTrans, x, p.mat(p.W), out)
 		if err := m.pmmAllReduce(g.ZComm, out); err != nil {
 			return nil, err
 		}
@@ -86,54 +62,51 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		x = out
 	}
 	for l := range m.specs {
-		d := m.layers[l]
-		verts := sh.Orders.Order[grid.InputOrder(l)][d.pr0:d.pr1]
-		var lt layerTape
+		d := &b.layers[l]
+		lt := &tp.layers[l]
+		*lt = layerTape{}
+		verts := device.Share(m.dev, sh.Orders.Order[grid.InputOrder(l)][d.pr0:d.pr1])
 		if d.spec.needInputGrad {
 			// The backward pass masks this layer's input gradient with the
 			// same draws: keep them.
-			lt.inDrop, lt.keep = m.dropoutKeep(x, verts, d.in0, d.dIn, training, step, l)
+			lt.inDrop, lt.keep = m.dropoutKeep(x, verts, d.in0, training, step, l)
 		} else {
-			lt.inDrop = m.dropout(x, verts, d.in0, d.dIn, training, step, l)
+			lt.inDrop = m.dropout(x, verts, d.in0, training, step, l)
 		}
 
-		lt.h = make([]float32, d.nR*d.dIn)
-		m.spmm(dense(lt.h, d.nR, d.dIn), d.shard.a, dense(lt.inDrop, d.nP, d.dIn))
+		lt.h = ar.mat(d.nR, d.dIn)
+		m.spmm(lt.h, d.a, lt.inDrop)
 		if err := m.pmmAllReduce(g.Comm(d.p), lt.h); err != nil {
 			return nil, err
 		}
-		z := make([]float32, d.nR*d.dOut)
-		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(lt.h, d.nR, d.dIn), d.weight.dense(), dense(z, d.nR, d.dOut))
+		z := ar.mat(d.nR, d.dOut)
+		m.gemm(spmm.NoTrans, spmm.NoTrans, lt.h, d.weight.mat(d.weight.W), z)
 		if err := m.pmmAllReduce(g.Comm(d.q), z); err != nil {
 			return nil, err
 		}
 		out := z
 		if d.spec.hidden {
+			// The ReLU runs in place: its output marks the same entries
+			// positive as its input, which is all the backward pass asks.
 			if d.spec.norm {
-				var err error
-				if out, err = m.rmsNormForward(&lt, z, d); err != nil {
+				if err := m.rmsNormReLU(lt, z, d); err != nil {
 					return nil, err
 				}
+			} else {
+				m.dev.ReLU(z, z)
 			}
-			lt.act = out
-			relu := make([]float32, len(out))
-			for k, v := range out {
-				relu[k] = max(v, 0)
-			}
-			out = relu
+			lt.act = z
 			if d.spec.residual {
-				res := make([]float32, len(out))
+				res := ar.mat(d.nR, d.dOut)
 				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
 				dst := sh.layout(grid.OutputOrder(l), d.r, d.p, d.spec.out)
-				if err := g.Redistribute(res, dst, x, src, m.rowMaps[grid.InputOrder(l)]); err != nil {
+				if err := device.Redistribute(m.dev, g, res.Flat(), dst, x.Flat(), src, b.rowMaps[grid.InputOrder(l)]); err != nil {
 					return nil, err
 				}
-				for k := range out {
-					out[k] += res[k]
-				}
+				out = ar.mat(d.nR, d.dOut)
+				m.dev.Add(out, z, res)
 			}
 		}
-		tp.layers = append(tp.layers, lt)
 		x = out
 	}
 	if cfg.OutputHead {
@@ -141,10 +114,10 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		p := m.Params[len(m.Params)-1]
 		pa, qa, _ := grid.Rotation(cfg.Layers)
 		r0, r1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), pa)
-		verts := sh.Orders.Order[grid.OutputOrder(cfg.Layers-1)][r0:r1]
-		tp.headIn, tp.headKeep = m.dropoutKeep(x, verts, p.R0, p.R1-p.R0, training, step, cfg.headSite())
-		out := make([]float32, (r1-r0)*(p.C1-p.C0))
-		m.gemm(spmm.NoTrans, spmm.NoTrans, dense(tp.headIn, r1-r0, p.R1-p.R0), p.dense(), dense(out, r1-r0, p.C1-p.C0))
+		verts := device.Share(m.dev, sh.Orders.Order[grid.OutputOrder(cfg.Layers-1)][r0:r1])
+		tp.headIn, tp.headKeep = m.dropoutKeep(x, verts, p.R0, training, step, cfg.headSite())
+		out := ar.mat(r1-r0, p.C1-p.C0)
+		m.gemm(spmm.NoTrans, spmm.NoTrans, tp.headIn, p.mat(p.W), out)
 		if err := m.pmmAllReduce(g.Comm(qa), out); err != nil {
 			return nil, err
 		}
@@ -154,32 +127,22 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 	return tp, nil
 }
 
-// rmsNormForward normalises each row of z (rows R, cols P) by its root mean
-// square over all columns — a sum of squares all-reduced over P — and
-// multiplies by the learnable scale.
-func (m *Model) rmsNormForward(lt *layerTape, z []float32, d layerDims) ([]float32, error) {
-	ss := make([]float32, d.nR)
-	for i := 0; i < d.nR; i++ {
-		var s float32
-		for _, v := range z[i*d.dOut : (i+1)*d.dOut] {
-			s += v * v
-		}
-		ss[i] = s
-	}
+// rmsNormReLU normalises each row of z (rows R, cols P) by its root mean
+// square over all columns — a sum of squares all-reduced over P —,
+// multiplies by the learnable scale and applies the ReLU, in place.
+func (m *Model) rmsNormReLU(lt *layerTape, z device.Mat, d *layerDims) error {
+	ar := m.cur.ar
+	ss := ar.vec(d.nR)
+	m.dev.SumSquares(ss, z)
 	if err := m.allReduce(m.g.Comm(d.p), ss); err != nil {
-		return nil, err
+		return err
 	}
-	lt.rms = make([]float32, d.nR)
-	lt.u = make([]float32, len(z))
-	out := make([]float32, len(z))
-	for i := 0; i < d.nR; i++ {
-		rms := float32(math.Sqrt(float64(ss[i])/float64(d.spec.out) + normEps))
-		lt.rms[i] = rms
-		for j := 0; j < d.dOut; j++ {
-			k := i*d.dOut + j
-			lt.u[k] = z[k] / rms
-			out[k] = lt.u[k] * d.norm.W[j]
-		}
-	}
-	return out, nil
+	lt.rms = ar.vec(d.nR)
+	lt.u = ar.mat(d.nR, d.dOut)
+	m.dev.RMSNormApply(z, lt.u, lt.rms, z, ss, d.norm.W, m.norm(d), true)
+	return nil
+}
+
+func (m *Model) norm(d *layerDims) device.RMSNorm {
+	return device.RMSNorm{N: d.spec.out, Eps: normEps}
 }

@@ -3,26 +3,10 @@ package gcn
 import (
 	"time"
 
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/spmm"
 )
-
-// Param is one rank's block of a parameter matrix: global rows [R0, R1) and
-// columns [C0, C1) of a Rows×Cols matrix, with its gradient and optimizer
-// moments. Blocks are replicated over one grid axis; every replica holds the
-// same values after each step because gradients are all-reduced first.
-type Param struct {
-	Name           string
-	Rows, Cols     int
-	R0, R1, C0, C1 int
-	W, G           []float32
-	m, v           []float32
-	decay          bool
-}
-
-func (p *Param) dense() spmm.Dense {
-	return spmm.Dense{Rows: p.R1 - p.R0, Cols: p.C1 - p.C0, Stride: p.C1 - p.C0, Data: p.W}
-}
 
 // Times accumulates where a rank's time went: local kernels, the 3D
 // collectives inside the replica (Comm) and the data-parallel gradient
@@ -31,8 +15,9 @@ type Times struct {
 	SpMM, GEMM, Comm, DP time.Duration
 }
 
-// Options are run-time choices that change how the model communicates and
-// how many goroutines it uses, not what it computes.
+// Options are run-time choices that change how the model communicates,
+// not what it computes. (How many threads the kernels use is the
+// device's.)
 type Options struct {
 	// BF16 sends the 3D-PMM partial sums (aggregation, transformation and
 	// their input gradients) as bfloat16 (ScaleGNN §V-B); norm, loss,
@@ -41,30 +26,39 @@ type Options struct {
 	// Overlap issues the backward pass's two all-reduces on orthogonal
 	// groups nonblocking and computes meanwhile (ScaleGNN §V-D).
 	Overlap bool
-	// Threads is how many goroutines element-wise passes may use (the
-	// kernels' own parallelism is the backend's); 0 or 1 means serial.
-	Threads int
 }
 
-// Model is one rank's part of the 3D-parallel model.
+// Model is one rank's part of the 3D-parallel model. Its parameters and
+// every activation, gradient and temporary live on its Device; a step
+// runs the Device's operations and the collectives on device buffers, and
+// allocates nothing once its arenas have grown to the step's size.
 type Model struct {
 	Cfg    Config
 	Opt    Optimizer
 	Params []*Param
 
 	g     *grid.Grid
-	be    spmm.Backend
-	sh    *Shards
+	dev   device.Device
 	specs []layerSpec
-	t     int // optimizer steps taken
+	// layerParams[l] are layer l's weight and norm scale (nil without norm).
+	layerParams [][2]*Param
+	t           int // optimizer steps taken
 
-	layers []layerDims // per GCN layer, of the shards in use
-	// rowMaps[k] maps positions of vertex order k to order 1-k, for the
-	// residual's redistribution (nil when the orders agree).
-	rowMaps [2][]int32
+	// cur is the binding in use: &full, or &batch for a mini-batch.
+	cur *bound
 	// full is the model bound to the full graph's shards, which Evaluate
-	// uses whatever batch is being trained on.
-	full bound
+	// uses whatever batch is being trained on; batch is rebound to each
+	// mini-batch Use is given, reusing its storage.
+	full, batch bound
+	// grads holds every parameter's gradient, in parameter order, so the
+	// data-parallel average is one all-reduce.
+	grads device.Buffer[float32]
+	tp    tape
+	// total (loss sum, training rows) and hits (accuracy's hits and split
+	// sizes) are all-reduced over rows; allocated apart from the Model,
+	// which holds pointers, because cgo collectives refuse memory that does.
+	total *[2]float64
+	hits  *[6]int64
 
 	// Times is reset by the caller as it likes.
 	Times Times
@@ -76,67 +70,79 @@ type Model struct {
 	PMMBytes int64
 }
 
-// NewModel builds this rank's blocks of the parameters, initialised
-// identically to the reference model (and on every replica) from cfg.Seed,
-// on the shards sh, running with the options run.
-func NewModel(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, sh *Shards, run Options) (*Model, error) {
+// NewModel builds this rank's blocks of the parameters on dev, initialised
+// identically to the reference model (and on every replica) from
+// cfg.Seed, on the shards sh, running with the options run.
+func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Shards, run Options) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
-	m := &Model{Cfg: cfg, Opt: opt, g: g, be: be, sh: sh, specs: cfg.layers(), Options: run}
-	for _, s := range paramShapes(cfg) {
-		p := &Param{Name: s.name, Rows: s.rows, Cols: s.cols, decay: !s.isNorm}
-		p.R0, p.R1, p.C0, p.C1 = m.paramBlock(s)
-		n := (p.R1 - p.R0) * (p.C1 - p.C0)
-		p.W, p.G = make([]float32, n), make([]float32, n)
-		p.m, p.v = make([]float32, n), make([]float32, n)
+	m := &Model{Cfg: cfg, Opt: opt, g: g, dev: dev, specs: cfg.layers(), Options: run,
+		total: new([2]float64), hits: new([6]int64)}
+	shapes := paramShapes(cfg)
+	var blocks [][4]int
+	total := 0
+	for _, s := range shapes {
+		r0, r1, c0, c1 := m.paramBlock(s)
+		blocks = append(blocks, [4]int{r0, r1, c0, c1})
+		total += (r1 - r0) * (c1 - c0)
+	}
+	m.grads = device.Alloc[float32](dev, total)
+	off := 0
+	for k, s := range shapes {
+		p := &Param{Name: s.name, Rows: s.rows, Cols: s.cols, decay: !s.isNorm, dev: dev}
+		p.R0, p.R1, p.C0, p.C1 = blocks[k][0], blocks[k][1], blocks[k][2], blocks[k][3]
+		n := p.Len()
+		p.W, p.m, p.v = device.Alloc[float32](dev, n), device.Alloc[float32](dev, n), device.Alloc[float32](dev, n)
+		p.G = m.grads.Slice(off, off+n)
+		off += n
+		init := make([]float32, n)
 		w := p.C1 - p.C0
 		for i := p.R0; i < p.R1; i++ {
 			for j := p.C0; j < p.C1; j++ {
-				p.W[(i-p.R0)*w+j-p.C0] = float32(s.init(cfg.Seed, i, j))
+				init[(i-p.R0)*w+j-p.C0] = float32(s.init(cfg.Seed, i, j))
 			}
 		}
+		p.Upload(init)
 		m.Params = append(m.Params, p)
 	}
-	m.full = m.bind(sh)
-	m.use(m.full)
+	for l := range m.specs {
+		var lp [2]*Param
+		for _, p := range m.Params {
+			switch p.Name {
+			case weightName(l):
+				lp[0] = p
+			case normName(l):
+				lp[1] = p
+			}
+		}
+		m.layerParams = append(m.layerParams, lp)
+	}
+	m.tp.layers = make([]layerTape, len(m.specs))
+	m.full.ar, m.batch.ar = newArena(dev), newArena(dev)
+	m.bind(&m.full, sh)
+	m.cur = &m.full
 	return m, nil
 }
 
-// bound is what the model derives from one Shards: the per-layer local
-// dimensions and the residual's row maps.
-type bound struct {
-	sh      *Shards
-	layers  []layerDims
-	rowMaps [2][]int32
-}
-
-func (m *Model) bind(sh *Shards) bound {
-	b := bound{sh: sh}
-	for l := range m.specs {
-		b.layers = append(b.layers, m.dims(sh, l))
-	}
-	if m.Cfg.Residual {
-		b.rowMaps = [2][]int32{sh.Orders.rowMap(0, 1), sh.Orders.rowMap(1, 0)}
-	}
-	return b
-}
-
-func (m *Model) use(b bound) { m.sh, m.layers, m.rowMaps = b.sh, b.layers, b.rowMaps }
-
 // Use makes the model train on sh, a mini-batch built by a BatchBuilder
-// over the model's own shards (or those shards themselves). Evaluate always
-// runs on the full graph.
+// over the model's own shards (or those shards themselves). Host devices
+// read the batch's arrays in place, so sh must stay unchanged until the
+// step on it is done. Evaluate always runs on the full graph.
 func (m *Model) Use(sh *Shards) {
 	if sh == m.full.sh {
-		m.use(m.full)
+		m.cur = &m.full
 		return
 	}
-	m.use(m.bind(sh))
+	m.bind(&m.batch, sh)
+	m.cur = &m.batch
 }
+
+// Device returns the device the model runs on.
+func (m *Model) Device() device.Device { return m.dev }
 
 // paramBlock returns the block of a parameter this rank holds (DESIGN.md:
 // a GCN weight is rows Q, columns P; a dense layer's weight is rows b,
@@ -163,29 +169,16 @@ func (m *Model) paramBlock(s paramShape) (r0, r1, c0, c1 int) {
 	return
 }
 
-func (m *Model) spmm(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
+func (m *Model) spmm(dst device.Mat, a *device.CSR, b device.Mat) {
 	t0 := time.Now()
-	m.be.SpMM(dst, a, b)
+	m.dev.SpMM(dst, a, b)
 	m.Times.SpMM += time.Since(t0)
 }
 
-func (m *Model) gemm(tA, tB spmm.Op, a, b spmm.Dense, dst spmm.Dense) {
+func (m *Model) gemm(tA, tB spmm.Op, a, b, dst device.Mat) {
 	t0 := time.Now()
-	m.be.Gemm(tA, tB, 1, a, b, 0, dst)
+	m.dev.Gemm(tA, tB, 1, a, b, 0, dst)
 	m.Times.GEMM += time.Since(t0)
-}
-
-// Step applies one optimizer update to every parameter block with the
-// gradients left by Backward. Replicas apply identical updates.
-func (m *Model) Step() {
-	m.t++
-	st := m.Opt.step(m.t)
-	for _, p := range m.Params {
-		for k := range p.W {
-			w, mm, vv := st.update(float64(p.W[k]), float64(p.G[k]), float64(p.m[k]), float64(p.v[k]), p.decay)
-			p.W[k], p.m[k], p.v[k] = float32(w), float32(mm), float32(vv)
-		}
-	}
 }
 
 // ForwardBackward runs a training forward pass with the dropout masks of
@@ -217,14 +210,12 @@ func (m *Model) TrainStep(step int) (float64, error) {
 	return loss, nil
 }
 
-// Evaluate runs the model without dropout and returns the accuracy on each
-// split.
+// Evaluate runs the model without dropout on the full graph and returns
+// the accuracy on each split.
 func (m *Model) Evaluate() (Accuracy, error) {
-	if m.sh != m.full.sh {
-		cur := bound{m.sh, m.layers, m.rowMaps}
-		m.use(m.full)
-		defer m.use(cur)
-	}
+	cur := m.cur
+	m.cur = &m.full
+	defer func() { m.cur = cur }()
 	tp, err := m.forward(false, 0)
 	if err != nil {
 		return Accuracy{}, err
@@ -232,30 +223,31 @@ func (m *Model) Evaluate() (Accuracy, error) {
 	return m.accuracy(tp.logits)
 }
 
-// Logits runs the model without dropout and returns this rank's block of
-// the logits (rows and classes split as the last layer leaves them).
+// Logits runs the model without dropout on the full graph and returns a
+// host copy of this rank's block of the logits (rows and classes split as
+// the last layer leaves them).
 func (m *Model) Logits() ([]float32, error) {
-	if m.sh != m.full.sh {
-		cur := bound{m.sh, m.layers, m.rowMaps}
-		m.use(m.full)
-		defer m.use(cur)
-	}
+	cur := m.cur
+	m.cur = &m.full
+	defer func() { m.cur = cur }()
 	tp, err := m.forward(false, 0)
 	if err != nil {
 		return nil, err
 	}
-	return tp.logits, nil
+	out := make([]float32, tp.logits.Rows()*tp.logits.Cols())
+	device.DownloadMat(m.dev, out, tp.logits)
+	return out, nil
 }
 
 // Grid returns the grid the model runs on.
 func (m *Model) Grid() *grid.Grid { return m.g }
 
 // Shards returns the graph blocks the model trains on.
-func (m *Model) Shards() *Shards { return m.sh }
+func (m *Model) Shards() *Shards { return m.cur.sh }
 
 // Build extracts this rank's shards of a graph held in memory and builds
 // the model on them: NewMemorySource, NewShards and NewModel.
-func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, o *Orders, run Options) (*Model, error) {
+func Build(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, gr *Graph, o *Orders, run Options) (*Model, error) {
 	src, err := NewMemorySource(gr, o)
 	if err != nil {
 		return nil, err
@@ -264,5 +256,5 @@ func Build(g *grid.Grid, be spmm.Backend, cfg Config, opt Optimizer, gr *Graph, 
 	if err != nil {
 		return nil, err
 	}
-	return NewModel(g, be, cfg, opt, sh, run)
+	return NewModel(g, dev, cfg, opt, sh, run)
 }

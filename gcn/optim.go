@@ -3,6 +3,8 @@ package gcn
 import (
 	"fmt"
 	"math"
+
+	"scalegnn/device"
 )
 
 // Optimizer holds the hyperparameters of the parameter update.
@@ -67,4 +69,32 @@ func (o step) update(w, g, m, v float64, decay bool) (w2, m2, v2 float64) {
 		w -= o.LR * wd * w
 	}
 	return w - o.LR*mh/(math.Sqrt(vh)+o.Epsilon), m, v
+}
+
+// device returns the step's constants for device.OptimStep, whose update
+// is update's, operation for operation.
+func (o step) device(decay bool) device.OptimStep {
+	st := device.OptimStep{LR: o.LR, Beta1: o.Beta1, Beta2: o.Beta2, Epsilon: o.Epsilon, Corr1: o.corr1, Corr2: o.corr2}
+	switch o.Name {
+	case "sgd":
+		st.Kind = device.SGD
+	case "adam":
+		st.Kind = device.Adam
+	case "adamw":
+		st.Kind = device.AdamW
+	}
+	if decay {
+		st.WeightDecay = o.WeightDecay
+	}
+	return st
+}
+
+// Step applies one optimizer update to every parameter block with the
+// gradients left by Backward. Replicas apply identical updates.
+func (m *Model) Step() {
+	m.t++
+	st := m.Opt.step(m.t)
+	for _, p := range m.Params {
+		m.dev.OptimStep(p.W, p.G, p.m, p.v, st.device(p.decay))
+	}
 }

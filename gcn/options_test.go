@@ -2,12 +2,12 @@ package gcn
 
 import (
 	"fmt"
+	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/permute"
-	"scalegnn/spmm"
 )
 
 // optionRun is what one rank saw in a run with given Options.
@@ -28,7 +28,7 @@ func runWithOptions(t *testing.T, p *testProblem, cfg Config, shape grid.Shape, 
 		if err != nil {
 			return err
 		}
-		m, err := Build(g, spmm.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, opts)
+		m, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, opts)
 		if err != nil {
 			return err
 		}
@@ -41,7 +41,7 @@ func runWithOptions(t *testing.T, p *testProblem, cfg Config, shape grid.Shape, 
 			r.losses = append(r.losses, l)
 		}
 		for _, prm := range m.Params {
-			r.params = append(r.params, append(append([]float32(nil), prm.W...), prm.G...))
+			r.params = append(r.params, append(prm.Weights(), prm.Grad()...))
 		}
 		r.pmm = m.PMMBytes
 		for _, c := range []collectives.Comm{g.XComm, g.YComm, g.ZComm} {

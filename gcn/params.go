@@ -1,6 +1,10 @@
 package gcn
 
-import "fmt"
+import (
+	"fmt"
+
+	"scalegnn/device"
+)
 
 // normEps keeps RMSNorm finite on all-zero rows.
 const normEps = 1e-6
@@ -55,3 +59,52 @@ func paramShapes(cfg Config) []paramShape {
 
 func weightName(l int) string { return fmt.Sprintf("gcn%d.weight", l) }
 func normName(l int) string   { return fmt.Sprintf("gcn%d.norm", l) }
+
+// Param is one rank's block of a parameter matrix: global rows [R0, R1) and
+// columns [C0, C1) of a Rows×Cols matrix, with its gradient and optimizer
+// moments, all in device memory. Blocks are replicated over one grid axis;
+// every replica holds the same values after each step because gradients
+// are all-reduced first. The values are reached through Download and
+// Upload (tests, conformance, checkpoints), never as slices.
+type Param struct {
+	Name           string
+	Rows, Cols     int
+	R0, R1, C0, C1 int
+	// W and G are the block's weights and gradient, row-major, on the
+	// model's device.
+	W, G  device.Buffer[float32]
+	m, v  device.Buffer[float32]
+	decay bool
+	dev   device.Device
+}
+
+// Len returns the number of entries of the block.
+func (p *Param) Len() int { return (p.R1 - p.R0) * (p.C1 - p.C0) }
+
+// mat is the block of b (W, G) as a matrix.
+func (p *Param) mat(b device.Buffer[float32]) device.Mat {
+	return device.Matrix(b, p.R1-p.R0, p.C1-p.C0)
+}
+
+// Download copies the block's weights into dst (len(dst) == Len()).
+func (p *Param) Download(dst []float32) { device.Download(p.dev, dst, p.W, 0) }
+
+// Upload sets the block's weights from src (len(src) == Len()).
+func (p *Param) Upload(src []float32) { device.Upload(p.dev, p.W, 0, src) }
+
+// DownloadGrad copies the block's gradient into dst.
+func (p *Param) DownloadGrad(dst []float32) { device.Download(p.dev, dst, p.G, 0) }
+
+// Weights returns a host copy of the block's weights.
+func (p *Param) Weights() []float32 {
+	out := make([]float32, p.Len())
+	p.Download(out)
+	return out
+}
+
+// Grad returns a host copy of the block's gradient.
+func (p *Param) Grad() []float32 {
+	out := make([]float32, p.Len())
+	p.DownloadGrad(out)
+	return out
+}

@@ -33,7 +33,7 @@ func TestShardsFollowTheGridRule(t *testing.T) {
 				if err != nil {
 					return err
 				}
-				for name, sh := range map[string]*Shards{"full graph": m.sh, "batch": batch} {
+				for name, sh := range map[string]*Shards{"full graph": m.full.sh, "batch": batch} {
 					got := slices.SortedFunc(maps.Keys(sh.adj), cmpShard)
 					if !slices.Equal(got, slices.SortedFunc(slices.Values(want), cmpShard)) {
 						t.Errorf("%d layers, %v, %s: shards %v, want %v", layers, scheme, name, got, want)

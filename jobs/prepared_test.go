@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 	"path/filepath"
+	"scalegnn/device"
 	"strings"
 	"testing"
 
@@ -13,7 +14,6 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
-	"scalegnn/spmm"
 )
 
 // trainLocal runs the job on goroutines as ranks and returns rank 0's
@@ -24,7 +24,7 @@ func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
 	var res *Result
 	for r, err := range collectives.RunLocal(n, func(w collectives.Comm) error {
 		c := cfg
-		j, err := Setup(&c, w, spmm.NewNative(1), 1, zap.NewNop())
+		j, err := Setup(&c, w, device.NewNative(1), zap.NewNop())
 		if err != nil {
 			return err
 		}

@@ -8,6 +8,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/permute"
@@ -39,7 +40,7 @@ type Job struct {
 // generated whole and permuted in memory, or a prepared dataset read shard
 // by shard), the model configuration from the source's sizes, this rank's
 // shards, then the model with its run-time options.
-func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, log *zap.Logger) (*Job, error) {
+func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	g, err := grid.New(world, shape)
 	if err != nil {
@@ -64,7 +65,7 @@ func Setup(cfg *Config, world collectives.Comm, be spmm.Backend, threads int, lo
 		return nil, err
 	}
 	log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
-	m, err := gcn.NewModel(g, be, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg, threads))
+	m, err := gcn.NewModel(g, dev, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -104,10 +105,9 @@ func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *za
 	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
 }
 
-// RunOptions maps the job file onto the model's run-time options, with
-// threads kernel goroutines per rank.
-func RunOptions(cfg *Config, threads int) gcn.Options {
-	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap, Threads: threads}
+// RunOptions maps the job file onto the model's run-time options.
+func RunOptions(cfg *Config) gcn.Options {
+	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap}
 }
 
 // ModelConfigFor maps the job file onto the model for a graph of the given

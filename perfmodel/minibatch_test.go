@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"fmt"
+	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
@@ -9,7 +10,6 @@ import (
 	"scalegnn/grid"
 	"scalegnn/permute"
 	"scalegnn/sampler"
-	"scalegnn/spmm"
 )
 
 // sampleLocal returns the exact row counts of a mini-batch: which sampled
@@ -79,7 +79,7 @@ func TestMiniBatchVolumeMatchesCounters(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
+						m, err := gcn.Build(gr, device.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
 						if err != nil {
 							return err
 						}

@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"fmt"
 	"math/rand/v2"
+	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
@@ -156,7 +157,7 @@ func TestStepVolumeMatchesCounters(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := gcn.Build(gr, spmm.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{})
+						m, err := gcn.Build(gr, device.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{})
 						if err != nil {
 							return err
 						}

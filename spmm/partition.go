@@ -11,10 +11,21 @@ import "sort"
 // Ranges may be empty when parts exceeds the rows or a single row outweighs
 // a share. parts < 1 is treated as 1.
 func PartitionRows(a *CSR, parts int) []int {
+	return PartitionRowsInto(nil, a, parts)
+}
+
+// PartitionRowsInto is PartitionRows writing into bounds' storage when its
+// capacity suffices (a device re-cuts a mini-batch's CSR every step
+// without allocating); it returns the bounds.
+func PartitionRowsInto(bounds []int, a *CSR, parts int) []int {
 	if parts < 1 {
 		parts = 1
 	}
-	bounds := make([]int, parts+1)
+	if cap(bounds) < parts+1 {
+		bounds = make([]int, parts+1)
+	}
+	bounds = bounds[:parts+1]
+	bounds[0] = 0
 	bounds[parts] = a.Rows
 	// The cost of rows [0, r) is RowPtr[r] + r, non-decreasing in r for a
 	// valid CSR, so each boundary is a binary search.

@@ -1,0 +1,66 @@
+package gcn
+
+import "scalegnn/device"
+
+// arena hands out the device memory of one pass (activations, gradients,
+// masks, all-reduce partials and staging) from buffers allocated once and
+// reused every step: reset at the start of a pass rewinds it. A pass that
+// needs more than the arena holds (the first one, or a larger mini-batch)
+// gets fresh buffers for the rest of it, and the next reset replaces the
+// arena by one with room for everything that pass took plus a quarter, so
+// that a steady state allocates nothing. A model keeps one arena for the
+// full graph and one for its mini-batches (sized by the largest seen).
+//
+// Memory from the arena is not cleared: every operation the model runs
+// overwrites its destination.
+type arena struct {
+	dev device.Device
+	f32 pool[float32]
+	u64 pool[uint64]
+	u16 pool[uint16]
+	i64 pool[int64]
+}
+
+func newArena(dev device.Device) *arena { return &arena{dev: dev} }
+
+// reset rewinds the arena for a new pass, growing it if the last pass
+// overflowed.
+func (a *arena) reset() {
+	a.f32.reset(a.dev)
+	a.u64.reset(a.dev)
+	a.u16.reset(a.dev)
+	a.i64.reset(a.dev)
+}
+
+// mat returns a rows×cols matrix.
+func (a *arena) mat(rows, cols int) device.Mat {
+	return device.Matrix(a.f32.take(a.dev, rows*cols), rows, cols)
+}
+
+// vec returns a float32 buffer of n elements.
+func (a *arena) vec(n int) device.Buffer[float32] { return a.f32.take(a.dev, n) }
+
+// pool is an arena's memory of one element type.
+type pool[T device.Elem] struct {
+	buf      device.Buffer[T]
+	off      int // elements handed out from buf this pass
+	overflow int // elements handed out beyond buf this pass
+}
+
+func (p *pool[T]) take(dev device.Device, n int) device.Buffer[T] {
+	if p.off+n <= p.buf.Len() {
+		b := p.buf.Slice(p.off, p.off+n)
+		p.off += n
+		return b
+	}
+	p.overflow += n
+	return device.Alloc[T](dev, n)
+}
+
+func (p *pool[T]) reset(dev device.Device) {
+	if p.overflow > 0 {
+		need := p.off + p.overflow
+		p.buf = device.Alloc[T](dev, need+need/4)
+	}
+	p.off, p.overflow = 0, 0
+}

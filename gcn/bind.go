@@ -1,0 +1,116 @@
+package gcn
+
+import (
+	"scalegnn/device"
+	"scalegnn/grid"
+)
+
+// bound is what the model derives from one Shards: the per-layer local
+// dimensions, the adjacency on the device, the labels and split masks as
+// device buffers, the residual's row maps, and the arena of the passes
+// over these shards. The model keeps one for the full graph and one that
+// every mini-batch rebinds, reusing its storage.
+type bound struct {
+	sh     *Shards
+	layers []layerDims
+	// rowMaps[k] maps positions of vertex order k to order 1-k, for the
+	// residual's redistribution (nil when the orders agree).
+	rowMaps [2][]int32
+	csrs    []*boundCSR // one per distinct adjacency shard
+	labels  device.Buffer[int32]
+	masks   [3]device.Buffer[uint8] // train, val, test
+	maskB   []uint8                 // host storage of the masks as bytes
+	ar      *arena
+}
+
+// boundCSR is one adjacency shard on the device, and its transpose when
+// the backward pass needs it.
+type boundCSR struct {
+	src   *adjShard
+	a, at device.CSR
+}
+
+// bind points b at sh: the device adjacency is refilled in place (host
+// devices share the shards' arrays) and the masks converted into reused
+// storage, so rebinding a mini-batch allocates nothing in a steady state
+// (except the residual's row maps).
+func (m *Model) bind(b *bound, sh *Shards) {
+	b.sh = sh
+	b.layers = b.layers[:0]
+	n := 0
+	for l := range m.specs {
+		d := m.dims(sh, l)
+		shard := sh.adj[sh.shardKey(l)]
+		var c *boundCSR
+		for _, have := range b.csrs[:n] {
+			if have.src == shard {
+				c = have
+			}
+		}
+		if c == nil {
+			if n == len(b.csrs) {
+				b.csrs = append(b.csrs, new(boundCSR))
+			}
+			c = b.csrs[n]
+			n++
+			c.src = shard
+			m.dev.UploadCSRInto(&c.a, shard.a)
+			if shard.at != nil {
+				m.dev.UploadCSRInto(&c.at, shard.at)
+			}
+		}
+		d.a, d.at = &c.a, &c.at
+		b.layers = append(b.layers, d)
+	}
+	for _, c := range b.csrs[n:] {
+		c.src = nil
+	}
+	b.labels = device.Share(m.dev, sh.Labels)
+	rows := len(sh.Labels)
+	if cap(b.maskB) < 3*rows {
+		b.maskB = make([]uint8, 3*rows)
+	}
+	b.maskB = b.maskB[:3*rows]
+	for k, mask := range [3][]bool{sh.Train, sh.Val, sh.Test} {
+		dst := b.maskB[k*rows : (k+1)*rows]
+		for i, v := range mask {
+			dst[i] = 0
+			if v {
+				dst[i] = 1
+			}
+		}
+		b.masks[k] = device.Share(m.dev, dst)
+	}
+	b.rowMaps = [2][]int32{}
+	if m.Cfg.Residual {
+		b.rowMaps = [2][]int32{sh.Orders.rowMap(0, 1), sh.Orders.rowMap(1, 0)}
+	}
+}
+
+// dims of GCN layer l on this rank.
+type layerDims struct {
+	p, q, r      grid.Axis
+	pr0, pr1     int // rows of the input (P-block of N)
+	rr0, rr1     int // rows of the output (R-block of N)
+	in0, in1     int // input columns (Q-block of the input width)
+	out0, out1   int // output columns (P-block of the output width)
+	nP, nR, dIn  int
+	dOut         int
+	a, at        *device.CSR // the layer's adjacency block and its transpose
+	spec         layerSpec
+	weight, norm *Param
+}
+
+func (m *Model) dims(sh *Shards, l int) layerDims {
+	var d layerDims
+	d.spec = m.specs[l]
+	d.p, d.q, d.r = grid.Rotation(l)
+	d.pr0, d.pr1 = sh.rows(m.g, grid.InputOrder(l), d.p)
+	d.rr0, d.rr1 = sh.rows(m.g, grid.OutputOrder(l), d.r)
+	d.in0, d.in1 = m.g.Range(d.spec.in, d.q)
+	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
+	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
+	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
+	d.weight, d.norm = m.layerParams[l][0], m.layerParams[l][1]
+	return d
+}

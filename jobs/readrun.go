@@ -22,8 +22,9 @@ type Run struct {
 	// ReadRun was given.
 	MetricsPath string
 	Metrics     []EpochMetrics
-	// Summary is summary.json, nil when the run did not finish and wrote
-	// none. Grid is its grid, parsed (zero when Summary is nil).
+	// Summary is summary.json, nil when the run wrote none (it failed in
+	// setup, or predates the running status); its Status says whether the
+	// run finished. Grid is its grid, parsed (zero when Summary is nil).
 	Summary *Result
 	Grid    grid.Shape
 }
@@ -62,16 +63,24 @@ func ReadRun(path string) (*Run, error) {
 	case err != nil:
 		return nil, fmt.Errorf("reading run: %w", err)
 	}
-	// The grid is written as Shape.String (Result.Grid); this field,
-	// shallower than Result's, reads it as a Shape.
+	// The grid is written as Shape.String (Result.Grid), and a diverged
+	// run's final loss as null; these fields, shallower than Result's,
+	// read them as a Shape and NaN. Keys match case-insensitively, so a
+	// summary written before the keys were snake_case ("Train", "Val",
+	// "Test") reads the same; one without a status was written only by a
+	// completed run.
 	var s struct {
 		Result
-		Grid grid.Shape `json:"grid"`
+		Grid      grid.Shape `json:"grid"`
+		FinalLoss jsonNum    `json:"final_loss"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
 		return nil, fmt.Errorf("%s: %v", summary, err)
 	}
-	s.Result.Grid = s.Grid.String()
+	s.Result.Grid, s.Result.FinalLoss = s.Grid.String(), float64(s.FinalLoss)
+	if s.Result.Status == "" {
+		s.Result.Status = StatusCompleted
+	}
 	r.Summary, r.Grid = &s.Result, s.Grid
 	return r, nil
 }

@@ -105,7 +105,14 @@ func (c *comm) Barrier() error {
 // on c: the whole job ends). It does not take the serialization lock, which
 // a blocked collective may hold. Should MPI_Abort return, the process
 // exits with code.
+//
+// A singleton (one rank started without a launcher) has no peer to stop,
+// and Open MPI's MPI_Abort would only add its banner after the error that
+// the caller printed; it exits with code instead.
 func (c *comm) Abort(code int) {
+	if c.env.singleton {
+		os.Exit(code)
+	}
 	C.MPI_Abort(c.env.world, C.int(code))
 	os.Exit(code)
 }

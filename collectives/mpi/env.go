@@ -28,6 +28,10 @@ type env struct {
 	// MPI call then holds mu.
 	serialized bool
 	mu         sync.Mutex
+
+	// singleton is set for a world of one rank that no launcher started
+	// (see Abort).
+	singleton bool
 }
 
 // newEnv looks up the constants and creates the bfloat16 sum; MPI must be

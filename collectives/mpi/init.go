@@ -8,6 +8,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 
 	"scalegnn/collectives"
@@ -54,6 +55,7 @@ func Init() (collectives.Comm, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mpi: Init: %w", err)
 	}
+	e.singleton = c.size == 1 && singleton(os.Getenv)
 	return c, nil
 }
 

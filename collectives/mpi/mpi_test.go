@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -39,6 +40,10 @@ func child(mode string) int {
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1
+	}
+	if mode == "abort" {
+		fmt.Fprintln(os.Stderr, "scalegnn: the real error")
+		world.Abort(5)
 	}
 	if !Initialized() {
 		fmt.Fprintln(os.Stderr, "Initialized() = false after Init")
@@ -164,5 +169,45 @@ func TestMPIRun(t *testing.T) {
 			args = append(args, "--oversubscribe", "-np", fmt.Sprint(tc.np), "-x", childEnv, os.Args[0])
 			runChild(t, tc.mode, fmt.Sprintf("%s: ok on %d ranks", tc.mode, tc.np), mpirun, args...)
 		})
+	}
+}
+
+// TestSingletonAbort aborts a singleton after it printed its error: the
+// error must be the only output (no Open MPI banner or ORTE_ERROR_LOG
+// line after it) and the exit code the one given.
+func TestSingletonAbort(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, os.Args[0])
+	for _, kv := range os.Environ() {
+		if k, _, _ := strings.Cut(kv, "="); !slices.Contains(launchedVars[:], k) {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	cmd.Env = append(cmd.Env, childEnv+"=abort")
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 5 {
+		t.Fatalf("exit %v, want code 5; output:\n%s", err, out)
+	}
+	if string(out) != "scalegnn: the real error\n" {
+		t.Errorf("output %q, want the error line alone", out)
+	}
+}
+
+func TestSingletonEnv(t *testing.T) {
+	for _, c := range []struct {
+		env  map[string]string
+		want bool
+	}{
+		{nil, true},
+		{map[string]string{"OMPI_COMM_WORLD_SIZE": "1"}, false},
+		{map[string]string{"PMI_SIZE": "1"}, false},
+		{map[string]string{"PMIX_RANK": "0"}, false},
+		{map[string]string{"SLURM_PROCID": "0"}, true}, // a batch script's own process
+	} {
+		if got := singleton(func(k string) string { return c.env[k] }); got != c.want {
+			t.Errorf("singleton(%v) = %v, want %v", c.env, got, c.want)
+		}
 	}
 }

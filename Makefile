@@ -24,9 +24,19 @@ MPICHRUN ?= mpirun.mpich
 CGO_USERS := scalegnn scalegnn/bench
 CGO_PKGS   = $(shell $(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...) $(CGO_USERS)
 
-.PHONY: build run run8 test unit purevet variants nompi mpitest mpichtest bench clean
+.PHONY: setup setup-test build run run8 test unit purevet variants nompi mpitest threadtest mpichtest bench clean
 
-build:
+# What the build and the tests need (Open MPI, OpenBLAS, pkg-config; for
+# the tests MPICH too): scripts/check-deps.sh checks in a fraction of a
+# second, and scripts/setup.sh installs only what is missing, so that
+# `make run` and `make test` work on a fresh machine. Off Debian/Ubuntu,
+# setup.sh stops with one line saying what to install.
+setup:
+	@scripts/check-deps.sh 2>/dev/null || scripts/setup.sh
+setup-test:
+	@scripts/check-deps.sh test 2>/dev/null || scripts/setup.sh
+
+build: setup
 	$(GO) build -o scalegnn .
 
 run: build
@@ -35,7 +45,7 @@ run: build
 run8: build
 	$(MPIRUN) -np $(NP) ./scalegnn -config examples/cora-8.toml
 
-unit:
+unit: setup
 	$(GO) vet ./...
 	$(GO) test ./...
 
@@ -72,7 +82,7 @@ nompi: build
 # mini-batch grids), bad input on 8 ranks, an 8-rank Cora run that must
 # train exactly like the 1-rank run, the same as a whole-graph mini-batch
 # job (exactly again), and a 2-replica mini-batch run.
-mpitest: build
+mpitest: build threadtest
 	$(MPIRUN) -np 8 ./scalegnn selftest
 	$(MPIRUN) -np 6 ./scalegnn selftest
 	scripts/badinput.sh 8
@@ -80,6 +90,7 @@ mpitest: build
 	./scalegnn -config examples/cora.toml 2>runs/cora-1.log || (cat runs/cora-1.log; exit 1)
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs/cora-8.log || (cat runs/cora-8.log; exit 1)
 	tail -n 1 runs/cora-1.log runs/cora-8.log
+	grep -q '"threads_per_rank": $(CORES),' runs/cora-1.log && grep -q '"threads_per_rank": $(THREADS8),' runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
@@ -89,6 +100,24 @@ mpitest: build
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-minibatch-8.toml 2>runs/cora-minibatch-8.log || (cat runs/cora-minibatch-8.log; exit 1)
 	tail -n 1 runs/cora-minibatch-8.log
 
+CORES    = $(shell nproc)
+THREADS8 = $(shell n=$$(nproc); echo $$(( n / 8 > 1 ? n / 8 : 1 )))
+# Node-aware threads (internal/node): bound to a core each, 2 ranks run 1
+# thread; unbound, 8 ranks share all the cores (cores/8, at least 1); one
+# rank alone runs one thread per core. nproc counts the cores of the
+# affinity mask, as scalegnn does. mpitest checks that the Cora runs'
+# start-up lines log the same counts (8 ranks under --oversubscribe are
+# unbound).
+threadtest: build
+	@mkdir -p runs
+	$(MPIRUN) --bind-to core -np 2 ./scalegnn threads >runs/threads-core-2.txt
+	$(MPIRUN) --bind-to none -np 8 ./scalegnn threads >runs/threads-none-8.txt
+	./scalegnn threads >runs/threads-1.txt
+	@check() { got=$$(grep -c " threads=$$2$$" $$1); test "$$got" = "$$3" || \
+		{ echo "threadtest: $$1: want $$3 ranks with threads=$$2:"; cat $$1; exit 1; }; }; \
+	check runs/threads-core-2.txt 1 2 && check runs/threads-none-8.txt $(THREADS8) 8 && check runs/threads-1.txt $(CORES) 1
+	@echo "threadtest: threads per rank: --bind-to core -np 2: 1; --bind-to none -np 8: $(THREADS8); -np 1: $(CORES)"
+
 # MPICH (Debian's mpich/libmpich-dev, -tags mpich) beside Open MPI: the
 # selftest on 8 ranks and the Cora 1-vs-8-rank comparison under hydra, in
 # runs/mpich so that the Open MPI runs' output stays. Debian's MPICH
@@ -96,7 +125,7 @@ mpitest: build
 # Open MPI (0.9 vs 0.075 s/epoch, measured): the comparison runs 40 epochs
 # (4 evaluations) of the same jobs instead of 200.
 MPICH_EPOCHS ?= 40
-mpichtest: build
+mpichtest: setup-test build
 	$(GO) build -tags mpich -o scalegnn-mpich .
 	$(MPICHRUN) -np 8 ./scalegnn-mpich selftest
 	@mkdir -p runs/mpich

@@ -15,7 +15,7 @@ import (
 )
 
 const usage = `usage:
-  scalegnn -config job.toml [-grid XxYxZ] [-v]
+  scalegnn -config job.toml [-grid XxYxZ] [-v] [-log json]
                                             train (launch with mpirun/srun, one process per rank);
                                             -grid overrides the job file's [grid] x, y, z
                                             (and d, written "XxYxZ (d=D)" or "d=D XxYxZ")
@@ -26,6 +26,7 @@ const usage = `usage:
                                             (scalegnn prepare -h lists the formats)
   scalegnn dataset info DIR [-grid XxYxZ | -blocks B]
                                             a prepared dataset's metadata and nonzero balance
+  scalegnn plot RUN_DIR... [-o curves.png]  loss, accuracy and epoch-time curves of one or more runs
   scalegnn compare [-tol 1e-4] a/ b/          (run directories, or a/metrics.jsonl b/metrics.jsonl)
                                             check that two runs (e.g. 1 and 8 ranks) trained the same
   scalegnn selftest                         check the MPI collectives and the model against the serial
@@ -59,6 +60,8 @@ func dispatch(args []string, stderr io.Writer) int {
 			return runBalance(args[1:], stderr)
 		case "compare":
 			return runCompare(args[1:], os.Stdout, stderr)
+		case "plot":
+			return runPlot(args[1:], os.Stdout, stderr)
 		case "prepare":
 			return runPrepare(args[1:], stderr)
 		case "dataset":

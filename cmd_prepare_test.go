@@ -147,6 +147,7 @@ func TestPrepareBadInput(t *testing.T) {
 		{"not npy", el(filepath.Join(fix, "edges.txt"), "-train", filepath.Join(fix, "edges.txt")), "edges.txt: not a .npy file"},
 		{"ids", el(filepath.Join(fix, "edges.txt"), "-train", filepath.Join(fix, "test.npy"), "-test", filepath.Join(fix, "test.npy")), "test.npy: vertex 7 is in another split too"},
 		{"classes", el(filepath.Join(fix, "edges.txt"), "-classes", "2"), "labels.npy: label 2: expected classes in [0, 2)"},
+		{"edges missing", []string{"-format", "edgelist", "-in", filepath.Join(dir, "missing.txt")}, "prepare: edge list: stat " + filepath.Join(dir, "missing.txt") + ": no such file or directory"},
 		{"ogb line", []string{"-format", "ogb", "-in", filepath.Join(dir, "ogb")}, "edge.csv.gz:3: expected \"<u>,<v>\""},
 		{"ogb missing", []string{"-format", "ogb", "-in", dir, "-split", "s"}, "num-node-list.csv.gz: no such file (nor num-node-list.csv): expected the OGB raw layout"},
 		{"planetoid", []string{"-format", "planetoid", "-in", filepath.Join("testdata", "badinput", "bad_line")}, "bad_line/labels.txt:3"},

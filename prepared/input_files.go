@@ -44,6 +44,11 @@ func NewEdgeListInput(files EdgeListFiles) (*EdgeListInput, error) {
 	if files.Edges == "" || files.Features == "" || files.Labels == "" {
 		return nil, errors.New("prepare: an edge list needs the edge file, features (.npy) and labels (.npy)")
 	}
+	// The edge file is the input the user named: a missing one is reported
+	// as itself, before the arrays whose paths default to its directory.
+	if _, err := os.Stat(files.Edges); err != nil {
+		return nil, fmt.Errorf("prepare: edge list: %w", err)
+	}
 	f, err := npy.Open(files.Features)
 	if err != nil {
 		return nil, fmt.Errorf("prepare: features: %w", err)

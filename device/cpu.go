@@ -21,7 +21,6 @@ import (
 type CPU struct {
 	mu   sync.Mutex // one pooled operation at a time: guards job
 	pool *pool
-	be   *cpu.Backend
 	job  cjob
 }
 
@@ -30,7 +29,6 @@ var _ Device = (*CPU)(nil)
 // NewCPU returns a CPU device with threads workers (<= 0: GOMAXPROCS).
 func NewCPU(threads int) *CPU {
 	d := &CPU{pool: newPool(threads)}
-	d.be = cpu.New(d.pool.threads())
 	// The workers reference only the pool, so the device can become
 	// unreachable; then its workers are stopped.
 	runtime.AddCleanup(d, func(p *pool) { p.close() }, d.pool)
@@ -42,7 +40,7 @@ func (d *CPU) Name() string { return "cpu" }
 
 // Describe returns the start-up log line.
 func (d *CPU) Describe() string {
-	return fmt.Sprintf("cpu (C element-wise and SpMM kernels on %d threads, %s; GEMM: spmm/cpu)", d.pool.threads(), ckern.ISA())
+	return fmt.Sprintf("cpu (C element-wise kernels, %s, and spmm/cpu's SpMM and sgemm on %d threads)", ckern.ISA(), d.pool.threads())
 }
 
 func (d *CPU) hostMemory() {}
@@ -69,8 +67,10 @@ func (d *CPU) UploadCSRInto(dst *CSR, a *spmm.CSR) {
 	dst.bounds = spmm.PartitionRowsInto(dst.bounds, a, chunksPerThread*d.pool.threads())
 }
 
-// SpMM computes dst = a·b with the C kernel of ckern, width-specialised
-// and prefetching; the sums are spmm.Native's bit for bit.
+// SpMM computes dst = a·b with spmm/cpu's row kernel (width-specialised,
+// prefetching, per-ISA) on the device's threads, which take the CSR's
+// nonzero-balanced chunks dynamically; the sums are spmm.Native's bit for
+// bit.
 func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {
 	checkSpMM(dst, a, b)
 	if dst.rows == 0 || dst.cols == 0 {
@@ -80,17 +80,31 @@ func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {
 	if bounds == nil { // uploaded by another kind of device
 		bounds = []int{0, a.a.Rows}
 	}
-	j := d.rowsJob(opSpMM, dst, b)
-	j.csr, j.bounds = a.a, bounds
+	j := d.start(opSpMM)
+	j.dd, j.ad, j.csr, j.bounds = dst.dense(), b.dense(), a.a, bounds
 	j.next.Store(0)
 	chunks := len(bounds) - 1
 	d.finish(j, chunks, a.NNZ()*dst.cols)
 }
 
-// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with CBLAS.
+// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with spmm/cpu's
+// sgemm (CBLAS), cut by cpu.PlanGemm into blocks that run on the device's
+// threads: no allocation, no goroutine per call.
 func (d *CPU) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
 	checkGemm(tA, tB, a, b, dst)
-	d.be.Gemm(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
+	ad, bd, dd := a.dense(), b.dense(), dst.dense()
+	pl := cpu.PlanGemm(tA, tB, ad, bd, dd, d.pool.threads())
+	if pl.Parts == 0 {
+		return
+	}
+	j := d.start(opGemm)
+	j.plan, j.tA, j.tB, j.alpha, j.beta = pl, tA, tB, alpha, beta
+	j.ad, j.bd, j.dd = ad, bd, dd
+	work := 0
+	if pl.Parts > 1 {
+		work = minParallel // PlanGemm has judged it worth splitting
+	}
+	d.finish(j, pl.Parts, work)
 }
 
 // Operation codes of cjob.
@@ -114,6 +128,7 @@ const (
 	opGather
 	opScatter
 	opSpMM
+	opGemm
 )
 
 // cjob is every pooled operation's arguments in one struct the device
@@ -136,6 +151,11 @@ type cjob struct {
 	csr        *spmm.CSR
 	bounds     []int
 	next       atomic.Int64 // SpMM's next chunk
+	// products: spmm views of the operands (SpMM: dd = ad·csr... see run)
+	dd, ad, bd spmm.Dense
+	plan       cpu.GemmPlan
+	tA, tB     spmm.Op
+	beta       float32
 }
 
 // reset clears every field, so the device keeps no buffer alive.
@@ -187,15 +207,18 @@ func (j *cjob) run(lo, hi int) {
 	case opSpMM:
 		// Every worker takes chunks until none is left; lo and hi only
 		// say that this worker has a share.
-		c := j.csr
+		// dd = csr·ad.
 		for {
 			k := int(j.next.Add(1) - 1)
 			if k >= len(j.bounds)-1 {
 				return
 			}
-			if r0, r1 := j.bounds[k], j.bounds[k+1]; r0 < r1 {
-				ckern.SpMM(j.d, j.ldd, c.RowPtr, c.ColIdx, c.Val, j.a, j.lda, j.cols, r0, r1)
-			}
+			cpu.SpMMRows(j.dd, j.csr, j.ad, j.bounds[k], j.bounds[k+1])
+		}
+	case opGemm:
+		// dd = alpha·op(ad)·op(bd) + beta·dd, blocks [lo, hi) of the plan.
+		for p := lo; p < hi; p++ {
+			cpu.GemmPart(j.plan, p, j.tA, j.tB, j.alpha, j.ad, j.bd, j.beta, j.dd)
 		}
 	}
 }

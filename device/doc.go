@@ -17,8 +17,10 @@
 //     for SpMM and GEMM. The reference, and the device of builds without cgo.
 //   - CPU (cgo builds): C element-wise kernels (device/internal/ckern, the
 //     only cgo in this tree) split over a fixed pool of worker goroutines,
-//     with a width-specialised, prefetching SpMM on the same threads, and
-//     spmm/cpu's CBLAS for GEMM. Fused where the data allows:
+//     and on the same threads spmm/cpu's row kernel for SpMM (its one
+//     SpMM kernel: width-specialised, prefetching, per ISA) and its sgemm
+//     for GEMM, in blocks (cpu.SpMMRows, cpu.PlanGemm, cpu.GemmPart).
+//     Fused where the data allows:
 //     ReLU + dropout with mask recording, RMSNorm + ReLU, the optimizer in
 //     one pass over weights, gradient and both moments.
 //
@@ -56,7 +58,8 @@
 // Misuse (shapes that disagree, views outside their buffer, indices out of
 // range) panics with a ShapeError whichever device runs. Operations on
 // preallocated buffers do not allocate (tested with testing.AllocsPerRun),
-// except GEMM, which is spmm's (and Native's SpMM, spmm.Native's).
+// GEMM and SpMM included on CPU; Native's GEMM and SpMM are spmm.Native's,
+// which allocate.
 //
 // Package device/devicetest is the conformance suite every device runs:
 // every operation against a float64 or bit-exact reference.

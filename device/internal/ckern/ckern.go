@@ -167,20 +167,6 @@ func Triad(a, b, c []float32, s float32, lo, hi int) {
 	C.sgk_triad(pf(a), pf(b), pf(c), C.float(s), i64(lo), i64(hi))
 }
 
-// SpMM computes rows [lo, hi) of d = A·B (width cols) for a CSR A whose
-// row pointers and column indices the caller has validated.
-func SpMM(d []float32, ldd int, rowPtr []int64, colIdx []int32, val []float32, b []float32, ldb, cols, lo, hi int) {
-	var rp *C.int64_t
-	if len(rowPtr) > 0 {
-		rp = (*C.int64_t)(unsafe.Pointer(&rowPtr[0]))
-	}
-	C.sgk_spmm(pf(d), i64(ldd), rp, pi32(colIdx), pf(val), pf(b), i64(ldb), i64(cols), wide, i64(lo), i64(hi))
-}
-
-// wide says the CPU has AVX-512, whose 32 vector registers hold SpMM's
-// 128 accumulators of a 128-column row.
-var wide = b2i(ISA() == "x86-64-v4")
-
 // ISA names the instruction set the multiversioned kernels (dropout,
-// optimizer, SpMM) run with on this CPU, for the start-up log.
+// optimizer) run with on this CPU, for the start-up log.
 func ISA() string { return C.GoString(C.sgk_isa()) }

@@ -55,11 +55,6 @@ void sgk_gather_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t
 void sgk_scatter_add_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t rows,
                           const int32_t *idx, int64_t lo, int64_t hi);
 
-/* Rows [lo, hi) of dst = A·B for a validated CSR A (spmm.c). */
-void sgk_spmm(float *dst, int64_t ldd, const int64_t *rowptr, const int32_t *col,
-              const float *val, const float *b, int64_t ldb, int64_t n, int wide,
-              int64_t lo, int64_t hi);
-
 /* STREAM triad a = b + s*c over elements [lo, hi), the bandwidth yardstick. */
 void sgk_triad(float *a, const float *b, const float *c, float s, int64_t lo, int64_t hi);
 

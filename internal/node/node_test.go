@@ -78,9 +78,11 @@ func TestDetect(t *testing.T) {
 			errs := make([]error, len(world))
 			var wg sync.WaitGroup
 			for r, comm := range world {
-				wg.Go(func() {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
 					infos[r], errs[r] = detect(comm, func() ([]uint64, error) { return c.masks[r], nil })
-				})
+				}()
 			}
 			wg.Wait()
 			for r, info := range infos {
@@ -108,14 +110,16 @@ func TestDetectMaskError(t *testing.T) {
 	errs := make([]error, 2)
 	var wg sync.WaitGroup
 	for r, comm := range world {
-		wg.Go(func() {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
 			_, errs[r] = detect(comm, func() ([]uint64, error) {
 				if r == 1 {
 					return nil, boom
 				}
 				return cpus(0, 1), nil
 			})
-		})
+		}()
 	}
 	wg.Wait()
 	if errs[0] != nil || !errors.Is(errs[1], boom) {

@@ -80,11 +80,12 @@ func TestBadInput(t *testing.T) {
 	}
 }
 
-// errorLines drops rank 0's log lines (timestamp, tab, level) from stderr.
+// errorLines drops rank 0's log lines (time, level, message, two spaces
+// apart) from stderr.
 func errorLines(stderr string) []string {
 	var out []string
 	for _, l := range strings.Split(strings.TrimRight(stderr, "\n"), "\n") {
-		if f := strings.SplitN(l, "\t", 3); len(f) == 3 && (f[1] == "INFO" || f[1] == "WARN" || f[1] == "DEBUG") {
+		if f := strings.SplitN(l, "  ", 3); len(f) == 3 && (f[1] == "INFO" || f[1] == "WARN" || f[1] == "DEBUG") {
 			continue
 		}
 		out = append(out, l)
@@ -125,7 +126,7 @@ func TestTrainTiny(t *testing.T) {
 			t.Errorf("output file missing: %v", err)
 		}
 	}
-	if !strings.Contains(stderr, `"epoch": 2`) || !strings.Contains(stderr, "done") {
+	if !strings.Contains(stderr, "epoch 2/2  loss ") || !strings.Contains(stderr, "done  2 epochs") {
 		t.Errorf("log lacks the epochs or the final line:\n%s", stderr)
 	}
 	// compare reads a run from its directory or its metrics file.
@@ -185,5 +186,122 @@ func TestCompareMetrics(t *testing.T) {
 	}
 	if err := compareMetrics(io.Discard, base(), base()[:1], 1e-5, 0); err == nil {
 		t.Error("different epoch counts accepted")
+	}
+}
+
+// tinyJob writes the tiny fixture's job with output.dir = dir and extra
+// TOML appended (keys of tables the fixture does not have).
+func tinyJob(t *testing.T, dir, extra string) string {
+	t.Helper()
+	job, err := os.ReadFile(filepath.Join("testdata", "badinput", "ok_tiny.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	abs, _ := filepath.Abs(filepath.Join("testdata", "badinput", "tiny"))
+	text := strings.Replace(string(job), `path = "tiny"`, `path = "`+abs+`"`, 1)
+	text = strings.Replace(text, `dir = "/tmp/scalegnn-badinput"`, `dir = "`+filepath.Join(dir, "out")+`"`, 1)
+	path := filepath.Join(dir, "job.toml")
+	if err := os.WriteFile(path, []byte(text+extra), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// readStatus reads a run's summary.json, failing when it does not parse.
+func readStatus(t *testing.T, dir string) *jobs.Result {
+	t.Helper()
+	r, err := jobs.ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.Summary == nil {
+		t.Fatalf("%s: no summary.json", dir)
+	}
+	return r.Summary
+}
+
+// TestDiverged: lr = 1e30 stops the run at the first non-finite loss with
+// one line naming the epoch, the step and the loss and a hint, exit 4, and
+// a summary.json that parses with status "diverged".
+func TestDiverged(t *testing.T) {
+	dir := t.TempDir()
+	path := tinyJob(t, dir, "[optimizer]\nlr = 1e30\n")
+	code, stderr := runMain(t, "-config", path)
+	if code != exitDiverged {
+		t.Fatalf("exit %d, want %d:\n%s", code, exitDiverged, stderr)
+	}
+	if n := strings.Count(stderr, "scalegnn: "); n != 1 || !strings.Contains(stderr, "scalegnn: training diverged at epoch ") ||
+		!strings.Contains(stderr, "lower optimizer.lr (now 1e+30)") {
+		t.Fatalf("want one line naming the divergence and the hint:\n%s", stderr)
+	}
+	s := readStatus(t, filepath.Join(dir, "out"))
+	if s.Status != jobs.StatusDiverged || !strings.Contains(s.Message, "the loss is") || s.EpochsRun >= 2 {
+		t.Fatalf("summary: %+v", s)
+	}
+}
+
+// TestOutputDirHygiene: a run that fails in setup writes nothing; a rerun
+// into a used directory is refused and leaves it as it was; output.overwrite
+// takes it.
+func TestOutputDirHygiene(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	bad := tinyJob(t, dir, "")
+	text, _ := os.ReadFile(bad)
+	os.WriteFile(bad, []byte(strings.Replace(string(text), "badinput/tiny", "badinput/missing_file", 1)), 0o644)
+	if code, stderr := runMain(t, "-config", bad); code == 0 || !strings.Contains(stderr, "edges.txt") {
+		t.Fatalf("missing data: exit %d:\n%s", code, stderr)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Fatal("a run that failed in setup created output.dir")
+	}
+
+	path := tinyJob(t, dir, "")
+	if code, stderr := runMain(t, "-config", path); code != 0 {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	before := map[string][]byte{}
+	entries, _ := os.ReadDir(out)
+	for _, e := range entries {
+		before[e.Name()], _ = os.ReadFile(filepath.Join(out, e.Name()))
+	}
+	code, stderr := runMain(t, "-config", path)
+	if code != 1 || !strings.Contains(stderr, "holds another run") {
+		t.Fatalf("rerun: exit %d:\n%s", code, stderr)
+	}
+	entries, _ = os.ReadDir(out)
+	if len(entries) != len(before) {
+		t.Fatalf("refused rerun left %d files, had %d", len(entries), len(before))
+	}
+	for _, e := range entries {
+		if b, _ := os.ReadFile(filepath.Join(out, e.Name())); !bytes.Equal(b, before[e.Name()]) {
+			t.Fatalf("refused rerun changed %s", e.Name())
+		}
+	}
+	over := tinyJob(t, dir, "")
+	text, _ = os.ReadFile(over)
+	os.WriteFile(over, []byte(strings.Replace(string(text), "[output]\n", "[output]\noverwrite = true\n", 1)), 0o644)
+	if code, stderr := runMain(t, "-config", over); code != 0 {
+		t.Fatalf("overwrite: exit %d:\n%s", code, stderr)
+	}
+	if s := readStatus(t, out); s.Status != jobs.StatusCompleted {
+		t.Fatalf("overwritten run: %+v", s)
+	}
+}
+
+// TestTargetAcc: train.target_acc stops at the first evaluation reaching
+// it and records the time to it.
+func TestTargetAcc(t *testing.T) {
+	dir := t.TempDir()
+	path := tinyJob(t, dir, "")
+	text, _ := os.ReadFile(path)
+	os.WriteFile(path, []byte(strings.Replace(string(text), "epochs = 2", "epochs = 50\ntarget_acc = 0.01", 1)), 0o644)
+	code, stderr := runMain(t, "-config", path)
+	if code != 0 || !strings.Contains(stderr, "target reached at epoch 1") {
+		t.Fatalf("exit %d:\n%s", code, stderr)
+	}
+	s := readStatus(t, filepath.Join(dir, "out"))
+	if s.Status != jobs.StatusCompleted || s.StopReason != jobs.StopTargetAcc || s.EpochsRun != 1 || s.TargetEpoch != 1 || s.TimeToTargetS == nil {
+		t.Fatalf("summary: %+v", s)
 	}
 }

@@ -40,9 +40,11 @@ build: setup
 	$(GO) build -o scalegnn .
 
 run: build
+	rm -rf runs/cora
 	./scalegnn -config examples/cora.toml
 
 run8: build
+	rm -rf runs/cora-8
 	$(MPIRUN) -np $(NP) ./scalegnn -config examples/cora-8.toml
 
 unit: setup
@@ -67,7 +69,7 @@ variants: purevet
 # under mpirun with 2 ranks it must exit non-zero saying it runs one rank.
 nompi: build
 	$(GO) build -tags nompi -o scalegnn-nompi .
-	@mkdir -p runs/nompi
+	@mkdir -p runs/nompi && rm -rf runs/nompi/runs/cora
 	cd runs/nompi && ../../scalegnn-nompi -config ../../examples/cora.toml 2>cora-1.log || (cat cora-1.log; exit 1)
 	@test -f runs/cora/metrics.jsonl || ./scalegnn -config examples/cora.toml 2>runs/cora-1.log
 	./scalegnn compare -tol 0 runs/cora/metrics.jsonl runs/nompi/runs/cora/metrics.jsonl
@@ -87,6 +89,7 @@ mpitest: build threadtest
 	$(MPIRUN) -np 6 ./scalegnn selftest
 	scripts/badinput.sh 8
 	@mkdir -p runs
+	rm -rf runs/cora runs/cora-8 runs/cora-prepared-8 runs/cora-fullbatch-8 runs/cora-minibatch-8 # a used output.dir is refused
 	./scalegnn -config examples/cora.toml 2>runs/cora-1.log || (cat runs/cora-1.log; exit 1)
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-8.toml 2>runs/cora-8.log || (cat runs/cora-8.log; exit 1)
 	tail -n 1 runs/cora-1.log runs/cora-8.log
@@ -99,6 +102,7 @@ mpitest: build threadtest
 	./scalegnn compare -tol 1e-5 runs/cora-8/metrics.jsonl runs/cora-fullbatch-8/metrics.jsonl
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-minibatch-8.toml 2>runs/cora-minibatch-8.log || (cat runs/cora-minibatch-8.log; exit 1)
 	tail -n 1 runs/cora-minibatch-8.log
+	./scalegnn plot runs/cora runs/cora-8 runs/cora-minibatch-8 -o runs/cora-curves.png
 
 CORES    = $(shell nproc)
 THREADS8 = $(shell n=$$(nproc); echo $$(( n / 8 > 1 ? n / 8 : 1 )))

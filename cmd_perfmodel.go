@@ -233,8 +233,8 @@ func readMeasured(path string) (measuredRun, error) {
 	if err != nil {
 		return measuredRun{}, err
 	}
-	if run.Summary == nil {
-		return measuredRun{}, fmt.Errorf("%s: no summary.json: the run did not finish", run.Dir)
+	if run.Summary == nil || run.Summary.Status != jobs.StatusCompleted {
+		return measuredRun{}, fmt.Errorf("%s: the run did not complete (summary.json missing or not \"completed\")", run.Dir)
 	}
 	times := run.Metrics
 	if len(times) > 1 {

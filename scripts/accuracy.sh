@@ -26,9 +26,10 @@ for seed in $(seq 1 "$runs"); do
     table=="[train]" && $1=="seed" { print "seed = " seed; next }
     table=="[output]" && $1=="dir" { print "dir = \"" dir "\""; next }
     { print }' "$job" > "$out/seed$seed.toml"
+  rm -rf "$dir" # a used output.dir is refused
   "${launcher[@]}" "$bin" -config "$out/seed$seed.toml" 2>"$out/seed$seed.log"
-  acc=$(python3 -c "import json,sys; print(json.load(open('$dir/summary.json'))['final_accuracy']['Test'])" 2>/dev/null \
-    || grep -o '"Test": [0-9.]*' "$dir/summary.json" | awk '{print $2}')
+  acc=$(python3 -c "import json,sys; print(json.load(open('$dir/summary.json'))['final_accuracy']['test'])" 2>/dev/null \
+    || grep -o '"test": [0-9.]*' "$dir/summary.json" | awk '{print $2}')
   echo "seed $seed: test accuracy $acc"
   accs+=("$acc")
 done

@@ -48,6 +48,7 @@ func BenchmarkMiniBatchPrefetch(b *testing.B) {
 				b.Fatal(err)
 			}
 			cfg.Output.Dir = b.TempDir()
+			cfg.Output.Overwrite = true // every b.N iteration trains into the same directory
 			world := collectives.NewLocalWorld(1)[0]
 			job, err := jobs.Setup(cfg, world, device.NewCPU(2), zap.NewNop())
 			if err != nil {

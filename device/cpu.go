@@ -22,6 +22,7 @@ type CPU struct {
 	mu   sync.Mutex // one pooled operation at a time: guards job
 	pool *pool
 	job  cjob
+	ljob lossJob
 }
 
 var _ Device = (*CPU)(nil)
@@ -376,21 +377,29 @@ func (d *CPU) RMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[float3
 }
 
 // RowMax sets mx[i] to the maximum of row i (Go, see loss.go).
-func (d *CPU) RowMax(mx Buffer[float32], x Mat) { rowMax(mx, x) }
+func (d *CPU) RowMax(mx Buffer[float32], x Mat) {
+	checkRowMax(mx, x)
+	d.runLoss(&lossJob{op: lossRowMax, mx: mx, x: x}, 1)
+}
 
 // SoftmaxSums computes the class-axis partials of the loss (Go).
 func (d *CPU) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	softmaxSums(sums, x, mx, labels, c0)
+	checkSoftmaxSums(sums, x, mx, labels, c0)
+	d.runLoss(&lossJob{op: lossSums, sums: sums, x: x, mx: mx, labels: labels, c0: c0}, expCost)
 }
 
-// SoftmaxGrad writes the unscaled gradient and returns loss sum and count (Go).
+// SoftmaxGrad writes the unscaled gradient, rows split over the threads,
+// and returns loss sum and count, summed in row order (Go).
 func (d *CPU) SoftmaxGrad(dl, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
-	return softmaxGrad(dl, x, mx, sums, labels, train, c0)
+	checkSoftmaxGrad(dl, x, mx, sums, labels, train, c0)
+	d.runLoss(&lossJob{op: lossGrad, d: dl, x: x, mx: mx, sums: sums, labels: labels, train: train, c0: c0}, expCost)
+	return softmaxLoss(mx, sums, train)
 }
 
 // ArgMax sets the local first maximum of every row (Go).
 func (d *CPU) ArgMax(best Buffer[float32], arg Buffer[int64], x Mat, c0 int) {
-	argMax(best, arg, x, c0)
+	checkArgMax(best, arg, x)
+	d.runLoss(&lossJob{op: lossArgMax, mx: best, arg: arg, x: x, c0: c0}, 1)
 }
 
 // ArgMaxSettle drops local maxima that are not global ones (Go).

@@ -6,8 +6,10 @@ import "math"
 // gcn/loss.go operation for operation; the CPU device runs them too rather
 // than C because C's exp and log may differ from Go's math.Exp and
 // math.Log in the last bit, and the loss must stay bit-identical. They
-// touch rows×classes elements once or twice per step, a small fraction of
-// a step's memory traffic.
+// touch rows×classes elements once or twice per step, but an exp costs
+// as much as many element-wise passes, so the CPU device splits the rows
+// over its threads (each row is computed on its own; the loss's float64
+// sum stays one pass in row order).
 
 func checkRowVec(name string, b int, x Mat) {
 	x.check(name, "")
@@ -21,9 +23,32 @@ func checkLabels(name string, labels Buffer[int32], x Mat, c0 int) {
 	}
 }
 
-func rowMax(mx Buffer[float32], x Mat) {
-	checkRowVec("RowMax", mx.Len(), x)
-	for i := range x.rows {
+func checkRowMax(mx Buffer[float32], x Mat) { checkRowVec("RowMax", mx.Len(), x) }
+
+func checkSoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
+	checkRowVec("SoftmaxSums", mx.Len(), x)
+	checkLen("SoftmaxSums sums", sums.Len(), 2*x.rows)
+	checkLabels("SoftmaxSums", labels, x, c0)
+}
+
+func checkSoftmaxGrad(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
+	checkSame("SoftmaxGrad", d, x)
+	checkRowVec("SoftmaxGrad", mx.Len(), x)
+	checkLen("SoftmaxGrad sums", sums.Len(), 2*x.rows)
+	checkLen("SoftmaxGrad train", train.Len(), x.rows)
+	checkLabels("SoftmaxGrad", labels, x, c0)
+}
+
+func checkArgMax(best Buffer[float32], arg Buffer[int64], x Mat) {
+	checkRowVec("ArgMax", best.Len(), x)
+	checkLen("ArgMax arg", arg.Len(), x.rows)
+}
+
+// The kernels below compute rows [lo, hi) of their outputs, each row on
+// its own, so a device may split the rows over threads with the same bits.
+
+func rowMax(mx Buffer[float32], x Mat, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		m := float32(math.Inf(-1))
 		for _, v := range x.row(i) {
 			m = max(m, v)
@@ -32,12 +57,9 @@ func rowMax(mx Buffer[float32], x Mat) {
 	}
 }
 
-func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkRowVec("SoftmaxSums", mx.Len(), x)
-	checkLen("SoftmaxSums sums", sums.Len(), 2*x.rows)
-	checkLabels("SoftmaxSums", labels, x, c0)
+func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0, lo, hi int) {
 	rows := x.rows
-	for i := range rows {
+	for i := lo; i < hi; i++ {
 		var se float32
 		r := x.row(i)
 		for _, v := range r {
@@ -51,22 +73,15 @@ func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[
 	}
 }
 
-func softmaxGrad(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (loss, count float64) {
-	checkSame("SoftmaxGrad", d, x)
-	checkRowVec("SoftmaxGrad", mx.Len(), x)
-	checkLen("SoftmaxGrad sums", sums.Len(), 2*x.rows)
-	checkLen("SoftmaxGrad train", train.Len(), x.rows)
-	checkLabels("SoftmaxGrad", labels, x, c0)
-	rows := x.rows
-	for i := range rows {
+// softmaxGradRows writes the gradient rows; softmaxLoss sums the loss.
+func softmaxGradRows(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		o := d.row(i)
 		if train.host[i] == 0 {
 			clear(o)
 			continue
 		}
 		se, m := sums.host[i], mx.host[i]
-		loss += math.Log(float64(se)) + float64(m) - float64(sums.host[rows+i])
-		count++
 		for j, v := range x.row(i) {
 			o[j] = float32(math.Exp(float64(v-m))) / se
 		}
@@ -74,13 +89,24 @@ func softmaxGrad(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train
 			o[lab-c0]--
 		}
 	}
+}
+
+// softmaxLoss returns the loss summed over the training rows, in row
+// order (one float64 sum, so it is not split), and their number.
+func softmaxLoss(mx, sums Buffer[float32], train Buffer[uint8]) (loss, count float64) {
+	rows := train.Len()
+	for i := range rows {
+		if train.host[i] == 0 {
+			continue
+		}
+		loss += math.Log(float64(sums.host[i])) + float64(mx.host[i]) - float64(sums.host[rows+i])
+		count++
+	}
 	return loss, count
 }
 
-func argMax(best Buffer[float32], arg Buffer[int64], x Mat, c0 int) {
-	checkRowVec("ArgMax", best.Len(), x)
-	checkLen("ArgMax arg", arg.Len(), x.rows)
-	for i := range x.rows {
+func argMax(best Buffer[float32], arg Buffer[int64], x Mat, c0, lo, hi int) {
+	for i := lo; i < hi; i++ {
 		b, a := float32(math.Inf(-1)), int64(math.MaxInt64)
 		for j, v := range x.row(i) {
 			if v > b {

@@ -298,21 +298,28 @@ func (d *Native) RMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[flo
 }
 
 // RowMax sets mx[i] to the maximum of row i.
-func (d *Native) RowMax(mx Buffer[float32], x Mat) { rowMax(mx, x) }
+func (d *Native) RowMax(mx Buffer[float32], x Mat) {
+	checkRowMax(mx, x)
+	rowMax(mx, x, 0, x.rows)
+}
 
 // SoftmaxSums computes the class-axis partials of the loss.
 func (d *Native) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	softmaxSums(sums, x, mx, labels, c0)
+	checkSoftmaxSums(sums, x, mx, labels, c0)
+	softmaxSums(sums, x, mx, labels, c0, 0, x.rows)
 }
 
 // SoftmaxGrad writes the unscaled gradient and returns the loss sum and count.
 func (d *Native) SoftmaxGrad(dl, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
-	return softmaxGrad(dl, x, mx, sums, labels, train, c0)
+	checkSoftmaxGrad(dl, x, mx, sums, labels, train, c0)
+	softmaxGradRows(dl, x, mx, sums, labels, train, c0, 0, x.rows)
+	return softmaxLoss(mx, sums, train)
 }
 
 // ArgMax sets the local first maximum of every row.
 func (d *Native) ArgMax(best Buffer[float32], arg Buffer[int64], x Mat, c0 int) {
-	argMax(best, arg, x, c0)
+	checkArgMax(best, arg, x)
+	argMax(best, arg, x, c0, 0, x.rows)
 }
 
 // ArgMaxSettle drops local maxima that are not global ones.

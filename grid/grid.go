@@ -70,6 +70,11 @@ type Grid struct {
 	DP collectives.Comm
 }
 
+// namer is a communicator that names itself in messages (a watchdog's
+// "all-reduce on the Y communicator"): New names what it splits "3D", "X",
+// "Y", "Z" and "DP".
+type namer interface{ SetName(name string) }
+
 // New builds the grid of the given shape over world, splitting the
 // communicators collectively (every rank of world must call it).
 func New(world collectives.Comm, s Shape) (*Grid, error) {
@@ -82,6 +87,9 @@ func New(world collectives.Comm, s Shape) (*Grid, error) {
 		c, err := world.Split(color, key)
 		if err != nil {
 			return nil, fmt.Errorf("grid: splitting the %s communicator: %w", name, err)
+		}
+		if n, ok := c.(namer); ok {
+			n.SetName(name)
 		}
 		return c, nil
 	}

@@ -96,3 +96,17 @@ func TestRoundTrip(t *testing.T) {
 		}
 	}
 }
+
+// HeaderBytes is NewWriter's header, byte for byte, so a file started with
+// it and filled at offsets reads back like one NewWriter wrote.
+func TestHeaderBytesMatchesWriter(t *testing.T) {
+	for _, shape := range [][]int{{3, 4}, {2708, 7}, {5}} {
+		var b bytes.Buffer
+		if _, err := NewWriter(&b, Float32, shape...); err != nil {
+			t.Fatal(err)
+		}
+		if h := HeaderBytes(Float32, shape...); !bytes.Equal(h, b.Bytes()) {
+			t.Errorf("shape %v: HeaderBytes %q, NewWriter %q", shape, h, b.Bytes())
+		}
+	}
+}

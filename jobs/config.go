@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"strings"
+	"time"
 
 	"github.com/BurntSushi/toml"
 	"go.uber.org/zap"
@@ -20,6 +21,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/internal/tomlx"
+	"scalegnn/internal/watchdog"
 	"scalegnn/perfmodel"
 	"scalegnn/permute"
 )
@@ -177,13 +179,16 @@ type GridConfig struct {
 	D int `toml:"d"`
 	// Auto chooses X, Y, Z (and D in mini-batch training) at start-up with
 	// the performance model: the fastest predicted grid of the launch's
-	// ranks that fits in MemPerRank. Machine, MemPerRank and RanksPerNode
-	// are used only with Auto.
+	// ranks that fits in MemPerRank. Machine and RanksPerNode are used
+	// only with Auto.
 	Auto bool `toml:"auto"`
 	// Machine is a profile written by scalegnn perfmodel calibrate, or the
 	// name of a built-in profile; empty: the built-in defaults.
 	Machine string `toml:"machine"`
-	// MemPerRank limits the memory per rank, e.g. "40GiB"; empty: no limit.
+	// MemPerRank limits the memory per rank, e.g. "40GiB"; empty: no limit
+	// beyond the machine's. grid.auto chooses a grid that fits in it, and
+	// the memory check before loading (runtime.mem_check) refuses a grid
+	// that does not.
 	MemPerRank string `toml:"mem_per_rank"`
 	// RanksPerNode overrides the ranks per node the launcher announces.
 	RanksPerNode int `toml:"ranks_per_node"`
@@ -223,11 +228,35 @@ type OutputConfig struct {
 	Overwrite bool `toml:"overwrite"`
 }
 
-// RuntimeConfig tunes the local kernels.
+// RuntimeConfig tunes the local kernels and the job's guards.
 type RuntimeConfig struct {
 	// Threads is the number of kernel goroutines per rank; 0 leaves the
 	// choice to the caller (GOMAXPROCS divided by the ranks on the node).
 	Threads int `toml:"threads"`
+	// StallTimeout is how long a rank may make no progress (a load, step
+	// or evaluation completing) before its watchdog ends the job: a
+	// duration such as "20s", "auto" (the adaptive limit of
+	// watchdog.DefaultPolicy) or "off".
+	StallTimeout string `toml:"stall_timeout"`
+	// MemCheck refuses, before loading, a job whose predicted peak memory
+	// per rank exceeds what the rank may use (CheckMemory).
+	MemCheck bool `toml:"mem_check"`
+}
+
+// StallPolicy returns the watchdog policy of runtime.stall_timeout, and
+// false for "off". The value has been validated.
+func (r RuntimeConfig) StallPolicy() (watchdog.Policy, bool) {
+	switch r.StallTimeout {
+	case "off":
+		return watchdog.Policy{}, false
+	case "auto", "":
+		return watchdog.DefaultPolicy(), true
+	}
+	d, err := time.ParseDuration(r.StallTimeout)
+	if err != nil || d <= 0 {
+		panic(fmt.Sprintf("jobs: runtime.stall_timeout = %q was not validated", r.StallTimeout))
+	}
+	return watchdog.FixedPolicy(d), true
 }
 
 // DefaultConfig returns the configuration of an empty job file: Kipf &
@@ -289,6 +318,7 @@ func DefaultConfig() Config {
 		Grid:    GridConfig{X: 1, Y: 1, Z: 1, D: 1},
 		Permute: PermuteConfig{Scheme: permute.None, Seed: 7},
 		Output:  OutputConfig{Dir: "runs/default", Metrics: "metrics.jsonl"},
+		Runtime: RuntimeConfig{StallTimeout: "auto", MemCheck: true},
 	}
 }
 
@@ -438,6 +468,11 @@ func (c *Config) Validate() error {
 		ck.Fail("output.metrics", "", "a non-empty file name")
 	}
 	ck.AtLeast("runtime.threads", c.Runtime.Threads, 0)
+	if st := c.Runtime.StallTimeout; st != "auto" && st != "off" && ck.Err == nil {
+		if d, err := time.ParseDuration(st); err != nil || d <= 0 {
+			ck.Err = fmt.Errorf(`%s: runtime.stall_timeout = %q: expected a positive duration such as "20s" or "5m", "auto" or "off"`, ck.File, st)
+		}
+	}
 	return ck.Err
 }
 

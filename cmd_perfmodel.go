@@ -10,11 +10,11 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
-	"scalegnn/spmm/cpu"
 )
 
 const perfmodelUsage = `usage:
@@ -348,7 +348,7 @@ func runCalibrate(args []string, stderr io.Writer) int {
 		if world.Rank() == 0 && *verbose {
 			logw = stderr
 		}
-		m, err := perfmodel.Calibrate(world, cpu.New(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+		m, err := perfmodel.Calibrate(world, device.Host(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
 		if err == nil && world.Rank() == 0 {
 			header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
 				fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/spmm"
 )
 
@@ -36,8 +37,8 @@ type CalibrateOptions struct {
 // Each time is the median of the repetitions on a rank, then the maximum
 // over ranks (the slowest rank sets the pace of a synchronous step).
 // Every rank must call it; every rank gets the same Machine.
-func Calibrate(world collectives.Comm, be spmm.Backend, o CalibrateOptions) (*Machine, error) {
-	c := &calibrator{world: world, be: be, o: o, log: o.Log, reps: 5}
+func Calibrate(world collectives.Comm, dev device.Device, o CalibrateOptions) (*Machine, error) {
+	c := &calibrator{world: world, dev: dev, o: o, log: o.Log, reps: 5}
 	if c.log == nil {
 		c.log = io.Discard
 	}
@@ -73,8 +74,8 @@ func Calibrate(world collectives.Comm, be spmm.Backend, o CalibrateOptions) (*Ma
 		}
 	}
 	host, _ := os.Hostname()
-	m.Description = fmt.Sprintf("calibrated with %d ranks on %d node(s) (%d per node), %d kernel threads per rank, backend %s, on %s, %s; took %.1f s",
-		world.Size(), nodes, perNode, o.Threads, be.Name(), host, time.Now().UTC().Format("2006-01-02"), time.Since(start).Seconds())
+	m.Description = fmt.Sprintf("calibrated with %d ranks on %d node(s) (%d per node), %d kernel threads per rank, device %s, on %s, %s; took %.1f s",
+		world.Size(), nodes, perNode, o.Threads, dev.Name(), host, time.Now().UTC().Format("2006-01-02"), time.Since(start).Seconds())
 	if nodes == 1 {
 		m.Description += "; single node: comm.inter keeps the built-in defaults"
 	}
@@ -83,7 +84,7 @@ func Calibrate(world collectives.Comm, be spmm.Backend, o CalibrateOptions) (*Ma
 
 type calibrator struct {
 	world collectives.Comm
-	be    spmm.Backend
+	dev   device.Device
 	o     CalibrateOptions
 	log   io.Writer
 	reps  int
@@ -185,6 +186,16 @@ func filled(n int) []float32 {
 	return v
 }
 
+// mat returns a rows×cols matrix on the device, filled (an operand) or
+// zero (an output).
+func (c *calibrator) mat(rows, cols int, fill bool) device.Mat {
+	buf := device.Alloc[float32](c.dev, rows*cols)
+	if fill {
+		device.Upload(c.dev, buf, 0, filled(rows*cols))
+	}
+	return device.Matrix(buf, rows, cols)
+}
+
 func (c *calibrator) spmm(m *Machine) error {
 	type shape struct {
 		rows, inner, perRow int
@@ -210,10 +221,10 @@ func (c *calibrator) spmm(m *Machine) error {
 	var points []point
 	for _, s := range shapes {
 		a := randomCSR(rng, s.rows, s.inner, s.perRow)
+		da := c.dev.UploadCSR(a)
 		for _, w := range s.widths {
-			b := spmm.Dense{Rows: s.inner, Cols: w, Stride: w, Data: filled(s.inner * w)}
-			dst := spmm.Dense{Rows: s.rows, Cols: w, Stride: w, Data: make([]float32, s.rows*w)}
-			t, err := c.timeIt(func() error { c.be.SpMM(dst, a, b); return nil })
+			b, dst := c.mat(s.inner, w, true), c.mat(s.rows, w, false)
+			t, err := c.timeIt(func() error { c.dev.SpMM(dst, da, b); return nil })
 			if err != nil {
 				return err
 			}
@@ -263,25 +274,22 @@ func (c *calibrator) gemm(m *Machine) error {
 				}
 				var mm, nn, kk int
 				var ta, tb spmm.Op = spmm.NoTrans, spmm.NoTrans
-				var a, b spmm.Dense
+				var a, b device.Mat
 				switch op {
 				case "nn": // H·W: (big × a)·(a × b)
 					mm, kk, nn = big, sm[0], sm[1]
-					a = spmm.Dense{Rows: mm, Cols: kk, Stride: kk, Data: filled(mm * kk)}
-					b = spmm.Dense{Rows: kk, Cols: nn, Stride: nn, Data: filled(kk * nn)}
+					a, b = c.mat(mm, kk, true), c.mat(kk, nn, true)
 				case "tn": // Hᵀ·dZ: (big × a)ᵀ·(big × b)
 					mm, kk, nn = sm[0], big, sm[1]
 					ta = spmm.Trans
-					a = spmm.Dense{Rows: kk, Cols: mm, Stride: mm, Data: filled(kk * mm)}
-					b = spmm.Dense{Rows: kk, Cols: nn, Stride: nn, Data: filled(kk * nn)}
+					a, b = c.mat(kk, mm, true), c.mat(kk, nn, true)
 				case "nt": // dZ·Wᵀ: (big × b)·(a × b)ᵀ
 					mm, kk, nn = big, sm[1], sm[0]
 					tb = spmm.Trans
-					a = spmm.Dense{Rows: mm, Cols: kk, Stride: kk, Data: filled(mm * kk)}
-					b = spmm.Dense{Rows: nn, Cols: kk, Stride: kk, Data: filled(nn * kk)}
+					a, b = c.mat(mm, kk, true), c.mat(nn, kk, true)
 				}
-				dst := spmm.Dense{Rows: mm, Cols: nn, Stride: nn, Data: make([]float32, mm*nn)}
-				t, err := c.timeIt(func() error { c.be.Gemm(ta, tb, 1, a, b, 0, dst); return nil })
+				dst := c.mat(mm, nn, false)
+				t, err := c.timeIt(func() error { c.dev.Gemm(ta, tb, 1, a, b, 0, dst); return nil })
 				if err != nil {
 					return err
 				}
@@ -308,32 +316,26 @@ func (c *calibrator) gemm(m *Machine) error {
 	return nil
 }
 
-// elementwise times a stand-in for the model's element-wise passes: a
-// fresh (zeroed) output, a counter-based hash per element as dropout
-// draws, a multiply and a ReLU; it counts as three element units, the
-// weights the trace gives such passes.
+// elementwise times the device's ReLU + dropout with mask recording, a
+// representative element-wise pass of training: a read, a write, a
+// counter-based hash per element and the mask bits; it counts as three
+// element units, the weights the trace gives such passes.
 func (c *calibrator) elementwise(m *Machine) error {
 	var samples []Sample
+	const cols = 128
 	for _, n := range []int{1 << 18, 1 << 21} {
-		src := filled(n)
-		var sink float32
-		t, err := c.timeIt(func() error {
-			out := make([]float32, n)
-			for i, x := range src {
-				h := uint64(i)*0x9e3779b97f4a7c15 + 0x632be59bd9b4e019
-				h ^= h >> 29
-				h *= 0xbf58476d1ce4e5b9
-				if h>>63 == 1 {
-					out[i] = max(x*2, 0)
-				}
-			}
-			sink += out[n/2]
-			return nil
-		})
+		rows := n / cols
+		src, out := c.mat(rows, cols, true), c.mat(rows, cols, false)
+		keep := device.Alloc[uint64](c.dev, rows*(cols/64))
+		verts := make([]int32, rows)
+		for i := range verts {
+			verts[i] = int32(i)
+		}
+		spec := device.Dropout{Seed: 1, P: 0.5, Verts: device.Share(c.dev, verts)}
+		t, err := c.timeIt(func() error { c.dev.ReLUDropoutRecord(out, src, keep, spec); return nil })
 		if err != nil {
 			return err
 		}
-		_ = sink
 		samples = append(samples, Sample{X: []float64{3 * float64(n)}, T: t})
 		fmt.Fprintf(c.log, "elementwise n=%d: %.3g s\n", n, t)
 	}

@@ -6,6 +6,20 @@
 // as docs/architecture.md ("Layouts") prescribes (layer rotation over three
 // adjacency shards, optional double permutation).
 //
+// The model runs on a device.Device: its parameters (W, G and the
+// optimizer moments) are device buffers, reached from the host only
+// through Param's Download and Upload; forward, loss, backward, the
+// optimizer and evaluation call only the Device's operations and package
+// device's collective adapters, so no slice of device memory is reachable
+// from this package (the compiler enforces it). Activations, gradients,
+// masks and temporaries come from an arena (arena.go), one for the full
+// graph and one for mini-batches, rewound every pass and grown to the
+// largest pass seen: a steady-state step allocates nothing
+// (step_alloc_test.go). A bound (bind.go) is what the model derives from
+// one Shards: host devices share the shards' adjacency, features and
+// labels instead of copying them, so Use(batch) costs no copy and the
+// batch must stay intact until its step is done.
+//
 // Reference is a serial float64 implementation of the same model, written
 // independently of the distributed one. Conformance holds distributed
 // training on a given world to it (full graph, and data-parallel

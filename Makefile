@@ -4,7 +4,8 @@
 #   make run8    the same on 8 ranks (2x2x2 grid, double permutation)
 #   make test    everything CI runs: vet, unit tests, the build variants
 #                (nompi, noblas, MPICH) and the real MPI checks
-#   make bench   kernel and balance benchmarks
+#   make bench   kernel, device, epoch and balance benchmarks, and the
+#                PyTorch comparison (bench/vs-pytorch.sh) where torch is installed
 
 GO      ?= go
 NP      ?= 8
@@ -149,6 +150,9 @@ bench: build
 	$(GO) test -run '^$$' -bench Epoch -benchtime 3x ./bench
 	$(GO) test -run '^$$' -bench MiniBatchPrefetch -benchtime 2x ./bench
 	./scalegnn balance -config examples/rmat.toml -blocks 8
+	$(GO) test -run '^$$' -bench 'CPU|SpMM' -benchtime 3x ./device
+	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then bash bench/vs-pytorch.sh 16 2; \
+	else echo "bench/vs-pytorch.sh skipped: no python3-torch"; fi
 
 clean:
 	rm -rf scalegnn scalegnn-nompi scalegnn-mpich runs

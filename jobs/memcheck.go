@@ -1,0 +1,138 @@
+package jobs
+
+import (
+	"fmt"
+
+	"scalegnn/gcn"
+	"scalegnn/grid"
+	"scalegnn/internal/memlimit"
+	"scalegnn/perfmodel"
+)
+
+// maxSuggestedRanks bounds the launches CheckMemory searches for a grid
+// that fits.
+const maxSuggestedRanks = 1 << 12
+
+// CheckMemory is the memory check before loading (runtime.mem_check): it
+// returns an error, one line, when the performance model's predicted peak
+// memory of this rank (perfmodel.EstimateMemory at its coordinates in the
+// job's grid) exceeds what the rank may use: the smallest of
+// grid.mem_per_rank and the limits found (memlimit.Detect), those shared
+// by the node divided by its ranksPerNode ranks. The error names the
+// prediction, the limit and where it comes from, and the fastest grid
+// that would fit in it. The check needs the graph's size, known without
+// loading for generated and prepared data (EstimateGraphSize); it takes
+// milliseconds.
+func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) error {
+	if !cfg.Runtime.MemCheck {
+		return nil
+	}
+	limit, from, ok, err := rankLimit(cfg, ranksPerNode, limits)
+	if err != nil || !ok {
+		return err
+	}
+	gs, err := EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		return err
+	}
+	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
+	need := perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)).Total()
+	if need <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; or set runtime.mem_check = false to run anyway",
+		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
+		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit))
+}
+
+// rankLimit returns the smallest limit on this rank's memory and says
+// where it comes from; ok is false when there is none.
+func rankLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool, err error) {
+	if cfg.Grid.MemPerRank != "" {
+		limit, err = perfmodel.ParseBytes(cfg.Grid.MemPerRank)
+		if err != nil {
+			return 0, "", false, fmt.Errorf("%s: grid.mem_per_rank = %v", cfg.label(), err)
+		}
+		from, ok = "grid.mem_per_rank = "+cfg.Grid.MemPerRank, true
+	}
+	rpn := max(ranksPerNode, 1)
+	for _, l := range limits {
+		b, f := l.Bytes, fmt.Sprintf("%s %s", l.From, perfmodel.FormatBytes(l.Bytes))
+		if l.PerNode {
+			b /= int64(rpn)
+			f += fmt.Sprintf(" / %d ranks on the node", rpn)
+			if rpn == 1 {
+				f = f[:len(f)-len("s on the node")] + " on the node"
+			}
+		}
+		if !ok || b < limit {
+			limit, from, ok = b, f, true
+		}
+	}
+	return limit, from, ok, nil
+}
+
+// fittingGrid names the fastest grid, on the launch's ranks or on the
+// fewest ranks doubling from there, up to maxSuggestedRanks, whose every
+// rank fits in memPerRank. Unless the data are prepared, every rank holds
+// the whole graph while loading, which no grid divides: when that alone
+// does not fit, it names the grid that would fit once the data are
+// prepared (scalegnn prepare), loaded shard by shard.
+func fittingGrid(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64) string {
+	fits := fmt.Sprintf("the fastest grid that fits in %s per rank is", perfmodel.FormatBytes(memPerRank))
+	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank); ok {
+		return fits + " " + g
+	}
+	none := fmt.Sprintf("no grid of up to %d ranks fits in %s per rank", maxSuggestedRanks, perfmodel.FormatBytes(memPerRank))
+	if gs.Sharded {
+		return none
+	}
+	gs.Sharded = true
+	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank); ok {
+		return fmt.Sprintf("%s while every rank loads the whole graph; prepare the dataset (scalegnn prepare) to load it sharded: then %s %s", none, fits, g)
+	}
+	return none + ", even with the dataset prepared"
+}
+
+// fastestFitting finds the fewest ranks, doubling from ranks, with a grid
+// whose rank 0 (which holds the largest blocks) fits in memPerRank, and
+// returns the fastest fitting grid of that many ranks.
+func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64) (string, bool) {
+	j := PerfJob(cfg, gs)
+	d := 0
+	if cfg.Train.Mode == gcn.FullGraph {
+		d = 1
+	}
+	for r := max(ranks, 1); r <= maxSuggestedRanks; r *= 2 {
+		shapes, err := perfmodel.Enumerate(r, d)
+		if err != nil {
+			return "", false
+		}
+		fit := false
+		for _, s := range shapes {
+			if perfmodel.EstimateMemory(j, s, perfmodel.Coords{}).Total() <= memPerRank {
+				fit = true
+				break
+			}
+		}
+		if !fit {
+			continue
+		}
+		m := perfmodel.DefaultMachine()
+		if cfg.Grid.Machine != "" {
+			if mm, err := perfmodel.LoadMachine(cfg.Grid.Machine); err == nil {
+				m = mm
+			}
+		}
+		preds, err := perfmodel.Predict(j, m, perfmodel.Options{Ranks: r, RanksPerNode: ranksPerNode, MemPerRank: memPerRank})
+		if err != nil {
+			return "", false
+		}
+		best, err := perfmodel.Best(preds, memPerRank)
+		if err != nil {
+			return "", false
+		}
+		return fmt.Sprintf("%s on %d ranks (%s per rank)", best.Grid, r, perfmodel.FormatBytes(best.MemTotal)), true
+	}
+	return "", false
+}

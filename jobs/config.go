@@ -61,6 +61,8 @@ type Config struct {
 	Permute   PermuteConfig   `toml:"permute"`
 	Output    OutputConfig    `toml:"output"`
 	Runtime   RuntimeConfig   `toml:"runtime"`
+	// Checkpoint is [checkpoint] (jobs/checkpoint.go).
+	Checkpoint CheckpointConfig `toml:"checkpoint"`
 }
 
 // DatasetConfig selects the graph. SBM and RMAT are read only when Source
@@ -226,6 +228,9 @@ type OutputConfig struct {
 	// config.toml, summary.json and metrics file); without it such a
 	// directory is refused.
 	Overwrite bool `toml:"overwrite"`
+	// SaveModel writes the final model as a checkpoint in Dir/model, for
+	// scalegnn predict.
+	SaveModel bool `toml:"save_model"`
 }
 
 // RuntimeConfig tunes the local kernels and the job's guards.
@@ -315,10 +320,11 @@ func DefaultConfig() Config {
 			CommDtype: collectives.Float32,
 			Overlap:   true,
 		},
-		Grid:    GridConfig{X: 1, Y: 1, Z: 1, D: 1},
-		Permute: PermuteConfig{Scheme: permute.None, Seed: 7},
-		Output:  OutputConfig{Dir: "runs/default", Metrics: "metrics.jsonl"},
-		Runtime: RuntimeConfig{StallTimeout: "auto", MemCheck: true},
+		Grid:       GridConfig{X: 1, Y: 1, Z: 1, D: 1},
+		Permute:    PermuteConfig{Scheme: permute.None, Seed: 7},
+		Output:     OutputConfig{Dir: "runs/default", Metrics: "metrics.jsonl"},
+		Runtime:    RuntimeConfig{StallTimeout: "auto", MemCheck: true},
+		Checkpoint: CheckpointConfig{Keep: 3},
 	}
 }
 
@@ -467,6 +473,7 @@ func (c *Config) Validate() error {
 	if c.Output.Metrics == "" {
 		ck.Fail("output.metrics", "", "a non-empty file name")
 	}
+	c.Checkpoint.validate(ck)
 	ck.AtLeast("runtime.threads", c.Runtime.Threads, 0)
 	if st := c.Runtime.StallTimeout; st != "auto" && st != "off" && ck.Err == nil {
 		if d, err := time.ParseDuration(st); err != nil || d <= 0 {

@@ -218,3 +218,41 @@ func ReadMetrics(path string) ([]EpochMetrics, error) {
 		}
 	}
 }
+
+// AppendMetrics opens the metrics file of a run that resumes from a
+// checkpoint taken after epoch upTo, for appending. Lines of epochs after
+// upTo (trained after the checkpoint by the run that was stopped, and
+// trained again now) and an incomplete last line are dropped first, by an
+// atomic rewrite; every line up to the checkpoint stays as it was. A
+// missing file is created.
+func AppendMetrics(path string, upTo int) (*MetricsWriter, error) {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return nil, fmt.Errorf("resuming metrics file: %w", err)
+	}
+	keep := 0
+	for keep < len(data) {
+		end := bytes.IndexByte(data[keep:], '\n')
+		if end < 0 {
+			break
+		}
+		var m EpochMetrics
+		if json.Unmarshal(data[keep:keep+end], &m) != nil || m.Epoch > upTo {
+			break
+		}
+		keep += end + 1
+	}
+	if keep < len(data) {
+		if err := writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data[:keep]); return err }); err != nil {
+			return nil, err
+		}
+	}
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return nil, fmt.Errorf("creating metrics directory: %w", err)
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_APPEND, 0o644)
+	if err != nil {
+		return nil, fmt.Errorf("resuming metrics file: %w", err)
+	}
+	return &MetricsWriter{path: path, f: f}, nil
+}

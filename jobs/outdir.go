@@ -60,7 +60,11 @@ func CheckOutputDir(cfg *Config, opts OutputOptions) error {
 // previous run's files when overwriting (so that a rerun killed early does
 // not leave the old summary beside its own metrics), and writes the job as
 // it runs (defaults filled in) as config.toml and an empty metrics file.
-func createOutput(cfg *Config, opts OutputOptions) (*MetricsWriter, error) {
+//
+// A resumed run (opts.Resume) keeps the directory's files and appends to
+// its metrics file, whose lines after the checkpoint's epoch upTo are
+// dropped (AppendMetrics).
+func createOutput(cfg *Config, opts OutputOptions, upTo int) (*MetricsWriter, error) {
 	if err := CheckOutputDir(cfg, opts); err != nil {
 		return nil, err
 	}
@@ -76,6 +80,9 @@ func createOutput(cfg *Config, opts OutputOptions) (*MetricsWriter, error) {
 	}
 	if err := writeEffectiveConfig(cfg); err != nil {
 		return nil, err
+	}
+	if opts.Resume {
+		return AppendMetrics(cfg.MetricsPath(), upTo)
 	}
 	return CreateMetrics(cfg.MetricsPath())
 }

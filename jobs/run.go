@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"scalegnn/checkpoint"
 	"scalegnn/collectives"
 	"scalegnn/dataset"
 	"scalegnn/device"
@@ -29,6 +30,15 @@ type Job struct {
 	steps   int
 
 	run *runState // the run OpenOutput started, for Train
+
+	// Interrupt, when set, is asked after every step whether a signal
+	// asks the job to stop; it returns the signal's name or "". The
+	// ranks agree on it (checkStep).
+	Interrupt func() string
+	// resume is the checkpoint LoadCheckpoint restored, for the next
+	// Train to continue from; dataset the fingerprint, computed once.
+	resume  *checkpoint.Manifest
+	dataset *checkpoint.Dataset
 }
 
 // Setup loads the data, builds this rank's shards and the model; it writes

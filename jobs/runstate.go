@@ -11,7 +11,7 @@ import (
 // runState is a training run's bookkeeping beside the model: its Result so
 // far, the early-stop rule, the progress line's pace, and on rank 0 the
 // metrics file and summary.json. Job.OpenOutput makes one; Train takes it
-// (beginRun), reports every step's loss (checkLoss) and every epoch
+// (beginRun), reports every step's loss (checkStep) and every epoch
 // (epochDone) to it, and ends the run with end.
 type runState struct {
 	j       *Job
@@ -19,6 +19,7 @@ type runState struct {
 	res     *Result
 	stop    stopRule
 	start   time.Time
+	before  float64        // training seconds of the run before a resume
 	metrics *MetricsWriter // rank 0 only: rank 0 writes the run's files
 
 	// The epochs and their summed time since the last progress line.
@@ -38,7 +39,11 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 		res: &Result{Status: StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
 			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps}}
 	if j.world.Rank() == 0 {
-		mw, err := createOutput(cfg, opts)
+		upTo := 0
+		if j.resume != nil {
+			upTo = j.resume.Epoch
+		}
+		mw, err := createOutput(cfg, opts, upTo)
 		if err != nil {
 			return err
 		}
@@ -113,14 +118,17 @@ func (r *runState) logEpoch(em EpochMetrics) {
 // It returns err, or the error of writing the files when there was none.
 func (r *runState) end(err error) error {
 	res := r.res
-	res.TrainSec = time.Since(r.start).Seconds()
+	res.TrainSec = r.before + time.Since(r.start).Seconds()
 	if res.EpochsRun > 0 {
 		res.MeanEpochS = res.TrainSec / float64(res.EpochsRun)
 	}
 	var diverged *DivergedError
+	var interrupted *InterruptedError
 	switch {
 	case err == nil:
 		res.Status = StatusCompleted
+	case errors.As(err, &interrupted):
+		res.Status, res.Message, res.Checkpoint = StatusInterrupted, err.Error(), interrupted.Checkpoint
 	case errors.As(err, &diverged):
 		res.Status, res.Message, res.FinalLoss = StatusDiverged, err.Error(), diverged.Loss
 	default:

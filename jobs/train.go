@@ -1,6 +1,7 @@
 package jobs
 
 import (
+	"errors"
 	"fmt"
 	"time"
 
@@ -54,21 +55,36 @@ func (j *Job) Train() (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() { err = run.end(err) }() // summary.json: completed, diverged or failed
+	defer func() { err = run.end(err) }() // summary.json: completed, interrupted, diverged or failed
+	var pos position
+	if j.resume != nil {
+		if pos, err = run.resumeFrom(j.resume); err != nil {
+			return nil, err
+		}
+		j.resume = nil
+	}
 	var batches *sampler.Prefetcher[*gcn.Shards]
 	if j.batches != nil {
-		batches = sampler.NewPrefetcher(j.batches.NewBatch, j.batches.BuildInto, 0, cfg.Train.Prefetch)
+		// Sampling is a function of the step: the prefetcher starts at the
+		// checkpoint's.
+		batches = sampler.NewPrefetcher(j.batches.NewBatch, j.batches.BuildInto, pos.step, cfg.Train.Prefetch)
 		defer batches.Close()
 	}
 	res := run.res
-	step := 0
-	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
+	step := pos.step
+	lastCkpt := time.Now()
+	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
 		m.Times, m.PMMBytes = gcn.Times{}, 0
 		bytes0 := j.commBytes()
 		var st stepTimes
 		t0 := time.Now()
-		lossSum := 0.0
-		for s := 0; s < j.steps; s++ {
+		lossSum, first := 0.0, 0
+		if epoch == pos.epoch+1 {
+			// An epoch a signal stopped part-way continues where it was.
+			lossSum, first = pos.lossSum, pos.epochSteps
+		}
+		for s := first; s < j.steps; s++ {
+			j.enter(epoch, step) // the watchdog's stage (progress.go)
 			var batch *gcn.Shards
 			if batches != nil {
 				sh, wait, took, err := batches.Next()
@@ -84,27 +100,30 @@ func (j *Job) Train() (_ *Result, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
 			}
-			if err := run.checkLoss(epoch, step, loss); err != nil {
-				return nil, err
-			}
 			if batch != nil {
 				// The step has read its batch: the prefetcher may build
 				// into it again (the model keeps it only until the next
 				// Use, and Evaluate runs on the full graph).
 				batches.Release(batch)
 			}
+			j.progressed()
 			lossSum += loss
 			step++
+			if err := run.checkStep(epoch, step-1, loss); err != nil {
+				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: s + 1, lossSum: lossSum}, run)
+			}
 		}
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
 		// The split covers the training steps; evaluation is timed whole.
 		trainTime, times, pmm := time.Since(t0), m.Times, m.PMMBytes
 		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
 			t1 := time.Now()
+			j.enter(epoch, -1)
 			acc, err := m.Evaluate()
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
 			}
+			j.progressed()
 			st.eval = time.Since(t1)
 			em.SetAccuracies(acc.Train, acc.Val, acc.Test)
 			res.Final = acc
@@ -119,14 +138,70 @@ func (j *Job) Train() (_ *Result, err error) {
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, pmm, bytes); err != nil {
 			return nil, err
 		}
-		if stop, err := run.epochDone(em); err != nil || stop { // log, metrics, train.target_acc and patience
-			if err != nil {
+		stop, err := run.epochDone(em) // log, metrics, train.target_acc and patience
+		if err != nil {
+			return nil, err
+		}
+		if due, err := j.checkpointDue(epoch, lastCkpt); err != nil {
+			return nil, err
+		} else if due && !stop && epoch < cfg.Train.Epochs {
+			if _, err := j.saveCheckpoint(cfg.CheckpointDir(), cfg.Checkpoint.Keep, position{step: step, epoch: epoch}, run); err != nil {
 				return nil, err
 			}
+			lastCkpt = time.Now()
+		}
+		if stop {
 			break
 		}
 	}
+	if cfg.Output.SaveModel {
+		if _, err := j.saveCheckpoint(cfg.ModelDir(), 1, position{step: step, epoch: res.EpochsRun}, run); err != nil {
+			return nil, err
+		}
+	}
 	return res, nil
+}
+
+// checkpointDue reports whether [checkpoint] asks for a checkpoint after
+// epoch: every `every` epochs, or once `interval` of wall time has passed
+// since the last (the ranks agree on the clock's verdict in one
+// all-reduce, taken only when an interval is set).
+func (j *Job) checkpointDue(epoch int, last time.Time) (bool, error) {
+	c := j.Cfg.Checkpoint
+	if c.Every > 0 && epoch%c.Every == 0 {
+		return true, nil
+	}
+	if c.Interval == "" {
+		return false, nil
+	}
+	d, _ := time.ParseDuration(c.Interval) // validated
+	flag := []float64{0}
+	if time.Since(last) >= d {
+		flag[0] = 1
+	}
+	if err := j.world.AllReduceF64(flag, collectives.Max); err != nil {
+		return false, err
+	}
+	return flag[0] != 0, nil
+}
+
+// interrupted completes checkStep's InterruptedError: the checkpoint at
+// pos, when [checkpoint] is configured. Other errors pass through.
+func (j *Job) interrupted(err error, pos position, run *runState) error {
+	var ie *InterruptedError
+	if !errors.As(err, &ie) {
+		return err
+	}
+	ie.Epoch = pos.epoch + 1
+	if !j.Cfg.Checkpoint.Enabled() {
+		return ie
+	}
+	dir, cerr := j.saveCheckpoint(j.Cfg.CheckpointDir(), j.Cfg.Checkpoint.Keep, pos, run)
+	if cerr != nil {
+		return fmt.Errorf("%v; writing its checkpoint failed: %w", ie, cerr)
+	}
+	ie.Checkpoint = dir
+	return ie
 }
 
 // commBytes returns the payload bytes this rank has handed so far to the

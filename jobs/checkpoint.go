@@ -1,0 +1,264 @@
+package jobs
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"go.uber.org/zap"
+
+	"scalegnn/checkpoint"
+	"scalegnn/collectives"
+	"scalegnn/internal/tomlx"
+)
+
+// CheckpointConfig is the job file's [checkpoint] table: when a run writes
+// checkpoints (package checkpoint), where, and how many it keeps.
+type CheckpointConfig struct {
+	// Every writes a checkpoint after every Every epochs (0: none by
+	// epoch count).
+	Every int `toml:"every"`
+	// Interval writes one at the first epoch end after this much wall
+	// time since the last ("30m", "2h"; "": none by time). The ranks agree
+	// on it, so a slow clock on one rank cannot split them.
+	Interval string `toml:"interval"`
+	// Dir holds the checkpoints; "" is output.dir/checkpoints.
+	Dir string `toml:"dir"`
+	// Keep is how many of the newest checkpoints stay (0: all).
+	Keep int `toml:"keep"`
+}
+
+// Enabled reports whether the run writes checkpoints as it trains.
+func (c CheckpointConfig) Enabled() bool { return c.Every > 0 || c.Interval != "" }
+
+// validate checks the [checkpoint] keys.
+func (c CheckpointConfig) validate(ck *tomlx.Checker) {
+	ck.AtLeast("checkpoint.every", c.Every, 0)
+	ck.AtLeast("checkpoint.keep", c.Keep, 0)
+	if c.Interval != "" && ck.Err == nil {
+		if d, err := time.ParseDuration(c.Interval); err != nil || d <= 0 {
+			ck.Err = fmt.Errorf(`%s: checkpoint.interval = %q: expected a positive duration such as "30m" or "2h"`, ck.File, c.Interval)
+		}
+	}
+}
+
+// CheckpointDir returns where the run's checkpoints go.
+func (c *Config) CheckpointDir() string {
+	if c.Checkpoint.Dir != "" {
+		return c.Checkpoint.Dir
+	}
+	return filepath.Join(c.Output.Dir, "checkpoints")
+}
+
+// ModelDir is where output.save_model writes the final model (a
+// checkpoint directory of its own, which scalegnn predict -checkpoint
+// takes).
+func (c *Config) ModelDir() string { return filepath.Join(c.Output.Dir, "model") }
+
+// runProgress is the part of a run's bookkeeping a checkpoint carries, so
+// that a resumed run's summary (best epoch, time to target, early stop)
+// continues the interrupted one's.
+type runProgress struct {
+	Res      Result  `json:"result"`
+	StopBest float64 `json:"stop_best"`
+	StopSeen bool    `json:"stop_seen"`
+	Stale    int     `json:"stop_stale"`
+	TrainSec float64 `json:"train_s"` // training time before this run
+}
+
+// position is where training stands: the optimizer steps taken, the
+// epochs completed, and the steps and summed loss of the epoch under way.
+type position struct {
+	step, epoch, epochSteps int
+	lossSum                 float64
+}
+
+// fingerprint returns the dataset's fingerprint, computed once
+// (collectively: every rank calls it at the same point).
+func (j *Job) fingerprint() (checkpoint.Dataset, error) {
+	if j.dataset == nil {
+		f, err := j.Model.Fingerprint()
+		if err != nil {
+			return checkpoint.Dataset{}, err
+		}
+		d := checkpoint.DatasetOf(f, j.Cfg.Permute.Scheme.String(), j.Cfg.Permute.Seed)
+		j.dataset = &d
+	}
+	return *j.dataset, nil
+}
+
+// saveCheckpoint writes a checkpoint of the model at pos into root,
+// collectively, and logs it on rank 0.
+func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (string, error) {
+	ds, err := j.fingerprint()
+	if err != nil {
+		return "", err
+	}
+	var run []byte
+	if r != nil {
+		p := runProgress{Res: *r.res, StopBest: r.stop.best, StopSeen: r.stop.seen, Stale: r.stop.stale,
+			TrainSec: r.before + time.Since(r.start).Seconds()}
+		if run, err = json.Marshal(p); err != nil {
+			return "", err
+		}
+	}
+	var cfg bytes.Buffer
+	if err := j.Cfg.WriteTOML(&cfg); err != nil {
+		return "", err
+	}
+	man := checkpoint.Manifest{Step: pos.step, Epoch: pos.epoch, EpochSteps: pos.epochSteps, EpochLossSum: pos.lossSum,
+		OptimizerStep: j.Model.OptimizerSteps(), Dataset: ds, Model: checkpoint.ModelOf(j.Model.Cfg),
+		Grid: j.Grid.Shape.String(), Run: run}
+	t0 := time.Now()
+	dir, err := checkpoint.Save(j.world, root, keep, j.Model, man, cfg.Bytes())
+	if err != nil {
+		return "", err
+	}
+	if j.world.Rank() == 0 {
+		j.log.Info("checkpoint", zap.String("dir", dir), zap.Int("epoch", pos.epoch), zap.Int("step", pos.step),
+			zap.Duration("took", time.Since(t0).Round(time.Millisecond)))
+	}
+	return dir, nil
+}
+
+// ResolveCheckpoint turns -resume's argument into a checkpoint directory,
+// collectively: "latest" is the newest complete, verified checkpoint in
+// the job's checkpoint directory, a directory holding checkpoints their
+// newest good one, anything else the directory itself. Rank 0 decides and
+// broadcasts, so every rank resumes from the same one.
+func ResolveCheckpoint(world collectives.Comm, cfg *Config, arg string, log *zap.Logger) (string, error) {
+	var dir string
+	var err error
+	if world.Rank() == 0 {
+		dir, err = resolveLocal(cfg, arg, log)
+		if err == nil && len(dir) >= maxPath {
+			err = fmt.Errorf("checkpoint %s: path longer than %d bytes", dir, maxPath-1)
+		}
+	}
+	if err := agreeErr(world, err); err != nil {
+		return "", err
+	}
+	b := make([]byte, maxPath)
+	copy(b, dir)
+	if err := world.BcastBytes(b, 0); err != nil {
+		return "", err
+	}
+	return string(bytes.TrimRight(b, "\x00")), nil
+}
+
+// maxPath bounds the checkpoint path rank 0 broadcasts.
+const maxPath = 4096
+
+func resolveLocal(cfg *Config, arg string, log *zap.Logger) (string, error) {
+	root := arg
+	if arg == "latest" {
+		root = cfg.CheckpointDir()
+	} else if _, err := checkpoint.ReadManifest(arg); err == nil {
+		return arg, nil
+	}
+	dir, skipped, err := checkpoint.Latest(root)
+	for _, s := range skipped {
+		log.Warn("skipping checkpoint", zap.Error(s))
+	}
+	if err != nil && arg != "latest" {
+		// Not a directory of checkpoints: report what is wrong with it as
+		// a checkpoint.
+		if _, verr := checkpoint.Verify(arg); verr != nil {
+			return "", verr
+		}
+	}
+	return dir, err
+}
+
+// agreeErr is the ranks' agreement on an error one of them may have: the
+// rank with it returns it, the others a short error saying so.
+func agreeErr(world collectives.Comm, err error) error {
+	flag := []int64{0}
+	if err != nil {
+		flag[0] = 1
+	}
+	if rerr := world.AllReduceI64(flag, collectives.Sum); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		return err
+	}
+	if flag[0] != 0 {
+		return errAnotherRank
+	}
+	return nil
+}
+
+// errAnotherRank is what ranks return when another rank had the error
+// (and reports it).
+var errAnotherRank = fmt.Errorf("failed on another rank")
+
+// LoadCheckpoint restores the model from the checkpoint in dir,
+// collectively, after checking that it was trained on the same dataset
+// and model: another one is refused with one line naming the manifest and
+// the difference. The next Train continues from the checkpoint's step;
+// OpenOutput must be called with OutputOptions.Resume.
+func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
+	ds, err := j.fingerprint()
+	if err != nil {
+		return nil, err
+	}
+	var man *checkpoint.Manifest
+	if j.world.Rank() == 0 {
+		man, err = checkpoint.Verify(dir)
+		if err == nil {
+			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.Model.Cfg))
+		}
+	}
+	if err := agreeErr(j.world, err); err != nil {
+		return nil, err
+	}
+	if man == nil {
+		if man, err = checkpoint.ReadManifest(dir); err != nil {
+			return nil, err
+		}
+	}
+	if err := checkpoint.Load(j.world, dir, j.Model, man); err != nil {
+		return nil, err
+	}
+	j.resume = man
+	return man, nil
+}
+
+// resumeFrom applies the loaded checkpoint to a new run: its position and
+// its bookkeeping.
+func (r *runState) resumeFrom(man *checkpoint.Manifest) (position, error) {
+	pos := position{step: man.Step, epoch: man.Epoch, epochSteps: man.EpochSteps, lossSum: man.EpochLossSum}
+	if len(man.Run) == 0 {
+		return pos, nil
+	}
+	var p runProgress
+	if err := json.Unmarshal(man.Run, &p); err != nil {
+		return pos, fmt.Errorf("checkpoint manifest: run: %v", err)
+	}
+	res := r.res
+	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
+	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
+	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch
+	r.stop.best, r.stop.seen, r.stop.stale = p.StopBest, p.StopSeen, p.Stale
+	r.before = p.TrainSec
+	return pos, nil
+}
+
+// InterruptedError ends a run that a signal stopped: every rank agreed on
+// it at the same step boundary.
+type InterruptedError struct {
+	Signal     string
+	Epoch      int    // the epoch under way (1-based)
+	Step       int    // optimizer steps taken
+	Checkpoint string // "" without [checkpoint]
+}
+
+func (e *InterruptedError) Error() string {
+	if e.Checkpoint == "" {
+		return fmt.Sprintf("stopped by %s at epoch %d, step %d; no checkpoint: the job sets no [checkpoint] (see docs/jobfile.md)", e.Signal, e.Epoch, e.Step)
+	}
+	return fmt.Sprintf("stopped by %s at epoch %d, step %d; checkpoint %s", e.Signal, e.Epoch, e.Step, e.Checkpoint)
+}

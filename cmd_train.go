@@ -11,6 +11,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"scalegnn/checkpoint"
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/grid"
@@ -26,6 +27,11 @@ const (
 	exitUsage    = 2 // bad command line
 	exitInternal = 3 // a panic (withMPI)
 	exitDiverged = 4 // the loss became NaN or Inf (summary.json: "diverged")
+	// exitInterrupted: SIGTERM, SIGUSR1 or SIGINT stopped the run at a
+	// step boundary (summary.json: "interrupted", with the checkpoint to
+	// resume from when [checkpoint] is set); a second signal exits at
+	// once with it too.
+	exitInterrupted = 5
 )
 
 // runTrain is scalegnn -config job.toml [-grid XxYxZ] [-v] [-log json]: it
@@ -38,6 +44,7 @@ func runTrain(args []string, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "log on every rank, not only rank 0")
 	gridFlag := fs.String("grid", "", "override the job's grid, e.g. 2x2x2, or 2x2x1 (d=2) to set the replicas too")
 	logFormat := fs.String("log", "console", "log format: console (for people) or json (one object per line, for machines)")
+	resume := fs.String("resume", "", "continue from a checkpoint: its directory, a directory of checkpoints, or latest (the newest good one in the job's checkpoint.dir)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -61,8 +68,10 @@ func runTrain(args []string, stderr io.Writer) int {
 		}
 		override = &s
 	}
-	opts := jobs.OutputOptions{Verbose: *verbose, JSON: *logFormat == "json"}
-	return train(*config, override, opts, os.Stderr)
+	opts := jobs.OutputOptions{Verbose: *verbose, JSON: *logFormat == "json", Resume: *resume != ""}
+	sig := watchSignals(stderr)
+	defer sig.stop()
+	return train(*config, override, opts, *resume, sig, os.Stderr)
 }
 
 // train runs a job on this rank. Setup errors (job file, output directory,
@@ -72,8 +81,13 @@ func runTrain(args []string, stderr io.Writer) int {
 // rank at the same step: the job ends cleanly with exitDiverged. Any other
 // error once training runs aborts the job, because the other ranks may be
 // blocked in a collective (withMPI).
-func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io.Writer) int {
-	diverged := false
+//
+// resume, when not empty, is -resume's argument: the model continues from
+// that checkpoint. sig (nil: signals are not watched) says whether a
+// signal asks the job to stop: the ranks agree on it at a step boundary,
+// write a checkpoint and exit with exitInterrupted.
+func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume string, sig *signals, stderr io.Writer) int {
+	diverged, interrupted := false, false
 	code := withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, opts.Verbose, opts.JSON)
@@ -103,6 +117,9 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 			// Refuse a used output.dir before loading any data.
 			err = jobs.CheckOutputDir(cfg, opts)
 		}
+		if err == nil {
+			err = checkMemory(cfg, rank, info) // refuse a job that cannot fit, before loading
+		}
 		if err := agree(err); err != nil {
 			return err
 		}
@@ -113,9 +130,27 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 				zap.String("device", dev.Describe())}, nodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
 		}
-		job, err := jobs.Setup(cfg, world, dev, log)
+		wd, watched := startWatchdog(cfg, world, stderr) // runtime.stall_timeout
+		defer wd.Stop()
+		job, err := jobs.Setup(cfg, watched, dev, log)
 		if err := agree(err); err != nil {
 			return err
+		}
+		wd.Done() // loaded
+		if resume != "" {
+			dir, err := jobs.ResolveCheckpoint(world, cfg, resume, log)
+			if err == nil {
+				var man *checkpoint.Manifest
+				if man, err = job.LoadCheckpoint(dir); err == nil && rank == 0 {
+					log.Info("resuming", zap.String("checkpoint", dir), zap.Int("epoch", man.Epoch), zap.Int("step", man.Step))
+				}
+			}
+			if err := agree(err); err != nil {
+				return err
+			}
+		}
+		if sig != nil {
+			job.Interrupt = sig.received
 		}
 		// Every rank has set up: rank 0 writes output.dir now.
 		if err := agree(job.OpenOutput(opts)); err != nil {
@@ -140,10 +175,47 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, stderr io
 			}
 			return errAgreed
 		}
+		var ie *jobs.InterruptedError
+		if errors.As(err, &ie) {
+			interrupted = true
+			if rank == 0 {
+				fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+				if ie.Checkpoint != "" {
+					fmt.Fprintf(stderr, "scalegnn: resume with: %s\n", resumeCommand(world.Size(), ie.Checkpoint))
+				}
+			}
+			return errAgreed
+		}
 		return err
 	})
-	if diverged && code == exitFailed {
+	switch {
+	case diverged && code == exitFailed:
 		return exitDiverged
+	case interrupted && code == exitFailed:
+		return exitInterrupted
 	}
 	return code
+}
+
+// resumeCommand is the command line that continues this run from dir:
+// this process's arguments with -resume set, under the launcher when the
+// job ran on more than one rank.
+func resumeCommand(ranks int, dir string) string {
+	args := []string{os.Args[0]}
+	for i := 1; i < len(os.Args); i++ {
+		a := os.Args[i]
+		if a == "-resume" || a == "--resume" {
+			i++
+			continue
+		}
+		if strings.HasPrefix(a, "-resume=") || strings.HasPrefix(a, "--resume=") {
+			continue
+		}
+		args = append(args, a)
+	}
+	cmd := strings.Join(append(args, "-resume", dir), " ")
+	if ranks > 1 {
+		cmd = fmt.Sprintf("mpirun -np %d %s", ranks, cmd)
+	}
+	return cmd
 }

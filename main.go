@@ -15,10 +15,14 @@ import (
 )
 
 const usage = `usage:
-  scalegnn -config job.toml [-grid XxYxZ] [-v] [-log json]
+  scalegnn -config job.toml [-grid XxYxZ] [-v] [-log json] [-resume DIR|latest]
                                             train (launch with mpirun/srun, one process per rank);
                                             -grid overrides the job file's [grid] x, y, z
-                                            (and d, written "XxYxZ (d=D)" or "d=D XxYxZ")
+                                            (and d, written "XxYxZ (d=D)" or "d=D XxYxZ");
+                                            -resume continues from a checkpoint, on any grid
+  scalegnn predict -config job.toml -checkpoint DIR [-out preds.npy] [-embeddings LAYER]
+                                            class probabilities (N x classes) or a hidden layer's output
+                                            as .npy in vertex order (launch with mpirun/srun)
   scalegnn balance -config job.toml [-blocks 8]
                                             nonzero balance of the job's graph with none/single/double permutation
   scalegnn prepare -in SRC -format F -out DIR [-blocks S] [-permute double -seed K]
@@ -56,6 +60,8 @@ func run(args []string, stderr io.Writer) int {
 func dispatch(args []string, stderr io.Writer) int {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		switch args[0] {
+		case "predict":
+			return runInference(args[1:], stderr)
 		case "balance":
 			return runBalance(args[1:], stderr)
 		case "compare":

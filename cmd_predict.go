@@ -1,0 +1,206 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"math"
+	"os"
+	"path/filepath"
+
+	"go.uber.org/zap"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/internal/node"
+	"scalegnn/jobs"
+	"scalegnn/npy"
+)
+
+// runInference is scalegnn predict -config job.toml -checkpoint DIR
+// [-out preds.npy] [-embeddings LAYER]: distributed full-graph inference
+// with a checkpoint's model, on the job's grid (any grid: checkpoints are
+// independent of it). It writes the class probabilities (N × classes) or
+// hidden layer LAYER's output (N × its width) as float32 .npy, row v the
+// dataset's vertex v; each block's one writer writes its rows straight
+// into the file, nothing is gathered.
+func runInference(args []string, stderr io.Writer) int {
+	fs := flag.NewFlagSet("scalegnn predict", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	config := fs.String("config", "", "job file (TOML): the dataset, model and grid")
+	ckpt := fs.String("checkpoint", "", "checkpoint directory, a directory of checkpoints (its newest good one), or latest")
+	out := fs.String("out", "", "output .npy (default output.dir/predictions.npy, or embeddings-LAYER.npy)")
+	emb := fs.Int("embeddings", -1, "write hidden layer LAYER's output (0-based) instead of the class probabilities")
+	if err := fs.Parse(args); err != nil {
+		return exitUsage
+	}
+	if *config == "" || *ckpt == "" || fs.NArg() > 0 {
+		fmt.Fprintf(stderr, "scalegnn predict: need -config job.toml and -checkpoint DIR\n%s", usage)
+		return exitUsage
+	}
+	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+		rank := world.Rank()
+		log := jobs.NewLogger(rank, false, false)
+		defer log.Sync()
+		info, nerr := node.Detect(world)
+		cfg, err := jobs.LoadConfig(*config)
+		if err == nil {
+			err = cfg.CheckWorld(world.Size())
+		}
+		if err == nil {
+			err = nerr
+		}
+		if err == nil && cfg.Grid.Auto {
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, log)
+		}
+		if err == nil && *emb >= 0 && *emb >= cfg.Model.Layers-1 {
+			err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.Layers-2)
+		}
+		if err := agree(err); err != nil {
+			return err
+		}
+		path := *out
+		if path == "" {
+			path = filepath.Join(cfg.Output.Dir, "predictions.npy")
+			if *emb >= 0 {
+				path = filepath.Join(cfg.Output.Dir, fmt.Sprintf("embeddings-%d.npy", *emb))
+			}
+		}
+		dev := device.Host(rankThreads(cfg.Runtime.Threads, info))
+		job, err := jobs.Setup(cfg, world, dev, log)
+		if err := agree(err); err != nil {
+			return err
+		}
+		dir, err := jobs.ResolveCheckpoint(world, cfg, *ckpt, log)
+		if err == nil {
+			_, err = job.LoadCheckpoint(dir)
+		}
+		if err := agree(err); err != nil {
+			return err
+		}
+		var b gcn.Block
+		if *emb >= 0 {
+			b, err = job.Model.Embeddings(*emb)
+		} else {
+			b, err = job.Model.Probabilities()
+		}
+		if err := agree(err); err != nil {
+			return err
+		}
+		n := job.Model.Shards().N
+		if err := agree(writeRows(world, path, n, b)); err != nil {
+			return err
+		}
+		if rank == 0 {
+			what := "class probabilities"
+			if *emb >= 0 {
+				what = fmt.Sprintf("layer %d embeddings", *emb)
+			}
+			log.Info("predictions written", zap.String("what", what), zap.String("checkpoint", dir),
+				zap.String("file", path), zap.String("shape", fmt.Sprintf("%dx%d", n, b.Cols)))
+		}
+		return nil
+	})
+}
+
+// writeRows writes an N × b.Cols float32 .npy at path from every rank's
+// block, collectively: rank 0 writes the header and sizes a temporary
+// file, each block's writer writes its rows at their vertices' offsets and
+// syncs, and rank 0 renames the file into place once all have.
+func writeRows(world collectives.Comm, path string, n int, b gcn.Block) error {
+	tmp := path + ".tmp"
+	h := npy.HeaderBytes(npy.Float32, n, b.Cols)
+	var err error
+	if world.Rank() == 0 {
+		err = createSized(tmp, h, int64(len(h))+4*int64(n)*int64(b.Cols))
+	}
+	if err := agreeAll(world, err); err != nil {
+		return err
+	}
+	if b.Owner {
+		err = fillRows(tmp, int64(len(h)), b)
+	}
+	if err := agreeAll(world, err); err != nil {
+		return err
+	}
+	if world.Rank() == 0 {
+		if err := os.Rename(tmp, path); err != nil {
+			return fmt.Errorf("%s: %w", path, err)
+		}
+	}
+	return nil
+}
+
+func createSized(path string, header []byte, size int64) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(header)
+	if err == nil {
+		err = f.Truncate(size)
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+func fillRows(path string, off int64, b gcn.Block) error {
+	f, err := os.OpenFile(path, os.O_WRONLY, 0)
+	if err != nil {
+		return err
+	}
+	w := b.C1 - b.C0
+	row := make([]byte, 4*w)
+	for i, v := range b.Vertices {
+		for j, x := range b.Data[i*w : (i+1)*w] {
+			putF32(row[4*j:], x)
+		}
+		if _, err = f.WriteAt(row, off+4*(int64(v)*int64(b.Cols)+int64(b.C0))); err != nil {
+			break
+		}
+	}
+	if err == nil {
+		err = f.Sync()
+	}
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}
+
+// agreeAll is the ranks' agreement on an error during the write: the rank
+// that had it returns it, the others errAgreed.
+func agreeAll(world collectives.Comm, err error) error {
+	flag := []int64{0}
+	if err != nil {
+		flag[0] = 1
+	}
+	if rerr := world.AllReduceI64(flag, collectives.Sum); rerr != nil {
+		return rerr
+	}
+	if err != nil {
+		return err
+	}
+	if flag[0] != 0 {
+		return errAgreed
+	}
+	return nil
+}
+
+// putF32 stores x little-endian, as the .npy dtype "<f4" says.
+func putF32(b []byte, x float32) {
+	u := math.Float32bits(x)
+	b[0], b[1], b[2], b[3] = byte(u), byte(u>>8), byte(u>>16), byte(u>>24)
+}

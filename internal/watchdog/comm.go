@@ -49,6 +49,10 @@ func (w *Watchdog) Wrap(c collectives.Comm, name string) *Comm {
 	return wc
 }
 
+// Watchdog returns the watchdog the communicator reports to, so that
+// code handed the world can report progress too (jobs.Job.Train).
+func (c *Comm) Watchdog() *Watchdog { return c.w }
+
 // SetName names the communicator in the labels of its collectives. Call
 // it before the communicator is used.
 func (c *Comm) SetName(name string) {

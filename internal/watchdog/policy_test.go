@@ -71,3 +71,12 @@ func TestBadPolicyPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestNilWatchdog: a job with runtime.stall_timeout = "off" has none, and
+// reporting to it does nothing.
+func TestNilWatchdog(t *testing.T) {
+	var w *Watchdog
+	w.Enter(Step, "epoch 1 step 0")
+	w.Done()
+	w.Stop()
+}

@@ -21,7 +21,8 @@ type stage struct {
 // reports its completion (progress), and Comm labels the collectives; a
 // goroutine started by Start calls the abort function once, with a
 // one-line message, when the rank has made no progress for longer than
-// the policy allows. The methods are safe for concurrent use.
+// the policy allows. The methods are safe for concurrent use; those of a
+// nil *Watchdog (runtime.stall_timeout = "off") do nothing.
 type Watchdog struct {
 	rank   int
 	policy Policy
@@ -80,6 +81,9 @@ func (w *Watchdog) Start() {
 // Stop stops watching and waits for the watching goroutine to end. It may
 // be called more than once, and without Start.
 func (w *Watchdog) Stop() {
+	if w == nil {
+		return
+	}
 	w.stopOnce.Do(func() { close(w.stop) })
 	select {
 	case <-w.done:
@@ -91,6 +95,9 @@ func (w *Watchdog) Stop() {
 // step 7"). It does not count as progress: the clock runs from the last
 // Done.
 func (w *Watchdog) Enter(k Kind, label string) {
+	if w == nil {
+		return
+	}
 	w.stage.Store(&stage{k, label})
 }
 
@@ -98,6 +105,9 @@ func (w *Watchdog) Enter(k Kind, label string) {
 // clock restarts, and the time since the previous progress joins the
 // history of the work's kind that the adaptive limit is computed from.
 func (w *Watchdog) Done() {
+	if w == nil {
+		return
+	}
 	now := time.Now().UnixNano()
 	took := time.Duration(now - w.last.Swap(now))
 	k := w.stage.Load().kind

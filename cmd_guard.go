@@ -1,0 +1,47 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"scalegnn/collectives"
+	"scalegnn/internal/memlimit"
+	"scalegnn/internal/node"
+	"scalegnn/internal/watchdog"
+	"scalegnn/jobs"
+)
+
+// exitStalled is the exit code of a job its watchdog ended: a rank made
+// no progress within runtime.stall_timeout (README, "Output").
+const exitStalled = 6
+
+// checkMemory is the memory check before loading (runtime.mem_check,
+// jobs.CheckMemory) with this machine's limits.
+func checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
+	if !cfg.Runtime.MemCheck {
+		return nil
+	}
+	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
+	if err != nil {
+		return err
+	}
+	return jobs.CheckMemory(cfg, rank, info.RanksPerNode, limits)
+}
+
+// startWatchdog starts this rank's watchdog (runtime.stall_timeout) in
+// stage "loading" and returns it with the world to train with, which
+// tells it the collective the rank waits in. A stall prints one line and
+// aborts the job with exitStalled. With stall_timeout = "off" it returns
+// a nil watchdog, which ignores reports, and world itself.
+func startWatchdog(cfg *jobs.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
+	p, on := cfg.Runtime.StallPolicy()
+	if !on {
+		return nil, world
+	}
+	w := watchdog.New(world.Rank(), p, func(msg string) {
+		fmt.Fprintf(stderr, "scalegnn: %s\n", msg)
+		world.Abort(exitStalled)
+	})
+	w.Start()
+	return w, w.Wrap(world, "world")
+}

@@ -15,12 +15,10 @@ import (
 // no progress within runtime.stall_timeout (README, "Output").
 const exitStalled = 6
 
-// checkMemory is the memory check before loading (runtime.mem_check,
-// jobs.CheckMemory) with this machine's limits.
+// checkMemory is the memory check before loading (jobs.CheckMemory) with
+// this machine's limits; with runtime.mem_check = false it checks only
+// the address space of ulimit -v.
 func checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
-	if !cfg.Runtime.MemCheck {
-		return nil
-	}
 	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
 	if err != nil {
 		return err

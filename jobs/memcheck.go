@@ -23,10 +23,24 @@ const maxSuggestedRanks = 1 << 12
 // that would fit in it. The check needs the graph's size, known without
 // loading for generated and prepared data (EstimateGraphSize); it takes
 // milliseconds.
+//
+// runtime.mem_check = false keeps only the process's own hard limit, the
+// address space of ulimit -v (limits that are not PerNode): beyond it
+// every allocation fails and Go can only crash with a goroutine dump,
+// while the other limits are estimates a user may know better than.
 func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) error {
+	check := *cfg
 	if !cfg.Runtime.MemCheck {
-		return nil
+		check.Grid.MemPerRank = ""
+		var own []memlimit.Limit
+		for _, l := range limits {
+			if !l.PerNode {
+				own = append(own, l)
+			}
+		}
+		limits = own
 	}
+	cfg = &check
 	limit, from, ok, err := rankLimit(cfg, ranksPerNode, limits)
 	if err != nil || !ok {
 		return err
@@ -40,9 +54,13 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 	if need <= limit {
 		return nil
 	}
-	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; or set runtime.mem_check = false to run anyway",
+	way := "or set runtime.mem_check = false to run anyway"
+	if !cfg.Runtime.MemCheck {
+		way = "or raise ulimit -v"
+	}
+	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; %s",
 		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
-		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit))
+		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit), way)
 }
 
 // rankLimit returns the smallest limit on this rank's memory and says

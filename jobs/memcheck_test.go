@@ -38,6 +38,9 @@ func TestCheckMemory(t *testing.T) {
 			[]string{"rank 5's predicted", "grid 2x2x2 (d=1)", "the 512MiB it may use (MemAvailable 4GiB / 8 ranks on the node)"}},
 		{"grid.mem_per_rank is the smallest", rmat(18, "[grid]\nmem_per_rank = \"100MiB\"\n"), 0, 1, node24,
 			[]string{"the 100MiB it may use (grid.mem_per_rank = 100MiB)", "fits in 100MiB per rank is "}},
+		{"mem_check = false keeps ulimit -v", rmat(22, "[runtime]\nmem_check = false\n[grid]\nmem_per_rank = \"1MiB\"\n"), 0, 1,
+			[]memlimit.Limit{{Bytes: 1 << 20, From: "MemAvailable", PerNode: true}, {Bytes: 2 * gib, From: "ulimit -v less the address space mapped"}},
+			[]string{"the 2GiB it may use (ulimit -v less the address space mapped 2GiB)", "; or raise ulimit -v"}},
 		{"ulimit -v", rmat(22, ""), 0, 1, []memlimit.Limit{{Bytes: 64 * gib, From: "MemAvailable", PerNode: true}, {Bytes: 2 * gib, From: "ulimit -v less the address space mapped"}},
 			[]string{"the 2GiB it may use (ulimit -v less the address space mapped 2GiB)"}},
 	} {

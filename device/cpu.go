@@ -383,16 +383,16 @@ func (d *CPU) RowMax(mx Buffer[float32], x Mat) {
 }
 
 // SoftmaxSums computes the class-axis partials of the loss (Go).
-func (d *CPU) SoftmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkSoftmaxSums(sums, ex, x, mx, labels, c0)
-	d.runLoss(&lossJob{op: lossSums, sums: sums, d: ex, x: x, mx: mx, labels: labels, c0: c0}, expCost)
+func (d *CPU) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
+	checkSoftmaxSums(sums, x, mx, labels, c0)
+	d.runLoss(&lossJob{op: lossSums, sums: sums, x: x, mx: mx, labels: labels, c0: c0}, expCost)
 }
 
 // SoftmaxGrad writes the unscaled gradient, rows split over the threads,
 // and returns loss sum and count, summed in row order (Go).
-func (d *CPU) SoftmaxGrad(dl Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
-	checkSoftmaxGrad(dl, mx, sums, labels, train, c0)
-	d.runLoss(&lossJob{op: lossGrad, x: dl, d: dl, sums: sums, labels: labels, train: train, c0: c0}, 1)
+func (d *CPU) SoftmaxGrad(dl, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
+	checkSoftmaxGrad(dl, x, mx, sums, labels, train, c0)
+	d.runLoss(&lossJob{op: lossGrad, d: dl, x: x, mx: mx, sums: sums, labels: labels, train: train, c0: c0}, expCost)
 	return softmaxLoss(mx, sums, train)
 }
 

@@ -34,9 +34,9 @@ func (j *lossJob) run(lo, hi int) {
 	case lossRowMax:
 		rowMax(j.mx, j.x, lo, hi)
 	case lossSums:
-		softmaxSums(j.sums, j.d, j.x, j.mx, j.labels, j.c0, lo, hi)
+		softmaxSums(j.sums, j.x, j.mx, j.labels, j.c0, lo, hi)
 	case lossGrad:
-		softmaxGradRows(j.d, j.sums, j.labels, j.train, j.c0, lo, hi)
+		softmaxGradRows(j.d, j.x, j.mx, j.sums, j.labels, j.train, j.c0, lo, hi)
 	case lossArgMax:
 		argMax(j.mx, j.arg, j.x, j.c0, lo, hi)
 	}

@@ -88,14 +88,11 @@ type Device interface {
 	// SoftmaxSums sets sums[i] to Σ_j exp(x[i,j] − mx[i]) and sums[rows+i]
 	// to the label's logit when the label is one of this block's classes
 	// [c0, c0+cols), else 0: the partials all-reduced over the class axis.
-	// It keeps the float32 exponentials it sums in ex (x's shape, not
-	// overlapping x), for SoftmaxGrad: each is computed once.
-	SoftmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buffer[int32], c0 int)
-	// SoftmaxGrad turns d, holding the exponentials SoftmaxSums left in ex,
-	// into the softmax cross-entropy gradient of every row with
-	// train[i] != 0 (other rows 0), unscaled, in place, and returns the
+	SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int)
+	// SoftmaxGrad writes the softmax cross-entropy gradient of every row
+	// with train[i] != 0 into d (other rows 0), unscaled, and returns the
 	// loss sum and the number of such rows; scale d by 1/count afterwards.
-	SoftmaxGrad(d Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (loss, count float64)
+	SoftmaxGrad(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (loss, count float64)
 	// ArgMax sets best[i], arg[i] to the first maximum of row i and its
 	// class c0+j (MaxInt64 for a row with no columns or only NaN).
 	ArgMax(best Buffer[float32], arg Buffer[int64], x Mat, c0 int)

@@ -25,18 +25,18 @@ func checkLabels(name string, labels Buffer[int32], x Mat, c0 int) {
 
 func checkRowMax(mx Buffer[float32], x Mat) { checkRowVec("RowMax", mx.Len(), x) }
 
-func checkSoftmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkSame("SoftmaxSums", ex, x)
+func checkSoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
 	checkRowVec("SoftmaxSums", mx.Len(), x)
 	checkLen("SoftmaxSums sums", sums.Len(), 2*x.rows)
 	checkLabels("SoftmaxSums", labels, x, c0)
 }
 
-func checkSoftmaxGrad(d Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
-	checkRowVec("SoftmaxGrad", mx.Len(), d)
-	checkLen("SoftmaxGrad sums", sums.Len(), 2*d.rows)
-	checkLen("SoftmaxGrad train", train.Len(), d.rows)
-	checkLabels("SoftmaxGrad", labels, d, c0)
+func checkSoftmaxGrad(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
+	checkSame("SoftmaxGrad", d, x)
+	checkRowVec("SoftmaxGrad", mx.Len(), x)
+	checkLen("SoftmaxGrad sums", sums.Len(), 2*x.rows)
+	checkLen("SoftmaxGrad train", train.Len(), x.rows)
+	checkLabels("SoftmaxGrad", labels, x, c0)
 }
 
 func checkArgMax(best Buffer[float32], arg Buffer[int64], x Mat) {
@@ -57,14 +57,13 @@ func rowMax(mx Buffer[float32], x Mat, lo, hi int) {
 	}
 }
 
-func softmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buffer[int32], c0, lo, hi int) {
+func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0, lo, hi int) {
 	rows := x.rows
 	for i := lo; i < hi; i++ {
 		var se float32
-		r, e := x.row(i), ex.row(i)
-		for j, v := range r {
-			e[j] = float32(math.Exp(float64(v - mx.host[i])))
-			se += e[j]
+		r := x.row(i)
+		for _, v := range r {
+			se += float32(math.Exp(float64(v - mx.host[i])))
 		}
 		sums.host[i] = se
 		sums.host[rows+i] = 0
@@ -75,18 +74,18 @@ func softmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buf
 }
 
 // softmaxGradRows writes the gradient rows; softmaxLoss sums the loss.
-func softmaxGradRows(d Mat, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0, lo, hi int) {
+func softmaxGradRows(d, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0, lo, hi int) {
 	for i := lo; i < hi; i++ {
 		o := d.row(i)
 		if train.host[i] == 0 {
 			clear(o)
 			continue
 		}
-		se := sums.host[i]
-		for j, e := range o {
-			o[j] = e / se
+		se, m := sums.host[i], mx.host[i]
+		for j, v := range x.row(i) {
+			o[j] = float32(math.Exp(float64(v-m))) / se
 		}
-		if lab := int(labels.host[i]); lab >= c0 && lab < c0+d.cols {
+		if lab := int(labels.host[i]); lab >= c0 && lab < c0+x.cols {
 			o[lab-c0]--
 		}
 	}

@@ -304,15 +304,15 @@ func (d *Native) RowMax(mx Buffer[float32], x Mat) {
 }
 
 // SoftmaxSums computes the class-axis partials of the loss.
-func (d *Native) SoftmaxSums(sums Buffer[float32], ex, x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkSoftmaxSums(sums, ex, x, mx, labels, c0)
-	softmaxSums(sums, ex, x, mx, labels, c0, 0, x.rows)
+func (d *Native) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
+	checkSoftmaxSums(sums, x, mx, labels, c0)
+	softmaxSums(sums, x, mx, labels, c0, 0, x.rows)
 }
 
 // SoftmaxGrad writes the unscaled gradient and returns the loss sum and count.
-func (d *Native) SoftmaxGrad(dl Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
-	checkSoftmaxGrad(dl, mx, sums, labels, train, c0)
-	softmaxGradRows(dl, sums, labels, train, c0, 0, dl.rows)
+func (d *Native) SoftmaxGrad(dl, x Mat, mx, sums Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) (float64, float64) {
+	checkSoftmaxGrad(dl, x, mx, sums, labels, train, c0)
+	softmaxGradRows(dl, x, mx, sums, labels, train, c0, 0, x.rows)
 	return softmaxLoss(mx, sums, train)
 }
 

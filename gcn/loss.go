@@ -26,15 +26,15 @@ func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
 	}
 	// Sum of exponentials and the label's logit, one all-reduce for both.
 	sums := b.ar.vec(2 * rows)
-	d := b.ar.mat(logits.Rows(), logits.Cols()) // the exponentials, then the gradient
-	m.dev.SoftmaxSums(sums, d, logits, mx, b.labels, c0)
+	m.dev.SoftmaxSums(sums, logits, mx, b.labels, c0)
 	if err := m.allReduce(colComm, sums); err != nil {
 		return 0, device.Mat{}, err
 	}
 	// The loss sum and the number of training rows, summed over the row
 	// axis in one call; the gradient is scaled by 1/count afterwards so
 	// that a mini-batch needs no count of its training vertices up front.
-	m.total[0], m.total[1] = m.dev.SoftmaxGrad(d, mx, sums, b.labels, b.masks[0], c0)
+	d := b.ar.mat(logits.Rows(), logits.Cols())
+	m.total[0], m.total[1] = m.dev.SoftmaxGrad(d, logits, mx, sums, b.labels, b.masks[0], c0)
 	if rowComm.Size() > 1 {
 		t0 := time.Now()
 		err := rowComm.AllReduceF64(m.total[:], collectives.Sum)

@@ -32,8 +32,7 @@ type boundCSR struct {
 
 // bind points b at sh: the device adjacency is refilled in place (host
 // devices share the shards' arrays) and the masks converted into reused
-// storage, so rebinding a mini-batch allocates nothing in a steady state
-// (except the residual's row maps).
+// storage, so rebinding a mini-batch allocates nothing in a steady state.
 func (m *Model) bind(b *bound, sh *Shards) {
 	b.sh = sh
 	b.layers = b.layers[:0]
@@ -81,9 +80,8 @@ func (m *Model) bind(b *bound, sh *Shards) {
 		}
 		b.masks[k] = device.Share(m.dev, dst)
 	}
-	b.rowMaps = [2][]int32{}
 	if m.Cfg.Residual {
-		b.rowMaps = [2][]int32{sh.Orders.rowMap(0, 1), sh.Orders.rowMap(1, 0)}
+		b.rowMaps = [2][]int32{sh.Orders.rowMap(b.rowMaps[0], 0, 1), sh.Orders.rowMap(b.rowMaps[1], 1, 0)}
 	}
 }
 

@@ -61,12 +61,17 @@ func NewOrders(n int, p1, p2 []int32) *Orders {
 func (o *Orders) same() bool { return slices.Equal(o.Order[0], o.Order[1]) }
 
 // rowMap returns the map from positions of order a to positions of order b
-// (nil when the orders agree).
-func (o *Orders) rowMap(a, b int) []int32 {
+// (nil when the orders agree), in dst's storage when it is large enough
+// (a model rebinding mini-batches reuses it).
+func (o *Orders) rowMap(dst []int32, a, b int) []int32 {
 	if a == b || o.same() {
 		return nil
 	}
-	rm := make([]int32, len(o.Order[a]))
+	rm := dst[:0]
+	if cap(rm) < len(o.Order[a]) {
+		rm = make([]int32, len(o.Order[a]))
+	}
+	rm = rm[:len(o.Order[a])]
 	if o.parent == nil {
 		for i, v := range o.Order[a] {
 			rm[i] = o.inv[b][v]

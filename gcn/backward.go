@@ -107,7 +107,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			back := ar.mat(dm.nP, dm.dIn)
 			src := sh.layout(grid.OutputOrder(l), dm.r, dm.p, dm.spec.out)
 			dst := sh.layout(grid.InputOrder(l), dm.p, dm.q, dm.spec.in)
-			if err := device.Redistribute(m.dev, g, back.Flat(), dst, dRes.Flat(), src, b.rowMaps[grid.OutputOrder(l)]); err != nil {
+			if err := m.redistribute(back, dst, dRes, src, grid.OutputOrder(l)); err != nil {
 				return err
 			}
 			m.dev.Add(df, df, back)

@@ -100,7 +100,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 				res := ar.mat(d.nR, d.dOut)
 				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
 				dst := sh.layout(grid.OutputOrder(l), d.r, d.p, d.spec.out)
-				if err := device.Redistribute(m.dev, g, res.Flat(), dst, x.Flat(), src, b.rowMaps[grid.InputOrder(l)]); err != nil {
+				if err := m.redistribute(res, dst, x, src, grid.InputOrder(l)); err != nil {
 					return nil, err
 				}
 				out = ar.mat(d.nR, d.dOut)
@@ -141,6 +141,25 @@ func (m *Model) rmsNormReLU(lt *layerTape, z device.Mat, d *layerDims) error {
 	lt.u = ar.mat(d.nR, d.dOut)
 	m.dev.RMSNormApply(z, lt.u, lt.rms, z, ss, d.norm.W, m.norm(d), true)
 	return nil
+}
+
+// redistribute moves src, whose rows are in vertex order k, into dst, in
+// the other layout and order 1-k: grid.Redistribute through package
+// device, or, where one rank holds every block of the replica, a row
+// permutation on the device (dst row j is src row rowMaps[1-k][j], the
+// inverse of the map the grid would scatter by), which moves the same
+// bits without a send plan.
+func (m *Model) redistribute(dst device.Mat, dstL grid.Layout, src device.Mat, srcL grid.Layout, k int) error {
+	b := m.cur
+	if m.g.X*m.g.Y*m.g.Z == 1 {
+		if inv := b.rowMaps[1-k]; inv != nil {
+			m.dev.GatherRows(dst, src, device.Share(m.dev, inv))
+		} else {
+			m.dev.Copy(dst, src)
+		}
+		return nil
+	}
+	return device.Redistribute(m.dev, m.g, dst.Flat(), dstL, src.Flat(), srcL, b.rowMaps[k])
 }
 
 func (m *Model) norm(d *layerDims) device.RMSNorm {

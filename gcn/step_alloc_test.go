@@ -19,6 +19,11 @@ func allocConfigs() map[string]Config {
 	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"]}
 }
 
+// Only one-rank grids are tested: on more ranks the collectives allocate
+// (collectives.Local's AllReduceF32 makes 7 allocations a call, MPI's
+// nonblocking requests are heap objects, grid.Redistribute builds a send
+// plan every call), though the model's own passes still do not.
+
 // TestSteadyStepAllocatesNothing: on the CPU device and a one-rank grid, a
 // full-graph training step (forward, loss, backward, all-reduces,
 // optimizer) and an evaluation make no heap allocation once the model's

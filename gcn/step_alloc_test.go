@@ -1,4 +1,4 @@
-//go:build cgo
+//go:build cgo && !noblas
 
 package gcn
 
@@ -19,7 +19,9 @@ func allocConfigs() map[string]Config {
 	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"]}
 }
 
-// Only one-rank grids are tested: on more ranks the collectives allocate
+// The CPU device's GEMM is CBLAS's; under -tags noblas it is gonum's,
+// which starts goroutines, so these tests need a BLAS. Only one-rank
+// grids are tested: on more ranks the collectives allocate
 // (collectives.Local's AllReduceF32 makes 7 allocations a call, MPI's
 // nonblocking requests are heap objects, grid.Redistribute builds a send
 // plan every call), though the model's own passes still do not.

@@ -4,9 +4,9 @@ import (
 	"math"
 	"math/rand/v2"
 	"runtime"
-	"sync"
 	"sync/atomic"
 
+	"scalegnn/internal/par"
 	"scalegnn/internal/tomlx"
 )
 
@@ -29,15 +29,13 @@ func chunkRand(seed, stream uint64, chunk int) *rand.PCG {
 
 // parallelChunks runs f(chunk) for chunk in [0, chunks) on GOMAXPROCS
 // goroutines. Work is handed out one chunk at a time, so skewed chunks
-// balance themselves.
+// balance themselves. A panic in f is raised on the caller (package par).
 func parallelChunks(chunks int, f func(chunk int)) {
 	workers := min(runtime.GOMAXPROCS(0), chunks)
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group
 	for range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				c := int(next.Add(1) - 1)
 				if c >= chunks {
@@ -45,9 +43,9 @@ func parallelChunks(chunks int, f func(chunk int)) {
 				}
 				f(c)
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 }
 
 // maxSampledEdges bounds the edges a generator draws: the COO arrays

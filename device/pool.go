@@ -3,6 +3,8 @@ package device
 import (
 	"runtime"
 	"sync"
+
+	"scalegnn/internal/par"
 )
 
 // job is one operation split over a pool: run handles [lo, hi) of its range.
@@ -18,12 +20,15 @@ const minParallel = 1 << 15
 // no allocation: the job is a pointer to a struct the device owns and the
 // workers are woken by channel sends, not new goroutines, so operations
 // on preallocated buffers allocate nothing. The caller serialises jobs.
+// A panic in a part is raised on the caller once every part has ended
+// (package par), never as a bare crash of a worker.
 type pool struct {
-	wake  []chan struct{}
-	wg    sync.WaitGroup
-	j     job
-	total int
-	parts int
+	wake   []chan struct{}
+	wg     sync.WaitGroup
+	j      job
+	total  int
+	parts  int
+	caught par.First
 }
 
 // newPool starts threads−1 workers; threads <= 0 means GOMAXPROCS.
@@ -43,11 +48,16 @@ func (p *pool) threads() int { return len(p.wake) + 1 }
 
 func (p *pool) worker(k int) {
 	for range p.wake[k] {
-		lo, hi := p.total*k/p.parts, p.total*(k+1)/p.parts
-		if lo < hi {
-			p.j.run(lo, hi)
-		}
+		p.part(p.j, p.total*k/p.parts, p.total*(k+1)/p.parts)
 		p.wg.Done()
+	}
+}
+
+// part runs [lo, hi) of j, keeping a panic for run to raise.
+func (p *pool) part(j job, lo, hi int) {
+	defer p.caught.Catch()
+	if lo < hi {
+		j.run(lo, hi)
 	}
 }
 
@@ -69,9 +79,10 @@ func (p *pool) run(j job, total, work int) {
 	for k := range parts - 1 {
 		p.wake[k] <- struct{}{}
 	}
-	j.run(total*(parts-1)/parts, total)
+	p.part(j, total*(parts-1)/parts, total)
 	p.wg.Wait()
 	p.j = nil // the pool must not keep the device alive (see NewCPU)
+	p.caught.Repanic()
 }
 
 // close stops the workers.

@@ -4,9 +4,9 @@ import (
 	"math"
 	"runtime"
 	"slices"
-	"sync"
 	"sync/atomic"
 
+	"scalegnn/internal/par"
 	"scalegnn/spmm"
 )
 
@@ -93,18 +93,17 @@ const rowsPerTask = 1 << 12
 // parallelRows runs f over [0, n) in tasks of rowsPerTask rows on
 // GOMAXPROCS goroutines. Each goroutine passes f its own state (a scratch
 // buffer, partial counts), starting from the zero value; the states are
-// returned for the caller to combine.
+// returned for the caller to combine. A panic in f is raised on the caller
+// (package par).
 func parallelRows[S any](n int, f func(lo, hi int, state *S)) []*S {
 	tasks := (n + rowsPerTask - 1) / rowsPerTask
 	workers := min(runtime.GOMAXPROCS(0), tasks)
 	states := make([]*S, workers)
 	var next atomic.Int64
-	var wg sync.WaitGroup
+	var g par.Group
 	for w := range workers {
 		states[w] = new(S)
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
+		g.Go(func() {
 			for {
 				t := int(next.Add(1) - 1)
 				if t >= tasks {
@@ -112,8 +111,8 @@ func parallelRows[S any](n int, f func(lo, hi int, state *S)) []*S {
 				}
 				f(t*rowsPerTask, min(n, (t+1)*rowsPerTask), states[w])
 			}
-		}()
+		})
 	}
-	wg.Wait()
+	g.Wait()
 	return states
 }

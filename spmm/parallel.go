@@ -2,7 +2,8 @@ package spmm
 
 import (
 	"runtime"
-	"sync"
+
+	"scalegnn/internal/par"
 )
 
 // minParallelWork is the number of multiply-adds below which a product runs
@@ -19,23 +20,20 @@ func workers(threads int) int {
 }
 
 // parallelRanges runs fn over the ranges [bounds[p], bounds[p+1]),
-// concurrently, skipping empty ones, and returns when all are done.
+// concurrently, skipping empty ones, and returns when all are done. A
+// panic in any range is raised on the caller (package par).
 func parallelRanges(bounds []int, fn func(lo, hi int)) {
-	var wg sync.WaitGroup
+	var g par.Group
 	for p := 0; p+1 < len(bounds); p++ {
 		lo, hi := bounds[p], bounds[p+1]
 		if lo == hi {
 			continue
 		}
 		if p+2 == len(bounds) {
-			fn(lo, hi) // the last range runs on the caller
+			g.Run(func() { fn(lo, hi) }) // the last range runs on the caller
 			continue
 		}
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(lo, hi)
-		}()
+		g.Go(func() { fn(lo, hi) })
 	}
-	wg.Wait()
+	g.Wait()
 }

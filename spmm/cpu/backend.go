@@ -6,10 +6,10 @@ import "C"
 import (
 	"fmt"
 	"runtime"
-	"sync"
 	"sync/atomic"
 	"unsafe"
 
+	"scalegnn/internal/par"
 	"scalegnn/spmm"
 )
 
@@ -106,16 +106,7 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 			}
 		}
 	}
-	var wg sync.WaitGroup
-	for range workers - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work()
-		}()
-	}
-	work()
-	wg.Wait()
+	par.Do(workers, func(int) { work() })
 	if r := bad.Load(); r >= 0 {
 		panic(spmm.ShapeError(fmt.Sprintf("SpMM: CSR row %d has row pointers or column indices out of range", r)))
 	}
@@ -145,16 +136,6 @@ func spmmRows(x isa, dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int6
 	return int64(r)
 }
 
-// parallel runs fn(0..parts-1) concurrently, the last on the caller.
-func parallel(parts int, fn func(p int)) {
-	var wg sync.WaitGroup
-	for p := range parts - 1 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			fn(p)
-		}()
-	}
-	fn(parts - 1)
-	wg.Wait()
-}
+// parallel runs fn(0..parts-1) concurrently, the last on the caller; a
+// panic in any part is raised on the caller (package par).
+func parallel(parts int, fn func(p int)) { par.Do(parts, fn) }

@@ -31,7 +31,7 @@ func Verify(dir string) (*Manifest, error) {
 	for _, p := range man.Params {
 		for _, name := range p.files() {
 			if _, ok := man.SHA256[name]; !ok {
-				return nil, fmt.Errorf("checkpoint %s: manifest lists no checksum for %s", dir, name)
+				return nil, fmt.Errorf("checkpoint %s: lists no checksum for %s", filepath.Join(dir, ManifestFile), name)
 			}
 		}
 	}

@@ -48,14 +48,19 @@ func (p *pool) threads() int { return len(p.wake) + 1 }
 
 func (p *pool) worker(k int) {
 	for range p.wake[k] {
-		p.part(p.j, p.total*k/p.parts, p.total*(k+1)/p.parts)
+		p.part(p.j, p.total*k/p.parts, p.total*(k+1)/p.parts, true)
 		p.wg.Done()
 	}
 }
 
-// part runs [lo, hi) of j, keeping a panic for run to raise.
-func (p *pool) part(j job, lo, hi int) {
+// part runs [lo, hi) of j on a worker or on the caller, keeping a panic
+// for run to raise. A worker's part is where par.InjectPanic's test
+// fault can fire.
+func (p *pool) part(j job, lo, hi int, worker bool) {
 	defer p.caught.Catch()
+	if worker {
+		par.Injected()
+	}
 	if lo < hi {
 		j.run(lo, hi)
 	}
@@ -79,7 +84,7 @@ func (p *pool) run(j job, total, work int) {
 	for k := range parts - 1 {
 		p.wake[k] <- struct{}{}
 	}
-	p.part(j, total*(parts-1)/parts, total)
+	p.part(j, total*(parts-1)/parts, total, false)
 	p.wg.Wait()
 	p.j = nil // the pool must not keep the device alive (see NewCPU)
 	p.caught.Repanic()

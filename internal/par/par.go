@@ -57,7 +57,7 @@ func (g *Group) Go(fn func()) {
 	go func() {
 		defer g.wg.Done()
 		defer g.first.Catch()
-		injected()
+		Injected()
 		fn()
 	}()
 }
@@ -89,22 +89,36 @@ func Do(n int, fn func(i int)) {
 	g.Wait()
 }
 
-// fault is the panic value armed by InjectPanic, or nil.
-var fault atomic.Pointer[any]
+// armed is a fault set by InjectPanic: the goroutine that finds left at
+// zero panics with v.
+type armed struct {
+	v    any
+	left atomic.Int64
+}
 
-// InjectPanic arms a one-shot fault: the next goroutine that a Group
-// starts panics with v before running its function. It exists for the
-// end-to-end test of this path (the test binary re-run as scalegnn, whose
-// training must then end with one line); nothing else calls it, and
+// fault is the armed fault, or nil.
+var fault atomic.Pointer[armed]
+
+// InjectPanic arms a one-shot fault: the worker goroutine that starts
+// after skip others panics with v before running its function (a
+// goroutine of a Group, or a task of a pool that calls Injected). It exists
+// for end-to-end tests of this path (the test binary re-run as scalegnn,
+// whose training must then end with one line); nothing else calls it, and
 // unarmed it costs one atomic load per goroutine started.
-func InjectPanic(v any) { fault.Store(&v) }
+func InjectPanic(v any, skip int) {
+	f := &armed{v: v}
+	f.left.Store(int64(skip))
+	fault.Store(f)
+}
 
-// injected panics with the armed fault, once.
-func injected() {
-	if fault.Load() == nil {
+// Injected panics with the armed fault when its turn has come. Group's
+// goroutines call it; so does each task of a pool of long-lived workers
+// (package device), under the worker's First.Catch.
+func Injected() {
+	f := fault.Load()
+	if f == nil || f.left.Add(-1) != -1 {
 		return
 	}
-	if p := fault.Swap(nil); p != nil {
-		panic(*p)
-	}
+	fault.CompareAndSwap(f, nil)
+	panic(f.v)
 }

@@ -87,20 +87,23 @@ func TestFirstKeepsTheFirstAndClears(t *testing.T) {
 }
 
 func TestInjectPanicFiresOnceInAGoroutine(t *testing.T) {
-	InjectPanic(typed("injected"))
-	var ranWorker atomic.Bool
-	v := caught(func() {
-		Do(2, func(i int) {
-			if i == 0 {
-				ranWorker.Store(true)
-			}
+	InjectPanic(typed("injected"), 2)
+	var ran [3]atomic.Bool // ran[k]: the one goroutine of the k-th Do ran fn
+	for k := range ran {
+		v := caught(func() {
+			Do(2, func(i int) {
+				if i == 0 {
+					ran[k].Store(true)
+				}
+			})
 		})
-	})
-	if v != typed("injected") {
-		t.Fatalf("armed fault: panic %v, want injected", v)
-	}
-	if ranWorker.Load() {
-		t.Fatal("the faulted goroutine ran its function")
+		var want any
+		if k == 2 {
+			want = typed("injected")
+		}
+		if v != want || ran[k].Load() != (want == nil) {
+			t.Fatalf("goroutine %d: panic %v, ran its function %v; want the fault only in goroutine 2 (after skipping 2)", k, v, ran[k].Load())
+		}
 	}
 	if v := caught(func() { Do(2, func(int) {}) }); v != nil {
 		t.Fatalf("fault fired twice: %v", v)

@@ -47,11 +47,9 @@ func (j *lossJob) run(lo, hi int) {
 func (d *CPU) runLoss(j *lossJob, cost int) {
 	d.mu.Lock()
 	d.ljob = *j
-	rows := j.x.rows
-	if j.x.cols == 0 {
-		rows = 0
-	}
-	d.pool.run(&d.ljob, rows, cost*j.x.rows*j.x.cols)
+	// Every row is written even without columns (a block of no classes:
+	// max −Inf, sums 0, no argmax), so rows run whatever the width.
+	d.pool.run(&d.ljob, j.x.rows, cost*j.x.rows*max(j.x.cols, 1))
 	d.ljob = lossJob{} // the device keeps no buffer alive
 	d.mu.Unlock()
 }

@@ -28,6 +28,7 @@ func TestDevice(t *testing.T, dev device.Device) {
 	t.Run("RMSNorm", func(t *testing.T) { testRMSNorm(t, dev) })
 	t.Run("Loss", func(t *testing.T) { testLoss(t, dev) })
 	t.Run("Accuracy", func(t *testing.T) { testAccuracy(t, dev) })
+	t.Run("NoClasses", func(t *testing.T) { testNoClasses(t, dev) })
 	t.Run("Optim", func(t *testing.T) { testOptim(t, dev) })
 	t.Run("BF16", func(t *testing.T) { testBF16(t, dev) })
 	t.Run("Gather", func(t *testing.T) { testGather(t, dev) })

@@ -197,3 +197,38 @@ func testAccuracy(t *testing.T, dev device.Device) {
 		}
 	}
 }
+
+// testNoClasses checks the row kernels of the loss and the argmax on a
+// block with rows but no classes (a rank whose class block is empty when
+// the classes do not divide over the axis): every row is still written,
+// over stale values, with what the all-reduces expect from it.
+func testNoClasses(t *testing.T, dev device.Device) {
+	const rows = 70000 // enough for a device to split the rows
+	x := device.Matrix(device.Alloc[float32](dev, 0), rows, 0)
+	stale := make([]float32, 2*rows)
+	for i := range stale {
+		stale[i] = 42
+	}
+	labels := make([]int32, rows)
+	mx, sums := upload(dev, stale[:rows]), upload(dev, stale)
+	best, arg := upload(dev, stale[:rows]), upload(dev, make([]int64, rows))
+	dev.RowMax(mx, x)
+	dev.SoftmaxSums(sums, x, upload(dev, make([]float32, rows)), upload(dev, labels), 3)
+	dev.ArgMax(best, arg, x, 3)
+	for i, v := range download(dev, mx) {
+		if !math.IsInf(float64(v), -1) {
+			t.Fatalf("RowMax of a row without columns: row %d is %v, want -Inf", i, v)
+		}
+	}
+	for i, v := range download(dev, sums) {
+		if v != 0 {
+			t.Fatalf("SoftmaxSums of a row without columns: entry %d is %v, want 0", i, v)
+		}
+	}
+	bs, as := download(dev, best), download(dev, arg)
+	for i := range bs {
+		if !math.IsInf(float64(bs[i]), -1) || as[i] != math.MaxInt64 {
+			t.Fatalf("ArgMax of a row without columns: row %d is (%v, %d), want (-Inf, MaxInt64)", i, bs[i], as[i])
+		}
+	}
+}

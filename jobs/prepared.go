@@ -16,7 +16,10 @@ import (
 // rank holds the whole graph. The permutation was applied at prepare time,
 // so the job's [permute] must name the same scheme and seed.
 func preparedSource(cfg *Config, world collectives.Comm, log *zap.Logger) (gcn.Source, error) {
-	ds, err := prepared.Open(cfg.Dataset.Path, prepared.LoadOptions{NormalizeFeatures: cfg.Dataset.NormalizeFeatures})
+	ds, err := prepared.Open(cfg.Dataset.Path, prepared.LoadOptions{
+		NormalizeFeatures: cfg.Dataset.NormalizeFeatures,
+		Progress:          loadProgress(world), // each file read, for the watchdog
+	})
 	if err != nil {
 		return nil, err
 	}

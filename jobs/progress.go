@@ -3,6 +3,7 @@ package jobs
 import (
 	"fmt"
 
+	"scalegnn/collectives"
 	"scalegnn/internal/watchdog"
 )
 
@@ -36,3 +37,14 @@ func (j *Job) enter(epoch, step int) {
 // progressed tells the watchdog that the step or evaluation entered last
 // has completed.
 func (j *Job) progressed() { j.watchdog().Done() }
+
+// loadProgress returns what a loader calls with each piece of the load it
+// completes (prepared.LoadOptions.Progress, the stages of memorySource):
+// progress for world's watchdog, or nothing when world carries none.
+func loadProgress(world collectives.Comm) func(what string) {
+	var w *watchdog.Watchdog
+	if c, ok := world.(watched); ok {
+		w = c.Watchdog()
+	}
+	return w.Loaded
+}

@@ -74,6 +74,7 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	if err != nil {
 		return nil, err
 	}
+	loadProgress(world)("the shards")
 	log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
 	m, err := gcn.NewModel(g, dev, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg))
 	if err != nil {
@@ -90,13 +91,15 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 
 // memorySource loads or generates the job's graph whole, permutes it as
 // [permute] says and returns it as a Source; rank 0 logs its nonzero
-// balance.
+// balance. Each stage is a piece of the load for the watchdog.
 func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *zap.Logger) (gcn.Source, error) {
+	progress := loadProgress(world)
 	t0 := time.Now()
 	graph, err := LoadGraph(cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}
+	progress("the dataset " + cfg.Dataset.Source)
 	log.Info("dataset loaded", zap.String("source", cfg.Dataset.Source), zap.Int("vertices", graph.N),
 		zap.Int("edges", graph.Adj.NNZ()/2), zap.Int("features", graph.F), zap.Int("classes", graph.Classes),
 		zap.Int("train", dataset.Count(graph.Train)), zap.Int("val", dataset.Count(graph.Val)),
@@ -106,8 +109,10 @@ func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *za
 	}
 	perms := permute.New(graph.N, cfg.Permute.Scheme, uint64(cfg.Permute.Seed))
 	adj := dataset.NormalizeGCN(graph.Adj)
+	progress("the permutation and the normalized adjacency")
 	if world.Rank() == 0 {
 		logBalance(log, adj, perms, shape, cfg.Model.Layers)
+		progress("the nonzero balance")
 	}
 	return gcn.NewMemorySource(&gcn.Graph{
 		Adj: adj, Features: graph.Features, Labels: graph.Labels,

@@ -17,6 +17,12 @@ type LoadOptions struct {
 	// exactly as dataset.RowNormalize does (the job file's
 	// dataset.normalize_features).
 	NormalizeFeatures bool
+	// Progress, when set, is called with a file's path in the dataset
+	// (as in meta.toml: "adj0/...", "features/...") each time a file has
+	// been read whole and verified: the pieces of a load, for a caller
+	// that watches for stalls (the job's watchdog). It may be called
+	// from concurrent readers.
+	Progress func(what string)
 }
 
 // Dataset is a prepared dataset opened for reading. It implements

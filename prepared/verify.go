@@ -22,9 +22,11 @@ import (
 // returns nil.
 type verified struct {
 	*npy.Reader
-	f    *os.File
-	h    hash.Hash
-	want string
+	f        *os.File
+	h        hash.Hash
+	want     string
+	rel      string
+	progress func(what string) // LoadOptions.Progress, or nil
 }
 
 // open opens the dataset file rel for a verified read: it must be listed in
@@ -69,7 +71,7 @@ func (d *Dataset) open(rel, descr string, shape ...int) (*verified, error) {
 		}
 		return nil, err
 	}
-	return &verified{Reader: r, f: f, h: h, want: fm.SHA256}, nil
+	return &verified{Reader: r, f: f, h: h, want: fm.SHA256, rel: rel, progress: d.opt.Progress}, nil
 }
 
 // elemSize is the size of an element of the dtypes a dataset stores.
@@ -84,7 +86,8 @@ func elemSize(descr string) int64 {
 }
 
 // close checks that every element was read and that the SHA-256 of the
-// whole file matches meta.toml, and closes the file.
+// whole file matches meta.toml, and closes the file; a file read whole is
+// a piece of loading done (LoadOptions.Progress).
 func (v *verified) close() error {
 	defer v.f.Close()
 	if v.Remaining() != 0 {
@@ -92,6 +95,9 @@ func (v *verified) close() error {
 	}
 	if hex.EncodeToString(v.h.Sum(nil)) != v.want {
 		return shaMismatch(v.Name())
+	}
+	if v.progress != nil {
+		v.progress(v.rel)
 	}
 	return nil
 }

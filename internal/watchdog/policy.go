@@ -30,9 +30,14 @@ func (k Kind) String() string {
 // With Fixed > 0 the limit is Fixed everywhere (runtime.stall_timeout set
 // to a duration). Otherwise the limit adapts (runtime.stall_timeout =
 // "auto"): First while nothing of the current kind has completed yet (the
-// load, the first step, the first evaluation: their time is unknown and a
-// load at scale can take many minutes), then Multiple times the median
-// completed duration of that kind, but at least Floor.
+// first piece of the load, the first step, the first evaluation: their
+// time is unknown and a load at scale can take many minutes), then
+// Multiple times the median completed duration of that kind, but at least
+// Floor. The load is the exception: its limit stays First for every
+// piece, because its pieces (a file of a prepared dataset, a stage of an
+// in-memory one) differ in size by orders of magnitude, so their median
+// predicts nothing; each piece restarts the clock, so a load of any length
+// passes as long as no one piece takes longer than First.
 type Policy struct {
 	Fixed    time.Duration
 	First    time.Duration
@@ -63,6 +68,9 @@ func (p Policy) limit(k Kind, recent []time.Duration) (time.Duration, string) {
 	}
 	if len(recent) == 0 {
 		return p.First, fmt.Sprintf("limit %v before the first %v", p.First, k)
+	}
+	if k == Load {
+		return p.First, fmt.Sprintf("limit %v for each piece of the load", p.First)
 	}
 	med := median(recent)
 	l := max(p.Floor, time.Duration(p.Multiple*float64(med)))

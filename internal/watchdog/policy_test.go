@@ -26,6 +26,8 @@ func TestPolicyLimit(t *testing.T) {
 		{"fixed ignores history", FixedPolicy(5 * time.Second), Step, ms(1, 2, 3), 5 * time.Second, "runtime.stall_timeout = 5s"},
 		{"fixed before any progress", FixedPolicy(5 * time.Second), Load, nil, 5 * time.Second, "runtime.stall_timeout = 5s"},
 		{"auto: loading", def, Load, nil, 30 * time.Minute, "before the first load"},
+		// Fast pieces (small files) do not shrink the limit of a large one.
+		{"auto: each piece of the load", def, Load, ms(1, 2, 3), 30 * time.Minute, "for each piece of the load"},
 		{"auto: first step", def, Step, nil, 30 * time.Minute, "before the first step"},
 		{"auto: fast steps hit the floor", def, Step, ms(10, 12, 11), time.Minute, "the median 11ms of step"},
 		// Median of 4, 5, 900 s is 5 s: one slow step does not raise it.

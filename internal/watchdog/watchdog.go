@@ -120,6 +120,18 @@ func (w *Watchdog) Done() {
 	w.mu.Unlock()
 }
 
+// Loaded reports a piece of the load done, what naming it (a file of a
+// prepared dataset, a stage of an in-memory one): progress, as Done, after
+// which the stage says what came last, "loading (after adj0/b0_1.npy)".
+// A stall while loading then names the piece after which it stopped.
+func (w *Watchdog) Loaded(what string) {
+	if w == nil {
+		return
+	}
+	w.Enter(Load, "loading (after "+what+")")
+	w.Done()
+}
+
 // Stage returns what the rank is doing: the work's label and, while it is
 // in a collective, the collective, e.g. "epoch 3 step 7: all-reduce on the
 // Y communicator".

@@ -216,3 +216,29 @@ func TestRecover(t *testing.T) {
 		t.Errorf("message %q: want one line starting %q", msgs[0], want)
 	}
 }
+
+// TestLoadedIsProgress: every piece of a load restarts the clock, so a
+// load longer than the limit passes when its pieces are shorter, and a
+// stall after a piece names it.
+func TestLoadedIsProgress(t *testing.T) {
+	var mu sync.Mutex
+	var msgs []string
+	w := New(1, FixedPolicy(300*time.Millisecond), func(msg string) { mu.Lock(); msgs = append(msgs, msg); mu.Unlock() })
+	w.Start()
+	defer w.Stop()
+	for piece := range 6 { // 600 ms in all, two limits
+		time.Sleep(100 * time.Millisecond)
+		w.Loaded(fmt.Sprintf("block %d", piece))
+	}
+	mu.Lock()
+	if len(msgs) != 0 {
+		t.Fatalf("a load with pieces shorter than the limit was stopped: %q", msgs)
+	}
+	mu.Unlock()
+	time.Sleep(600 * time.Millisecond)
+	mu.Lock()
+	defer mu.Unlock()
+	if len(msgs) != 1 || !strings.Contains(msgs[0], "rank 1: no progress for") || !strings.Contains(msgs[0], "in loading (after block 5)") {
+		t.Fatalf("stalled after block 5: messages %q, want one naming the rank and \"loading (after block 5)\"", msgs)
+	}
+}

@@ -26,6 +26,19 @@ func checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
 	return jobs.CheckMemory(cfg, rank, info.RanksPerNode, limits)
 }
 
+// agreedLimits returns the memory limits of this machine per rank, the
+// smallest over the ranks (jobs.AgreeLimits), in which grid.auto chooses
+// the same grid on every rank. It is collective: every rank joins the
+// agreement, also one whose detection failed.
+func agreedLimits(world collectives.Comm, info node.Info) ([]memlimit.Limit, error) {
+	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
+	agreed, aerr := jobs.AgreeLimits(world, info.RanksPerNode, limits)
+	if err != nil {
+		return nil, err
+	}
+	return agreed, aerr
+}
+
 // startWatchdog starts this rank's watchdog (runtime.stall_timeout) in
 // stage "loading" and returns it with the world to train with, which
 // tells it the collective the rank waits in. A stall prints one line and

@@ -44,6 +44,7 @@ func runInference(args []string, stderr io.Writer) int {
 		log := jobs.NewLogger(rank, false, false)
 		defer log.Sync()
 		info, nerr := node.Detect(world)
+		limits, lerr := agreedLimits(world, info)
 		cfg, err := jobs.LoadConfig(*config)
 		if err == nil {
 			err = cfg.CheckWorld(world.Size())
@@ -52,7 +53,10 @@ func runInference(args []string, stderr io.Writer) int {
 			err = nerr
 		}
 		if err == nil && cfg.Grid.Auto {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, log)
+			err = lerr
+		}
+		if err == nil && cfg.Grid.Auto {
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
 		if err == nil && *emb >= 0 && *emb >= cfg.Model.Layers-1 {
 			err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.Layers-2)

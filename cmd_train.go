@@ -95,6 +95,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 
 		// Collective on every rank, before anything can fail on one.
 		info, nerr := node.Detect(world)
+		limits, lerr := agreedLimits(world, info)
 		cfg, err := jobs.LoadConfig(path)
 		if err == nil && override != nil {
 			cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
@@ -111,7 +112,10 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			err = nerr
 		}
 		if err == nil && cfg.Grid.Auto {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, log)
+			err = lerr
+		}
+		if err == nil && cfg.Grid.Auto {
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
 		if err == nil && rank == 0 {
 			// Refuse a used output.dir before loading any data.

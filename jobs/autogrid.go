@@ -5,6 +5,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"scalegnn/internal/memlimit"
 	"scalegnn/perfmodel"
 )
 
@@ -12,12 +13,14 @@ import (
 // launch of ranks ranks, ranksPerNode of them per node (grid.ranks_per_node
 // overrides it): it predicts every grid with the machine profile of
 // grid.machine (built-in defaults when empty), takes the fastest one that
-// fits in grid.mem_per_rank, writes it into cfg.Grid (turning Auto off, so
-// that the effective job file records the grid that ran) and logs the
-// choice. Every rank calls it with the same inputs and gets the same
-// answer: the prediction is deterministic arithmetic on the job file, the
-// profile and the graph's size.
-func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, log *zap.Logger) error {
+// fits in what a rank may use (MemoryLimit: grid.mem_per_rank and limits,
+// the same limit as the memory check), writes it into cfg.Grid (turning
+// Auto off, so that the effective job file records the grid that ran) and
+// logs the choice. Every rank calls it with the same inputs and gets the
+// same answer: the prediction is deterministic arithmetic on the job file,
+// the profile and the graph's size, and limits must be the same on every
+// rank (AgreeLimits).
+func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Limit, log *zap.Logger) error {
 	g := cfg.Grid
 	if !g.Auto {
 		return nil
@@ -29,15 +32,15 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, log *zap.Logger) erro
 			return fmt.Errorf("%s: grid.machine: %w", cfg.label(), err)
 		}
 	}
-	var mem int64
-	if g.MemPerRank != "" {
-		var err error
-		if mem, err = perfmodel.ParseBytes(g.MemPerRank); err != nil {
-			return fmt.Errorf("%s: grid.mem_per_rank = %v", cfg.label(), err)
-		}
-	}
 	if g.RanksPerNode > 0 {
 		ranksPerNode = g.RanksPerNode
+	}
+	mem, from, ok, err := MemoryLimit(cfg, ranksPerNode, limits)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		mem, from = 0, "none"
 	}
 	gs, err := EstimateGraphSize(cfg.Dataset)
 	if err != nil {
@@ -45,6 +48,9 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, log *zap.Logger) erro
 	}
 	preds, best, err := ChooseGrid(cfg, gs, m, ranks, ranksPerNode, mem)
 	if err != nil {
+		if ok {
+			return fmt.Errorf("%w (the limit: %s)", err, from)
+		}
 		return err
 	}
 	cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z, cfg.Grid.D = best.Shape.X, best.Shape.Y, best.Shape.Z, best.Shape.D
@@ -56,6 +62,7 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, log *zap.Logger) erro
 	log.Info("grid chosen by the performance model", zap.String("grid", best.Grid), zap.Int("ranks", ranks),
 		zap.Int("ranks_per_node", ranksPerNode), zap.String("machine", m.Name),
 		zap.Float64("predicted_epoch_s", best.Epoch), zap.String("predicted_memory_per_rank", perfmodel.FormatBytes(best.MemTotal)),
+		zap.String("memory_limit", from),
 		zap.Strings("next_best", runnersUp), zap.Int("grids", len(preds)))
 	return nil
 }

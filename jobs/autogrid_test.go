@@ -1,10 +1,14 @@
 package jobs
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
+
+	"scalegnn/collectives"
+	"scalegnn/internal/memlimit"
 )
 
 // TestResolveAutoGrid: grid.auto picks a grid of the launch's ranks, turns
@@ -23,7 +27,7 @@ func TestResolveAutoGrid(t *testing.T) {
 	if err := cfg.CheckWorld(6); err != nil {
 		t.Fatalf("CheckWorld with auto: %v", err)
 	}
-	if err := ResolveAutoGrid(cfg, 6, 2, zap.NewNop()); err != nil {
+	if err := ResolveAutoGrid(cfg, 6, 2, nil, zap.NewNop()); err != nil {
 		t.Fatal(err)
 	}
 	if g := cfg.Grid; g.Auto || g.X*g.Y*g.Z*g.D != 6 || g.D != 1 {
@@ -36,7 +40,7 @@ func TestResolveAutoGrid(t *testing.T) {
 		{"machine = \"nosuch.toml\"\n", "auto.toml: grid.machine: machine profile nosuch.toml: no such file"},
 		{"mem_per_rank = \"4KiB\"\n", "auto.toml: choosing the grid: perfmodel: no grid fits in 4KiB per rank"},
 	} {
-		err := ResolveAutoGrid(job(c.extra), 6, 0, zap.NewNop())
+		err := ResolveAutoGrid(job(c.extra), 6, 0, nil, zap.NewNop())
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.extra, err, c.want)
 		}
@@ -48,6 +52,83 @@ func TestResolveAutoGrid(t *testing.T) {
 		_, err := ParseConfig("auto.toml", []byte(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.body, err, c.want)
+		}
+	}
+}
+
+// TestAutoGridOnDetectedLimits: grid.auto fits the grid in the memory
+// check's limit (MemoryLimit), not grid.mem_per_rank alone: on the
+// profile's 6 ranks the fastest grid, 1x2x3, needs 5.25 MB per rank; a
+// cgroup of 10 MB for 2 ranks per node leaves 5 MB, in which 1x6x1 (4.97
+// MB) is the fastest, as with grid.mem_per_rank = 5 MB.
+func TestAutoGridOnDetectedLimits(t *testing.T) {
+	job := func(extra string) *Config {
+		t.Helper()
+		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[grid]\nauto = true\nmachine = \"perlmutter-plexus\"\n"+extra))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	cgroup := []memlimit.Limit{{Bytes: 10_000_000, From: "cgroup memory.max", PerNode: true}}
+	for _, c := range []struct {
+		name   string
+		extra  string
+		limits []memlimit.Limit
+		want   string
+	}{
+		{"no limit", "", nil, "1x2x3"},
+		{"grid.mem_per_rank", "mem_per_rank = \"5000000B\"\n", nil, "1x6x1"},
+		{"cgroup per rank", "", cgroup, "1x6x1"},
+		{"the smaller of both", "mem_per_rank = \"6000000B\"\n", cgroup, "1x6x1"},
+	} {
+		cfg := job(c.extra)
+		if err := ResolveAutoGrid(cfg, 6, 2, c.limits, zap.NewNop()); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		if g := cfg.Grid; fmt.Sprintf("%dx%dx%d", g.X, g.Y, g.Z) != c.want || g.D != 1 {
+			t.Errorf("%s: chose %+v, want %s", c.name, g, c.want)
+		}
+	}
+	tiny := []memlimit.Limit{{Bytes: 8192, From: "cgroup memory.max", PerNode: true}}
+	err := ResolveAutoGrid(job(""), 6, 2, tiny, zap.NewNop())
+	if err == nil || !strings.Contains(err.Error(), "no grid fits in") || !strings.Contains(err.Error(), "(the limit: cgroup memory.max") {
+		t.Errorf("a 4 KiB limit per rank: error %v, want no grid fits, naming the cgroup", err)
+	}
+}
+
+// TestAgreeLimits: every rank gets the smallest per-rank limit of all
+// ranks, also those that detected none.
+func TestAgreeLimits(t *testing.T) {
+	mine := [][]memlimit.Limit{
+		{{Bytes: 8 << 30, From: "MemAvailable", PerNode: true}}, // 2 GiB per rank
+		{{Bytes: 3 << 30, From: "ulimit -v"}},
+		nil,
+	}
+	got := make([][]memlimit.Limit, 3)
+	for r, err := range collectives.RunLocal(3, func(c collectives.Comm) error {
+		l, err := AgreeLimits(c, 4, mine[c.Rank()])
+		got[c.Rank()] = l
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	for r, l := range got {
+		if len(l) != 1 || l[0].Bytes != 2<<30 || l[0].PerNode {
+			t.Errorf("rank %d: agreed %+v, want one limit of 2 GiB per rank", r, l)
+		}
+	}
+	for r, err := range collectives.RunLocal(2, func(c collectives.Comm) error {
+		l, err := AgreeLimits(c, 1, nil)
+		if err == nil && l != nil {
+			t.Errorf("rank %d: no limits anywhere, agreed %+v", c.Rank(), l)
+		}
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
 }

@@ -2,7 +2,9 @@ package jobs
 
 import (
 	"fmt"
+	"math"
 
+	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/memlimit"
@@ -41,7 +43,7 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 		limits = own
 	}
 	cfg = &check
-	limit, from, ok, err := rankLimit(cfg, ranksPerNode, limits)
+	limit, from, ok, err := MemoryLimit(cfg, ranksPerNode, limits)
 	if err != nil || !ok {
 		return err
 	}
@@ -63,9 +65,12 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit), way)
 }
 
-// rankLimit returns the smallest limit on this rank's memory and says
-// where it comes from; ok is false when there is none.
-func rankLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool, err error) {
+// MemoryLimit is what a rank may use, the one rule for it: the smallest
+// of grid.mem_per_rank and limits, those shared by the node (PerNode)
+// divided by its ranksPerNode ranks. It says where the limit comes from;
+// ok is false when there is none. The memory check (CheckMemory) refuses
+// a job beyond it and grid.auto (ResolveAutoGrid) chooses a grid within it.
+func MemoryLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool, err error) {
 	if cfg.Grid.MemPerRank != "" {
 		limit, err = perfmodel.ParseBytes(cfg.Grid.MemPerRank)
 		if err != nil {
@@ -73,6 +78,15 @@ func rankLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit in
 		}
 		from, ok = "grid.mem_per_rank = "+cfg.Grid.MemPerRank, true
 	}
+	if b, f, found := osLimit(ranksPerNode, limits); found && (!ok || b < limit) {
+		limit, from, ok = b, f, true
+	}
+	return limit, from, ok, nil
+}
+
+// osLimit is the smallest of limits per rank, those shared by the node
+// divided by its ranksPerNode ranks, and where it comes from.
+func osLimit(ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool) {
 	rpn := max(ranksPerNode, 1)
 	for _, l := range limits {
 		b, f := l.Bytes, fmt.Sprintf("%s %s", l.From, perfmodel.FormatBytes(l.Bytes))
@@ -87,7 +101,31 @@ func rankLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit in
 			limit, from, ok = b, f, true
 		}
 	}
-	return limit, from, ok, nil
+	return limit, from, ok
+}
+
+// AgreeLimits returns the smallest per-rank limit of limits (osLimit) over
+// the ranks of world, as a limit of each rank's own (not PerNode). Every
+// rank computes grid.auto's choice alone, so each must choose within the
+// same limit, while the memory available differs from node to node and
+// from moment to moment. It is collective: every rank calls it, with nil
+// limits when it found none or could not detect them.
+func AgreeLimits(world collectives.Comm, ranksPerNode int, limits []memlimit.Limit) ([]memlimit.Limit, error) {
+	own, from, ok := osLimit(ranksPerNode, limits)
+	if !ok {
+		own = math.MaxInt64
+	}
+	least := []int64{own}
+	if err := world.AllReduceI64(least, collectives.Min); err != nil {
+		return nil, err
+	}
+	switch {
+	case least[0] == math.MaxInt64:
+		return nil, nil
+	case least[0] != own:
+		from = "another rank's limits"
+	}
+	return []memlimit.Limit{{Bytes: least[0], From: "the smallest over the ranks (" + from + "):"}}, nil
 }
 
 // fittingGrid names the fastest grid, on the launch's ranks or on the

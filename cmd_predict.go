@@ -58,8 +58,10 @@ func runInference(args []string, stderr io.Writer) int {
 		if err == nil && cfg.Grid.Auto {
 			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
-		if err == nil && *emb >= 0 && *emb >= cfg.Model.Layers-1 {
-			err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.Layers-2)
+		if err == nil && *emb >= 0 {
+			if last := gcn.LastHidden(gcn.Config{Layers: cfg.Model.Layers, OutputHead: cfg.Model.OutputHead}); *emb > last {
+				err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d (output_head = %v) has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.OutputHead, last)
+			}
 		}
 		if err := agree(err); err != nil {
 			return err

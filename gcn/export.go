@@ -151,6 +151,15 @@ type Block struct {
 	Owner    bool
 }
 
+// LastHidden is the last layer Embeddings returns: Layers-1 with an
+// output head (the last GCN layer has its ReLU), else Layers-2 (-1: none).
+func LastHidden(c Config) int {
+	if c.OutputHead {
+		return c.Layers - 1
+	}
+	return c.Layers - 2
+}
+
 // Probabilities runs the model without dropout on the full graph and
 // returns this rank's block of the class probabilities (the softmax of the
 // logits; the row max and the sum of exponentials are all-reduced over the
@@ -195,12 +204,13 @@ func (m *Model) Probabilities() (Block, error) {
 }
 
 // Embeddings runs the model without dropout on the full graph and returns
-// this rank's block of hidden layer l's output (0 ≤ l < Layers-1): the
+// this rank's block of hidden layer l's output (0 ≤ l < Layers-1, and
+// l = Layers-1 too when an output head follows the GCN layers): the
 // ReLU's output (after RMSNorm when the model has it, before a residual
 // add), N × the layer's width.
 func (m *Model) Embeddings(l int) (Block, error) {
 	if l < 0 || l >= len(m.specs) || !m.specs[l].hidden {
-		return Block{}, fmt.Errorf("gcn: embeddings of layer %d: the model's hidden layers are 0 to %d", l, len(m.specs)-2)
+		return Block{}, fmt.Errorf("gcn: embeddings of layer %d: the model's hidden layers are 0 to %d", l, LastHidden(m.Cfg))
 	}
 	cur := m.cur
 	m.cur = &m.full

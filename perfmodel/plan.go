@@ -297,8 +297,15 @@ func (t *tracer) forward(training bool) {
 // residual records the alltoallv of grid.Redistribute for layer l: the
 // input (rows P, cols Q) to the output layout (rows R, cols P) forward,
 // back the other way in the backward pass.
+//
+// Where one rank holds the whole replica, gcn permutes the rows on the
+// device instead (a gather pass, no collective).
 func (t *tracer) residual(l int, sp layerSpec, backward bool) {
 	p, q, r := grid.Rotation(l)
+	if t.s.X*t.s.Y*t.s.Z == 1 {
+		t.elementwise("residual.permute", l, float64(t.rowsOf(r, grid.OutputOrder(l))*sp.out))
+		return
+	}
 	var elems, self int
 	if !backward {
 		// Targets share my R coordinate; each gets the rows of my P-block

@@ -97,7 +97,7 @@ mpitest: build threadtest
 	grep -q '"threads_per_rank": $(CORES),' runs/cora-1.log && grep -q '"threads_per_rank": $(THREADS8),' runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
 	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6
-	scripts/resume.sh # checkpoints: kill -9 and SIGTERM resumes, other grids, mini-batch bf16, predict, bad checkpoints
+	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
 	./scalegnn compare -tol 0 runs/cora-8/metrics.jsonl runs/cora-prepared-8/metrics.jsonl

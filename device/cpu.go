@@ -383,9 +383,9 @@ func (d *CPU) RowMax(mx Buffer[float32], x Mat) {
 }
 
 // SoftmaxSums computes the class-axis partials of the loss (Go).
-func (d *CPU) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkSoftmaxSums(sums, x, mx, labels, c0)
-	d.runLoss(&lossJob{op: lossSums, sums: sums, x: x, mx: mx, labels: labels, c0: c0}, expCost)
+func (d *CPU) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
+	checkSoftmaxSums(sums, x, mx, labels, train, c0)
+	d.runLoss(&lossJob{op: lossSums, sums: sums, x: x, mx: mx, labels: labels, train: train, c0: c0}, expCost)
 }
 
 // SoftmaxGrad writes the unscaled gradient, rows split over the threads,

@@ -34,7 +34,7 @@ func (j *lossJob) run(lo, hi int) {
 	case lossRowMax:
 		rowMax(j.mx, j.x, lo, hi)
 	case lossSums:
-		softmaxSums(j.sums, j.x, j.mx, j.labels, j.c0, lo, hi)
+		softmaxSums(j.sums, j.x, j.mx, j.labels, j.train, j.c0, lo, hi)
 	case lossGrad:
 		softmaxGradRows(j.d, j.x, j.mx, j.sums, j.labels, j.train, j.c0, lo, hi)
 	case lossArgMax:

@@ -88,7 +88,9 @@ type Device interface {
 	// SoftmaxSums sets sums[i] to Σ_j exp(x[i,j] − mx[i]) and sums[rows+i]
 	// to the label's logit when the label is one of this block's classes
 	// [c0, c0+cols), else 0: the partials all-reduced over the class axis.
-	SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int)
+	// Rows with train[i] == 0, which SoftmaxGrad ignores, get both 0
+	// without an exp (most vertices are not training vertices).
+	SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int)
 	// SoftmaxGrad writes the softmax cross-entropy gradient of every row
 	// with train[i] != 0 into d (other rows 0), unscaled, and returns the
 	// loss sum and the number of such rows; scale d by 1/count afterwards.

@@ -25,9 +25,10 @@ func checkLabels(name string, labels Buffer[int32], x Mat, c0 int) {
 
 func checkRowMax(mx Buffer[float32], x Mat) { checkRowVec("RowMax", mx.Len(), x) }
 
-func checkSoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
+func checkSoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
 	checkRowVec("SoftmaxSums", mx.Len(), x)
 	checkLen("SoftmaxSums sums", sums.Len(), 2*x.rows)
+	checkLen("SoftmaxSums train", train.Len(), x.rows)
 	checkLabels("SoftmaxSums", labels, x, c0)
 }
 
@@ -57,9 +58,16 @@ func rowMax(mx Buffer[float32], x Mat, lo, hi int) {
 	}
 }
 
-func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0, lo, hi int) {
+// softmaxSums skips the rows softmaxGradRows and softmaxLoss skip: their
+// exps were most of the loss's time (90% of R-MAT's rows are not
+// training rows).
+func softmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0, lo, hi int) {
 	rows := x.rows
 	for i := lo; i < hi; i++ {
+		if train.host[i] == 0 {
+			sums.host[i], sums.host[rows+i] = 0, 0
+			continue
+		}
 		var se float32
 		r := x.row(i)
 		for _, v := range r {

@@ -304,9 +304,9 @@ func (d *Native) RowMax(mx Buffer[float32], x Mat) {
 }
 
 // SoftmaxSums computes the class-axis partials of the loss.
-func (d *Native) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], c0 int) {
-	checkSoftmaxSums(sums, x, mx, labels, c0)
-	softmaxSums(sums, x, mx, labels, c0, 0, x.rows)
+func (d *Native) SoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
+	checkSoftmaxSums(sums, x, mx, labels, train, c0)
+	softmaxSums(sums, x, mx, labels, train, c0, 0, x.rows)
 }
 
 // SoftmaxGrad writes the unscaled gradient and returns the loss sum and count.

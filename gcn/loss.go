@@ -26,7 +26,7 @@ func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
 	}
 	// Sum of exponentials and the label's logit, one all-reduce for both.
 	sums := b.ar.vec(2 * rows)
-	m.dev.SoftmaxSums(sums, logits, mx, b.labels, c0)
+	m.dev.SoftmaxSums(sums, logits, mx, b.labels, b.masks[0], c0)
 	if err := m.allReduce(colComm, sums); err != nil {
 		return 0, device.Mat{}, err
 	}

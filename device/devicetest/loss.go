@@ -31,10 +31,23 @@ func testLoss(t *testing.T, dev device.Device) {
 		}
 		lb, tb := upload(dev, labels), upload(dev, train)
 		mx := device.Alloc[float32](dev, s.rows)
-		sums := device.Alloc[float32](dev, 2*s.rows)
+		stale := make([]float32, 2*s.rows)
+		for i := range stale {
+			stale[i] = 42
+		}
+		sums := upload(dev, stale)
 		d := newMat(dev, s.rows, s.cols, s.pad+1, r, normal) // stale values must go
 		dev.RowMax(mx, x.m)
-		dev.SoftmaxSums(sums, x.m, mx, lb, 0)
+		dev.SoftmaxSums(sums, x.m, mx, lb, tb, 0)
+		// Rows outside the mask are written 0 (over stale values), the
+		// others with their exp sum and label logit.
+		got := download(dev, sums)
+		for i := range s.rows {
+			skipped := got[i] == 0 && got[s.rows+i] == 0 // an exp sum is at least 1
+			if skipped != (train[i] == 0) {
+				t.Errorf("SoftmaxSums %s: row %d has sums (%v, %v) with train = %d", name, i, got[i], got[s.rows+i], train[i])
+			}
+		}
 		loss, count := dev.SoftmaxGrad(d.m, x.m, mx, sums, lb, tb, 0)
 		wantD, wantLoss, wantCount := gcnLoss(x.want, s.rows, s.cols, labels, train)
 		gotD := d.get(t, dev, "SoftmaxGrad")
@@ -91,7 +104,7 @@ func testLoss(t *testing.T, dev device.Device) {
 		}
 		device.Upload(dev, mx, 0, gmx)
 		for _, b := range blocks { // sum all-reduce
-			dev.SoftmaxSums(sums, b.m, mx, lb, b.c0)
+			dev.SoftmaxSums(sums, b.m, mx, lb, tb, b.c0)
 			for i, v := range download(dev, sums) {
 				gsum[i] += v
 			}
@@ -213,7 +226,11 @@ func testNoClasses(t *testing.T, dev device.Device) {
 	mx, sums := upload(dev, stale[:rows]), upload(dev, stale)
 	best, arg := upload(dev, stale[:rows]), upload(dev, make([]int64, rows))
 	dev.RowMax(mx, x)
-	dev.SoftmaxSums(sums, x, upload(dev, make([]float32, rows)), upload(dev, labels), 3)
+	train := make([]uint8, rows)
+	for i := range train {
+		train[i] = 1 // every row a training row: no row skipped
+	}
+	dev.SoftmaxSums(sums, x, upload(dev, make([]float32, rows)), upload(dev, labels), upload(dev, train), 3)
 	dev.ArgMax(best, arg, x, 3)
 	for i, v := range download(dev, mx) {
 		if !math.IsInf(float64(v), -1) {

@@ -64,3 +64,16 @@ func (p *pool[T]) reset(dev device.Device) {
 	}
 	p.off, p.overflow = 0, 0
 }
+
+// capacity returns the elements of each pool as the next reset leaves them.
+func (a *arena) capacity() ArenaUse {
+	return ArenaUse{a.f32.capacity(), a.u64.capacity(), a.u16.capacity(), a.i64.capacity()}
+}
+
+func (p *pool[T]) capacity() int64 {
+	if p.overflow > 0 {
+		need := p.off + p.overflow
+		return int64(need + need/4)
+	}
+	return int64(p.buf.Len())
+}

@@ -17,14 +17,17 @@ type Memory struct {
 	Adjacency int64 `json:"adjacency"`
 	// Features: the rank's block of the input features, labels and masks.
 	Features int64 `json:"features"`
-	// Activations: what the forward pass keeps for backward (dropout
-	// copies, H, the norm's intermediates, pre-ReLU values, layer outputs)
-	// and the largest backward temporaries.
+	// Activations: gcn's arenas, which hold every activation, gradient,
+	// dropout mask, temporary and bfloat16 staging buffer of a pass — the
+	// full-graph arena and, in mini-batch training, the batch arena —
+	// counted as gcn's arena plan (gcn.Config.ArenaStep, ArenaEval) walks
+	// them, growth factor included (see arenas).
 	Activations int64 `json:"activations"`
 	// Weights: parameter blocks with gradients and two optimizer moments.
 	Weights int64 `json:"weights"`
-	// CommBuffers: scratch for the largest all-reduce (and its bfloat16
-	// copy) and the residual's alltoallv send and receive buffers.
+	// CommBuffers: scratch for the largest all-reduce and the residual's
+	// alltoallv send and receive buffers (the bfloat16 staging is in the
+	// arenas).
 	CommBuffers int64 `json:"comm_buffers"`
 	// Dataset: the whole graph, which every rank reads before extracting
 	// its shards unless the job loads sharded data (Job.ShardedLoad).
@@ -72,8 +75,8 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	ra, _ := full.logitsAxes()
 	mem.Features = 4*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
 
-	// Activations of a training step (the larger of step and evaluation).
-	mem.Activations = max(activations(step, j, true), activations(full, j, false))
+	fullArena, batchArena := arenas(j, full, []*tracer{step})
+	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
 
 	var params int64
 	for _, pb := range step.params() {
@@ -90,9 +93,6 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		largest = max(largest, 4*c.Elems)
 	}
 	mem.CommBuffers = largest + a2a
-	if j.CommDType == collectives.BF16 {
-		mem.CommBuffers += largest / 2
-	}
 
 	if !j.ShardedLoad {
 		n := int64(j.N)
@@ -104,40 +104,37 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	return mem
 }
 
-// activations estimates the bytes a forward pass keeps and the backward
-// pass adds on top of it.
-func activations(t *tracer, j Job, training bool) int64 {
-	var keep, peakTmp int64
-	dropout := training && j.Dropout > 0
-	if j.InputProjection {
-		keep += int64(t.rowsOf(grid.X, 1) * t.width(j.Hidden, grid.Y))
-	}
-	for l, sp := range j.layers() {
-		p, q, r := grid.Rotation(l)
-		nP, nR := int64(t.rowsOf(p, grid.InputOrder(l))), int64(t.rowsOf(r, grid.OutputOrder(l)))
-		dIn, dOut := int64(t.width(sp.in, q)), int64(t.width(sp.out, p))
-		if dropout {
-			keep += nP * dIn
+// arenas returns the elements of gcn's full-graph and mini-batch arenas
+// once training has run its steps, on the blocks of the tracers steps in
+// turn (the graph's, or in mini-batch mode a batch's: EstimateMemory
+// passes one, with the largest batch block of every layout), and an
+// evaluation on the blocks of the tracer full. Each arena's pools grow by gcn's rule
+// (gcn.ArenaUse.After) in the order training runs the passes: a step,
+// then an evaluation (jobs evaluates at least after the last epoch). A mini-batch arena sized for the largest blocks is
+// an upper bound for batches of several sizes (every growth is to a pass's
+// need plus a quarter) and exact when every batch has those blocks.
+func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
+	cfg := gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
+		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual,
+		Dropout: j.Dropout}
+	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
+	for _, step := range steps {
+		if j.Mode == gcn.MiniBatch {
+			batchArena = batchArena.After(cfg.ArenaStep(blockShape{step}, run))
+		} else {
+			fullArena = fullArena.After(cfg.ArenaStep(blockShape{step}, run))
 		}
-		keep += nR*dIn + nR*dOut // H and Z
-		if sp.hidden {
-			keep += nR * dOut // ReLU output
-			if sp.norm {
-				keep += nR*dOut + 2*nR
-			}
-			if sp.residual {
-				keep += nR * dOut
-			}
-		}
-		peakTmp = max(peakTmp, 3*nR*max(dIn, dOut)+2*nP*dIn)
 	}
-	if j.OutputHead {
-		pa, qa, ra := grid.Rotation(j.Layers)
-		rows := int64(t.rowsOf(pa, grid.OutputOrder(j.Layers-1)))
-		keep += rows * int64(t.width(j.Hidden, qa)+2*t.width(j.Classes, ra))
-	}
-	if !training {
-		peakTmp = 0
-	}
-	return 4 * (keep + peakTmp)
+	// Training evaluates at least after its last epoch.
+	fullArena = fullArena.After(cfg.ArenaEval(blockShape{full}, run))
+	return fullArena, batchArena
 }
+
+// blockShape shows gcn's arena plan a tracer's blocks.
+type blockShape struct{ t *tracer }
+
+var _ gcn.BlockShape = blockShape{}
+
+func (b blockShape) Rows(a grid.Axis, order int) int { return b.t.rowsOf(a, order) }
+func (b blockShape) Cols(w int, a grid.Axis) int     { return b.t.width(w, a) }
+func (b blockShape) Size(a grid.Axis) int            { return b.t.size(a) }

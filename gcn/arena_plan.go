@@ -1,0 +1,210 @@
+package gcn
+
+import "scalegnn/grid"
+
+// The arena plan: what one pass takes from its arena, walked from the
+// local block shapes without a device, and the arena's growth rule. The
+// performance model predicts a rank's memory with it, and the tests hold
+// it to the arenas of real models (ArenaBytes), so that a change to what
+// forward, backward, loss or accuracy take from the arena must change the
+// plan too.
+
+// BlockShape is what the plan needs to know of one rank's blocks.
+type BlockShape interface {
+	// Rows is this rank's rows of the pass's vertices in vertex order
+	// `order` split over axis a.
+	Rows(a grid.Axis, order int) int
+	// Cols is this rank's block of a width w split over axis a.
+	Cols(w int, a grid.Axis) int
+	// Size is the grid's size along axis a (a group of one runs no
+	// collective, and so takes no bfloat16 staging).
+	Size(a grid.Axis) int
+}
+
+// ArenaUse counts an arena's elements by pool: float32 (activations,
+// gradients, temporaries), uint64 (dropout masks), uint16 (bfloat16
+// staging) and int64 (argmax).
+type ArenaUse struct{ F32, U64, U16, I64 int64 }
+
+// Bytes is the memory the elements take.
+func (u ArenaUse) Bytes() int64 { return 4*u.F32 + 8*u.U64 + 2*u.U16 + 8*u.I64 }
+
+// After returns the capacity of an arena that held u once a pass has
+// taken pass from it: a pool that the pass overflowed is replaced, at the
+// next pass's start, by one of everything the pass took plus a quarter
+// (pool.reset).
+func (u ArenaUse) After(pass ArenaUse) ArenaUse {
+	grow := func(c, need int64) int64 {
+		if need > c {
+			return need + need/4
+		}
+		return c
+	}
+	return ArenaUse{grow(u.F32, pass.F32), grow(u.U64, pass.U64), grow(u.U16, pass.U16), grow(u.I64, pass.I64)}
+}
+
+// ArenaStep returns what a training step (forward with dropout, loss,
+// backward) of the model c takes from its arena on blocks s.
+func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse {
+	p := arenaPlan{cfg: c, s: s, run: run, training: true}
+	p.forward()
+	p.loss()
+	p.backward()
+	return p.use
+}
+
+// ArenaEval returns what an evaluation (forward without dropout, then the
+// accuracy) takes from the arena on blocks s.
+func (c Config) ArenaEval(s BlockShape, run Options) ArenaUse {
+	p := arenaPlan{cfg: c, s: s, run: run}
+	p.forward()
+	p.accuracy()
+	return p.use
+}
+
+// arenaPlan mirrors, call for call, the arena.mat, arena.vec and pool
+// takes of forward.go, dropout.go, comm.go, loss.go and backward.go.
+type arenaPlan struct {
+	cfg      Config
+	s        BlockShape
+	run      Options
+	training bool
+	use      ArenaUse
+}
+
+func (p *arenaPlan) dropout() bool { return p.training && p.cfg.Dropout > 0 }
+
+// pmm is pmmAllReduce's (and startAllReduce's) bfloat16 staging.
+func (p *arenaPlan) pmm(a grid.Axis, elems int) {
+	if p.run.BF16 && p.s.Size(a) > 1 {
+		p.use.U16 += int64(elems)
+	}
+}
+
+func (p *arenaPlan) mat(rows, cols int) { p.use.F32 += int64(rows) * int64(cols) }
+
+// keep is dropoutKeep: the masked copy and its mask bits.
+func (p *arenaPlan) keep(rows, cols int) {
+	if p.dropout() {
+		p.mat(rows, cols)
+		p.use.U64 += int64(rows) * int64((cols+63)/64)
+	}
+}
+
+func (p *arenaPlan) layer(l int) (sp layerSpec, nP, nR, dIn, dOut int, pa, qa, ra grid.Axis) {
+	sp = p.cfg.layers()[l]
+	pa, qa, ra = grid.Rotation(l)
+	nP, nR = p.s.Rows(pa, grid.InputOrder(l)), p.s.Rows(ra, grid.OutputOrder(l))
+	dIn, dOut = p.s.Cols(sp.in, qa), p.s.Cols(sp.out, pa)
+	return
+}
+
+func (p *arenaPlan) head() (rows, in, out int, pa, qa, ra grid.Axis) {
+	pa, qa, ra = grid.Rotation(p.cfg.Layers)
+	rows = p.s.Rows(pa, grid.OutputOrder(p.cfg.Layers-1))
+	return rows, p.s.Cols(p.cfg.Hidden, qa), p.s.Cols(p.cfg.Classes, ra), pa, qa, ra
+}
+
+func (p *arenaPlan) forward() {
+	c := p.cfg
+	if c.InputProjection {
+		rows, cols := p.s.Rows(grid.X, 1), p.s.Cols(c.Hidden, grid.Y)
+		p.mat(rows, cols)
+		p.pmm(grid.Z, rows*cols)
+	}
+	for l := range c.Layers {
+		sp, nP, nR, dIn, dOut, pa, qa, _ := p.layer(l)
+		if sp.needInputGrad {
+			p.keep(nP, dIn)
+		} else if p.dropout() {
+			p.mat(nP, dIn)
+		}
+		p.mat(nR, dIn) // H
+		p.pmm(pa, nR*dIn)
+		p.mat(nR, dOut) // Z
+		p.pmm(qa, nR*dOut)
+		if !sp.hidden {
+			continue
+		}
+		if sp.norm { // rmsNormReLU: sum of squares, rms, u
+			p.use.F32 += 2 * int64(nR)
+			p.mat(nR, dOut)
+		}
+		if sp.residual { // redistributed input, sum
+			p.mat(nR, dOut)
+			p.mat(nR, dOut)
+		}
+	}
+	if c.OutputHead {
+		rows, in, out, _, qa, _ := p.head()
+		p.keep(rows, in)
+		p.mat(rows, out)
+		p.pmm(qa, rows*out)
+	}
+}
+
+// logits returns the rows and columns of the local logits block.
+func (p *arenaPlan) logits() (rows, cols int) {
+	ra, ca := logitsAxes(p.cfg)
+	return p.s.Rows(ra, grid.OutputOrder(p.cfg.Layers-1)), p.s.Cols(p.cfg.Classes, ca)
+}
+
+func (p *arenaPlan) loss() {
+	rows, cols := p.logits()
+	p.use.F32 += int64(rows) + 2*int64(rows) // row max, sums
+	p.mat(rows, cols)                        // ∂loss/∂logits
+}
+
+func (p *arenaPlan) accuracy() {
+	rows, _ := p.logits()
+	p.use.F32 += 2 * int64(rows) // best, max
+	p.use.I64 += int64(rows)     // argmax
+}
+
+func (p *arenaPlan) backward() {
+	c := p.cfg
+	if c.OutputHead {
+		rows, in, _, _, _, ra := p.head()
+		p.mat(rows, in) // dX
+		p.pmm(ra, rows*in)
+		if p.dropout() {
+			p.mat(rows, in) // applyKeep
+		}
+	}
+	for l := c.Layers - 1; l >= 0; l-- {
+		sp, nP, nR, dIn, dOut, pa, _, ra := p.layer(l)
+		if sp.hidden {
+			if sp.residual {
+				p.mat(nR, dOut) // ReLU gradient beside the residual's
+			}
+			if sp.norm {
+				p.use.F32 += int64(nR) // dot
+			}
+		}
+		if !sp.needInputGrad {
+			break
+		}
+		p.mat(nR, dIn) // dH
+		p.pmm(pa, nR*dIn)
+		p.mat(nP, dIn) // dF̃
+		p.pmm(ra, nP*dIn)
+		if p.dropout() {
+			p.mat(nP, dIn) // applyKeep
+		}
+		if sp.residual {
+			p.mat(nP, dIn) // the residual's gradient, redistributed
+		}
+	}
+}
+
+// ArenaBytes returns the capacity in bytes of the model's full-graph
+// arena and of its mini-batch arena, as the next pass on each will find
+// it (a pass that overflowed has its growth applied).
+func (m *Model) ArenaBytes() (full, batch int64) {
+	return m.full.ar.capacity().Bytes(), m.batch.ar.capacity().Bytes()
+}
+
+// ArenaUse is ArenaBytes by pool, in elements.
+func (m *Model) ArenaUse() (full, batch ArenaUse) {
+	return m.full.ar.capacity(), m.batch.ar.capacity()
+}

@@ -1,0 +1,98 @@
+package gcn
+
+import (
+	"fmt"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/permute"
+)
+
+// shardShape shows the arena plan the blocks of a model's shards.
+type shardShape struct {
+	g  *grid.Grid
+	sh *Shards
+}
+
+var _ BlockShape = shardShape{}
+
+func (s shardShape) Rows(a grid.Axis, order int) int {
+	lo, hi := s.sh.rows(s.g, order, a)
+	return hi - lo
+}
+
+func (s shardShape) Cols(w int, a grid.Axis) int {
+	lo, hi := s.g.Range(w, a)
+	return hi - lo
+}
+
+func (s shardShape) Size(a grid.Axis) int { return s.g.Comm(a).Size() }
+
+// TestArenaPlanMatchesArenas: the arena plan, from each pass's own shards,
+// predicts the capacity of both arenas of every rank by pool, exactly:
+// full-graph steps and evaluations, then mini-batch steps on batches of
+// different shapes, every config, grids including non-power-of-two ones,
+// float32 and bfloat16 sums. (perfmodel's memory tests hold its shapes to
+// the same arenas.)
+func TestArenaPlanMatchesArenas(t *testing.T) {
+	p := newProblem(5, 43, 11, 5, 5)
+	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), {D: 2, X: 1, Y: 3, Z: 1}}
+	for name, cfg := range testConfigs {
+		perms := permute.New(p.n, permute.Double, 7)
+		orders := NewOrders(p.n, perms.P1, perms.P2)
+		for _, bf16 := range []bool{false, true} {
+			run := Options{BF16: bf16, Overlap: true}
+			for _, shape := range shapes {
+				t.Run(fmt.Sprintf("%s/bf16=%v/%dx%dx%dx%d", name, bf16, shape.D, shape.X, shape.Y, shape.Z), func(t *testing.T) {
+					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
+						g, err := grid.New(w, shape)
+						if err != nil {
+							return err
+						}
+						m, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, run)
+						if err != nil {
+							return err
+						}
+						var full, batch ArenaUse
+						fullShape := shardShape{g, m.Shards()}
+						for step := range 2 {
+							if _, err := m.TrainStep(step); err != nil {
+								return err
+							}
+							full = full.After(cfg.ArenaStep(fullShape, run))
+							if _, err := m.Evaluate(); err != nil {
+								return err
+							}
+							full = full.After(cfg.ArenaEval(fullShape, run))
+						}
+						bb, err := NewBatchBuilder(g, cfg, m.Shards(), 3, 17)
+						if err != nil {
+							return err
+						}
+						for step := range 3 {
+							sh, err := bb.Build(step)
+							if err != nil {
+								return err
+							}
+							m.Use(sh)
+							if _, err := m.TrainStep(step); err != nil {
+								return err
+							}
+							batch = batch.After(cfg.ArenaStep(shardShape{g, sh}, run))
+						}
+						gotFull, gotBatch := m.ArenaUse()
+						if gotFull != full || gotBatch != batch {
+							return fmt.Errorf("arenas (full, batch) %+v, %+v; plan %+v, %+v", gotFull, gotBatch, full, batch)
+						}
+						if f, b := m.ArenaBytes(); f != full.Bytes() || b != batch.Bytes() {
+							return fmt.Errorf("ArenaBytes %d, %d; want %d, %d", f, b, full.Bytes(), batch.Bytes())
+						}
+						return nil
+					})
+				})
+			}
+		}
+	}
+}

@@ -316,28 +316,44 @@ func (c *calibrator) gemm(m *Machine) error {
 	return nil
 }
 
-// elementwise times the device's ReLU + dropout with mask recording, a
-// representative element-wise pass of training: a read, a write, a
-// counter-based hash per element and the mask bits; it counts as three
-// element units, the weights the trace gives such passes.
+// elementwise times the element-wise ops gcn issues in a step — dropout
+// with its mask recorded, the in-place ReLU, the ReLU's gradient, the
+// residual add and the dropout mask's application — and fits one cost per
+// float32 element read or written, the unit in which the tracer counts
+// every element-wise pass (a fused op counts its streams once).
 func (c *calibrator) elementwise(m *Machine) error {
 	var samples []Sample
 	const cols = 128
 	for _, n := range []int{1 << 18, 1 << 21} {
 		rows := n / cols
-		src, out := c.mat(rows, cols, true), c.mat(rows, cols, false)
+		src, other, out := c.mat(rows, cols, true), c.mat(rows, cols, true), c.mat(rows, cols, false)
 		keep := device.Alloc[uint64](c.dev, rows*(cols/64))
 		verts := make([]int32, rows)
 		for i := range verts {
 			verts[i] = int32(i)
 		}
 		spec := device.Dropout{Seed: 1, P: 0.5, Verts: device.Share(c.dev, verts)}
-		t, err := c.timeIt(func() error { c.dev.ReLUDropoutRecord(out, src, keep, spec); return nil })
-		if err != nil {
-			return err
+		// The element-wise ops a training step issues (gcn's forward and
+		// backward), each with the float32 streams it reads and writes —
+		// the unit of the tracer's element counts (plan.go).
+		for _, op := range []struct {
+			name    string
+			streams int
+			run     func()
+		}{
+			{"dropout", 2, func() { c.dev.DropoutRecord(out, src, keep, spec) }},
+			{"relu", 2, func() { c.dev.ReLU(out, out) }},
+			{"relu.backward", 3, func() { c.dev.ReLUBackward(out, src, other) }},
+			{"add", 3, func() { c.dev.Add(out, src, other) }},
+			{"mask", 2, func() { c.dev.ApplyMask(out, src, keep, 0.5) }},
+		} {
+			t, err := c.timeIt(func() error { op.run(); return nil })
+			if err != nil {
+				return err
+			}
+			samples = append(samples, Sample{X: []float64{float64(op.streams * n)}, T: t})
+			fmt.Fprintf(c.log, "elementwise %s n=%d: %.3g s\n", op.name, n, t)
 		}
-		samples = append(samples, Sample{X: []float64{3 * float64(n)}, T: t})
-		fmt.Fprintf(c.log, "elementwise n=%d: %.3g s\n", n, t)
 	}
 	f, err := FitNonNegative(samples)
 	if err != nil {

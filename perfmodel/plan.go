@@ -254,7 +254,6 @@ func (t *tracer) forward(training bool) {
 	if j.InputProjection {
 		rows, in, out := t.rowsOf(grid.X, 1), t.width(j.Features, grid.Z), t.width(j.Hidden, grid.Y)
 		t.gemm("proj", -1, false, false, rows, out, in)
-		t.elementwise("proj.alloc", -1, float64(rows*out))
 		t.allReduce("proj", -1, grid.Z, rows*out, t.pmmBytes)
 	}
 	for l, sp := range j.layers() {
@@ -264,7 +263,6 @@ func (t *tracer) forward(training bool) {
 		if dropout {
 			t.elementwise("dropout", l, 2*float64(nP*dIn))
 		}
-		t.elementwise("alloc", l, float64(nR*dIn+nR*dOut))
 		t.spmm("A·F", l, nR, nP, dIn, t.localNNZ(l, r, p))
 		t.allReduce("H", l, p, nR*dIn, t.pmmBytes)
 		t.gemm("H·W", l, false, false, nR, dOut, dIn)
@@ -273,13 +271,16 @@ func (t *tracer) forward(training bool) {
 			continue
 		}
 		if sp.norm {
+			// SumSquares reads Z; RMSNormApply, fused with the ReLU,
+			// reads Z and writes u and the output.
 			t.elementwise("norm", l, 4*float64(nR*dOut))
 			t.allReduce("norm", l, p, nR, 4)
+		} else {
+			t.elementwise("relu", l, 2*float64(nR*dOut)) // in place
 		}
-		t.elementwise("relu", l, 2*float64(nR*dOut))
 		if sp.residual {
 			t.residual(l, sp, false)
-			t.elementwise("residual", l, 2*float64(nR*dOut))
+			t.elementwise("residual", l, 3*float64(nR*dOut)) // Add
 		}
 	}
 	if j.OutputHead {
@@ -289,7 +290,6 @@ func (t *tracer) forward(training bool) {
 			t.elementwise("head.dropout", -1, 2*float64(rows*in))
 		}
 		t.gemm("head", -1, false, false, rows, out, in)
-		t.elementwise("head.alloc", -1, float64(rows*out))
 		t.allReduce("head", -1, qa, rows*out, t.pmmBytes)
 	}
 }
@@ -303,7 +303,7 @@ func (t *tracer) forward(training bool) {
 func (t *tracer) residual(l int, sp layerSpec, backward bool) {
 	p, q, r := grid.Rotation(l)
 	if t.s.X*t.s.Y*t.s.Z == 1 {
-		t.elementwise("residual.permute", l, float64(t.rowsOf(r, grid.OutputOrder(l))*sp.out))
+		t.elementwise("residual.permute", l, 2*float64(t.rowsOf(r, grid.OutputOrder(l))*sp.out)) // GatherRows
 		return
 	}
 	var elems, self int
@@ -332,7 +332,9 @@ func overlapWidth(w, pa, pi, pb, pj int) int { return overlap(w, pa, pi, pb, pj)
 func (t *tracer) loss() {
 	ra, ca := t.logitsAxes()
 	rows, w := t.rowsOf(ra, grid.OutputOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
-	t.elementwise("loss", -1, 4*float64(rows*w))
+	// RowMax and SoftmaxSums read the logits, SoftmaxGrad reads them and
+	// writes the gradient, Scale reads and writes it.
+	t.elementwise("loss", -1, 6*float64(rows*w))
 	t.allReduce("loss.max", -1, ca, rows, 4)
 	t.allReduce("loss.sums", -1, ca, 2*rows, 4)
 	t.allReduce("loss.total", -1, ra, 2, 8)
@@ -358,7 +360,6 @@ func (t *tracer) backward() {
 		t.gemm("head.dW", -1, true, false, in, out, rows)
 		t.allReduce("head.dW", -1, pa, in*out, 4)
 		t.gemm("head.dX", -1, false, true, rows, in, out)
-		t.elementwise("head.alloc", -1, float64(rows*in))
 		t.allReduce("head.dX", -1, ra, rows*in, t.pmmBytes)
 		if dropout {
 			t.elementwise("head.dropout", -1, 2*float64(rows*in))
@@ -371,8 +372,10 @@ func (t *tracer) backward() {
 		nP, nR := t.rowsOf(p, grid.InputOrder(l)), t.rowsOf(r, grid.OutputOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
 		if sp.hidden {
-			t.elementwise("relu", l, 2*float64(nR*dOut))
+			t.elementwise("relu", l, 3*float64(nR*dOut)) // ReLUBackward
 			if sp.norm {
+				// RMSNormBackwardLocal reads da and u; Finish reads
+				// them and writes dZ.
 				t.elementwise("norm", l, 5*float64(nR*dOut))
 				t.allReduce("norm.scale", l, r, dOut, 4)
 				t.allReduce("norm.dot", l, p, nR, 4)
@@ -384,7 +387,6 @@ func (t *tracer) backward() {
 			break
 		}
 		t.gemm("dH", l, false, true, nR, dIn, dOut)
-		t.elementwise("alloc", l, float64(nR*dIn+nP*dIn))
 		t.allReduce("dH", l, p, nR*dIn, t.pmmBytes)
 		t.spmm("Aᵀ·dH", l, nP, nR, dIn, t.localNNZ(l, r, p))
 		t.allReduce("dF", l, r, nP*dIn, t.pmmBytes)
@@ -393,7 +395,7 @@ func (t *tracer) backward() {
 		}
 		if sp.residual {
 			t.residual(l, sp, true)
-			t.elementwise("residual", l, 2*float64(nP*dIn))
+			t.elementwise("residual", l, 3*float64(nP*dIn)) // Add
 		}
 	}
 	if j.InputProjection {
@@ -441,8 +443,14 @@ func (t *tracer) optimizer() {
 		// gcn.Model.syncDP: every gradient block in one float32 call.
 		t.phase = PhaseDP
 		t.allReduceGroup("dp", -1, GroupDP, t.s.D, total, 4)
+		if t.s.D > 1 {
+			t.elementwise("dp.scale", -1, 2*float64(total)) // the average
+		}
 	}
 	t.phase = PhaseBackward
+	// OptimStep: one fused pass that reads the weights, gradients and both
+	// moments and writes three of them (seven streams), in float64
+	// arithmetic: eight units.
 	t.elementwise("optimizer", -1, 8*float64(total))
 }
 

@@ -377,9 +377,9 @@ func (d *CPU) RMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[float3
 }
 
 // RowMax sets mx[i] to the maximum of row i (Go, see loss.go).
-func (d *CPU) RowMax(mx Buffer[float32], x Mat) {
-	checkRowMax(mx, x)
-	d.runLoss(&lossJob{op: lossRowMax, mx: mx, x: x}, 1)
+func (d *CPU) RowMax(mx Buffer[float32], x Mat, train Buffer[uint8]) {
+	checkRowMax(mx, x, train)
+	d.runLoss(&lossJob{op: lossRowMax, mx: mx, x: x, train: train}, 1)
 }
 
 // SoftmaxSums computes the class-axis partials of the loss (Go).

@@ -32,7 +32,7 @@ type lossJob struct {
 func (j *lossJob) run(lo, hi int) {
 	switch j.op {
 	case lossRowMax:
-		rowMax(j.mx, j.x, lo, hi)
+		rowMax(j.mx, j.x, j.train, lo, hi)
 	case lossSums:
 		softmaxSums(j.sums, j.x, j.mx, j.labels, j.train, j.c0, lo, hi)
 	case lossGrad:

@@ -83,8 +83,10 @@ type Device interface {
 	// RMSNormBackwardFinish computes dz = (da·scale − u·dot/n)/rms; dz may be da.
 	RMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[float32], norm RMSNorm)
 
-	// RowMax sets mx[i] to the maximum of row i (−Inf for no columns).
-	RowMax(mx Buffer[float32], x Mat)
+	// RowMax sets mx[i] to the maximum of row i (−Inf for no columns), for
+	// the rows with train[i] != 0; the others, which SoftmaxSums and
+	// SoftmaxGrad skip, get −Inf.
+	RowMax(mx Buffer[float32], x Mat, train Buffer[uint8])
 	// SoftmaxSums sets sums[i] to Σ_j exp(x[i,j] − mx[i]) and sums[rows+i]
 	// to the label's logit when the label is one of this block's classes
 	// [c0, c0+cols), else 0: the partials all-reduced over the class axis.

@@ -23,7 +23,10 @@ func checkLabels(name string, labels Buffer[int32], x Mat, c0 int) {
 	}
 }
 
-func checkRowMax(mx Buffer[float32], x Mat) { checkRowVec("RowMax", mx.Len(), x) }
+func checkRowMax(mx Buffer[float32], x Mat, train Buffer[uint8]) {
+	checkRowVec("RowMax", mx.Len(), x)
+	checkLen("RowMax train", train.Len(), x.rows)
+}
 
 func checkSoftmaxSums(sums Buffer[float32], x Mat, mx Buffer[float32], labels Buffer[int32], train Buffer[uint8], c0 int) {
 	checkRowVec("SoftmaxSums", mx.Len(), x)
@@ -48,9 +51,13 @@ func checkArgMax(best Buffer[float32], arg Buffer[int64], x Mat) {
 // The kernels below compute rows [lo, hi) of their outputs, each row on
 // its own, so a device may split the rows over threads with the same bits.
 
-func rowMax(mx Buffer[float32], x Mat, lo, hi int) {
+func rowMax(mx Buffer[float32], x Mat, train Buffer[uint8], lo, hi int) {
 	for i := lo; i < hi; i++ {
 		m := float32(math.Inf(-1))
+		if train.host[i] == 0 {
+			mx.host[i] = m
+			continue
+		}
 		for _, v := range x.row(i) {
 			m = max(m, v)
 		}

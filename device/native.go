@@ -298,9 +298,9 @@ func (d *Native) RMSNormBackwardFinish(dz, da, u Mat, scale, dot, rms Buffer[flo
 }
 
 // RowMax sets mx[i] to the maximum of row i.
-func (d *Native) RowMax(mx Buffer[float32], x Mat) {
-	checkRowMax(mx, x)
-	rowMax(mx, x, 0, x.rows)
+func (d *Native) RowMax(mx Buffer[float32], x Mat, train Buffer[uint8]) {
+	checkRowMax(mx, x, train)
+	rowMax(mx, x, train, 0, x.rows)
 }
 
 // SoftmaxSums computes the class-axis partials of the loss.

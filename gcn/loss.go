@@ -20,7 +20,7 @@ func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
 	rows := b.labels.Len()
 
 	mx := b.ar.vec(rows)
-	m.dev.RowMax(mx, logits)
+	m.dev.RowMax(mx, logits, b.masks[0])
 	if err := m.allReduceOp(colComm, mx, collectives.Max); err != nil {
 		return 0, device.Mat{}, err
 	}

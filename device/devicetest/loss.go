@@ -30,14 +30,25 @@ func testLoss(t *testing.T, dev device.Device) {
 			}
 		}
 		lb, tb := upload(dev, labels), upload(dev, train)
-		mx := device.Alloc[float32](dev, s.rows)
 		stale := make([]float32, 2*s.rows)
 		for i := range stale {
 			stale[i] = 42
 		}
-		sums := upload(dev, stale)
+		mx, sums := upload(dev, stale[:s.rows]), upload(dev, stale)
 		d := newMat(dev, s.rows, s.cols, s.pad+1, r, normal) // stale values must go
-		dev.RowMax(mx, x.m)
+		dev.RowMax(mx, x.m, tb)
+		// The row maxima of the training rows, −Inf for the others.
+		for i, v := range download(dev, mx) {
+			want := float32(math.Inf(-1))
+			if train[i] != 0 {
+				for _, e := range x.want[i*s.cols : (i+1)*s.cols] {
+					want = max(want, e)
+				}
+			}
+			if v != want {
+				t.Errorf("RowMax %s: row %d (train %d) is %v, want %v", name, i, train[i], v, want)
+			}
+		}
 		dev.SoftmaxSums(sums, x.m, mx, lb, tb, 0)
 		// Rows outside the mask are written 0 (over stale values), the
 		// others with their exp sum and label logit.
@@ -97,7 +108,7 @@ func testLoss(t *testing.T, dev device.Device) {
 			gmx[i] = float32(math.Inf(-1))
 		}
 		for _, b := range blocks { // max all-reduce
-			dev.RowMax(mx, b.m)
+			dev.RowMax(mx, b.m, tb)
 			for i, v := range download(dev, mx) {
 				gmx[i] = max(gmx[i], v)
 			}
@@ -225,12 +236,13 @@ func testNoClasses(t *testing.T, dev device.Device) {
 	labels := make([]int32, rows)
 	mx, sums := upload(dev, stale[:rows]), upload(dev, stale)
 	best, arg := upload(dev, stale[:rows]), upload(dev, make([]int64, rows))
-	dev.RowMax(mx, x)
 	train := make([]uint8, rows)
 	for i := range train {
 		train[i] = 1 // every row a training row: no row skipped
 	}
-	dev.SoftmaxSums(sums, x, upload(dev, make([]float32, rows)), upload(dev, labels), upload(dev, train), 3)
+	tb := upload(dev, train)
+	dev.RowMax(mx, x, tb)
+	dev.SoftmaxSums(sums, x, upload(dev, make([]float32, rows)), upload(dev, labels), tb, 3)
 	dev.ArgMax(best, arg, x, 3)
 	for i, v := range download(dev, mx) {
 		if !math.IsInf(float64(v), -1) {

@@ -15,7 +15,9 @@
 // masks and temporaries come from an arena (arena.go), one for the full
 // graph and one for mini-batches, rewound every pass and grown to the
 // largest pass seen: a steady-state step allocates nothing
-// (step_alloc_test.go). A bound (bind.go) is what the model derives from
+// (step_alloc_test.go). The arena plan (arena_plan.go) walks what each
+// pass takes from block shapes alone, for the performance model's memory
+// prediction; its tests hold it to the arenas (Model.ArenaBytes). A bound (bind.go) is what the model derives from
 // one Shards: host devices share the shards' adjacency, features and
 // labels instead of copying them, so Use(batch) costs no copy and the
 // batch must stay intact until its step is done.

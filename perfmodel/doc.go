@@ -18,8 +18,8 @@
 //     which is what makes tall-skinny dense operands slow (Plexus Table 2);
 //     Plexus's own fitted form (eq. 4.4) is available for comparison.
 //   - memory: adjacency shards (three, six with double permutation),
-//     features, activations kept for backward, weights with gradients and
-//     optimizer moments, and communication buffers.
+//     features, gcn's arenas (exactly, by gcn's arena plan), weights
+//     with gradients and optimizer moments, and communication buffers.
 //
 // A Machine holds the coefficients. Calibrate measures them on the target
 // machine under the launch that training will use; LoadMachine reads a

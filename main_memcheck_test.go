@@ -22,12 +22,12 @@ func TestMemoryCheck(t *testing.T) {
 		job, prlimit string
 		want         []string
 	}{
-		{"rmat27.toml", "", []string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 334GiB, more than the",
+		{"rmat27.toml", "", []string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 301GiB, more than the",
 			"prepare the dataset (scalegnn prepare) to load it sharded: then the fastest grid that fits in", "or set runtime.mem_check = false"}},
-		{"rmat22.toml", "", []string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 30.8GiB, more than the ",
+		{"rmat22.toml", "", []string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 29.2GiB, more than the ",
 			"the fastest grid that fits in "}},
-		{"rmat22-nocheck.toml", "--as=8589934592", []string{"is 30.8GiB, more than the", "(ulimit -v less the address space mapped", "or raise ulimit -v"}},
-		{"rmat27-nocheck.toml", "--as=8589934592", []string{"is 334GiB, more than the", "(ulimit -v less the address space mapped"}},
+		{"rmat22-nocheck.toml", "--as=8589934592", []string{"is 29.2GiB, more than the", "(ulimit -v less the address space mapped", "or raise ulimit -v"}},
+		{"rmat27-nocheck.toml", "--as=8589934592", []string{"is 301GiB, more than the", "(ulimit -v less the address space mapped"}},
 	} {
 		t.Run(c.job, func(t *testing.T) {
 			args := []string{"-config", filepath.Join("testdata", "memcheck", c.job)}

@@ -121,11 +121,16 @@ type layerSpec struct {
 	needInputGrad          bool
 }
 
+// gcnConfig is the job's model as package gcn configures it.
+func (j Job) gcnConfig() gcn.Config {
+	return gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
+		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual,
+		Dropout: j.Dropout}
+}
+
 func (j Job) layers() []layerSpec {
-	cfg := gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
-		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual}
 	var specs []layerSpec
-	for _, s := range cfg.LayerSpecs() {
+	for _, s := range j.gcnConfig().LayerSpecs() {
 		specs = append(specs, layerSpec{in: s.In, out: s.Out, hidden: s.Hidden, norm: s.Norm, residual: s.Residual,
 			needInputGrad: s.NeedInputGrad})
 	}

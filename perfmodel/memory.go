@@ -106,17 +106,16 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 
 // arenas returns the elements of gcn's full-graph and mini-batch arenas
 // once training has run its steps, on the blocks of the tracers steps in
-// turn (the graph's, or in mini-batch mode a batch's: EstimateMemory
-// passes one, with the largest batch block of every layout), and an
-// evaluation on the blocks of the tracer full. Each arena's pools grow by gcn's rule
-// (gcn.ArenaUse.After) in the order training runs the passes: a step,
-// then an evaluation (jobs evaluates at least after the last epoch). A mini-batch arena sized for the largest blocks is
-// an upper bound for batches of several sizes (every growth is to a pass's
-// need plus a quarter) and exact when every batch has those blocks.
+// turn, and an evaluation on the blocks of the tracer full. Each arena's
+// pools grow by gcn's rule (gcn.ArenaUse.After) in the order training
+// runs the passes: steps, then an evaluation (jobs evaluates at least
+// after the last epoch). EstimateMemory passes one step: the graph's, or
+// in mini-batch mode a batch whose blocks have the tracer's ceil(B/parts)
+// rows — the expected block, which a batch's random blocks exceed by a
+// few rows; the tests pass every step's exact blocks and get the model's
+// arenas exactly.
 func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
-	cfg := gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
-		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual,
-		Dropout: j.Dropout}
+	cfg := j.gcnConfig()
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
 	for _, step := range steps {
 		if j.Mode == gcn.MiniBatch {

@@ -121,13 +121,13 @@ func writeRows(world collectives.Comm, path string, n int, b gcn.Block) error {
 	if world.Rank() == 0 {
 		err = createSized(tmp, h, int64(len(h))+4*int64(n)*int64(b.Cols))
 	}
-	if err := agreeAll(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return err
 	}
 	if b.Owner {
 		err = fillRows(tmp, int64(len(h)), b)
 	}
-	if err := agreeAll(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return err
 	}
 	if world.Rank() == 0 {
@@ -182,25 +182,6 @@ func fillRows(path string, off int64, b gcn.Block) error {
 	}
 	if err != nil {
 		return fmt.Errorf("%s: %w", path, err)
-	}
-	return nil
-}
-
-// agreeAll is the ranks' agreement on an error during the write: the rank
-// that had it returns it, the others errAgreed.
-func agreeAll(world collectives.Comm, err error) error {
-	flag := []int64{0}
-	if err != nil {
-		flag[0] = 1
-	}
-	if rerr := world.AllReduceI64(flag, collectives.Sum); rerr != nil {
-		return rerr
-	}
-	if err != nil {
-		return err
-	}
-	if flag[0] != 0 {
-		return errAgreed
 	}
 	return nil
 }

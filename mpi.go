@@ -53,7 +53,8 @@ func withMPI(stderr io.Writer, body func(world collectives.Comm, agree func(erro
 	switch err := body(world, agree); {
 	case err == nil:
 		return finalize(0, stderr)
-	case errors.Is(err, errAgreed):
+	case errors.Is(err, errAgreed), errors.Is(err, collectives.ErrOtherRank):
+		// The failing rank reports (and aborts) for everyone.
 		return finalize(1, stderr)
 	default:
 		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", rank, err)

@@ -106,7 +106,7 @@ func Load(world collectives.Comm, dir string, m *gcn.Model, man *Manifest) error
 	if world.Rank() == 0 {
 		_, err = Verify(dir)
 	}
-	if err := agree(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return err
 	}
 	if len(man.Params) != len(m.Params) {

@@ -4,7 +4,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -28,25 +27,6 @@ const (
 // optimizer steps: sorting names sorts steps.
 func Name(step int) string { return fmt.Sprintf("%s%08d", prefix, step) }
 
-// agree returns err on the rank that had it, and on every other rank an
-// error saying another rank failed, when any rank failed: one all-reduce.
-func agree(world collectives.Comm, err error) error {
-	flag := []int64{0}
-	if err != nil {
-		flag[0] = 1
-	}
-	if rerr := world.AllReduceI64(flag, collectives.Sum); rerr != nil {
-		return rerr
-	}
-	if err != nil {
-		return err
-	}
-	if flag[0] != 0 {
-		return errors.New("checkpoint: failed on another rank")
-	}
-	return nil
-}
-
 // Save writes the model's parameters and optimizer state into the
 // checkpoint root/Name(man.Step), collectively over world (every rank of
 // the model's grid calls it). man carries the counters, the fingerprint,
@@ -66,7 +46,7 @@ func Save(world collectives.Comm, root string, keep int, m *gcn.Model, man Manif
 	if world.Rank() == 0 {
 		err = startFiles(tmp, man.Params)
 	}
-	if err := agree(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return "", err
 	}
 	// Each block's writer fills its rows in place.
@@ -87,7 +67,7 @@ func Save(world collectives.Comm, root string, keep int, m *gcn.Model, man Manif
 			break
 		}
 	}
-	if err := agree(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return "", err
 	}
 	// Rank 0 checksums, writes the manifest last and renames.
@@ -97,7 +77,7 @@ func Save(world collectives.Comm, root string, keep int, m *gcn.Model, man Manif
 			err = prune(root, keep)
 		}
 	}
-	return final, agree(world, err)
+	return final, collectives.AgreeError(world, err)
 }
 
 // startFiles creates tmp afresh and every parameter file in it: the npy

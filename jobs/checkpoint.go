@@ -137,7 +137,7 @@ func ResolveCheckpoint(world collectives.Comm, cfg *Config, arg string, log *zap
 			err = fmt.Errorf("checkpoint %s: path longer than %d bytes", dir, maxPath-1)
 		}
 	}
-	if err := agreeErr(world, err); err != nil {
+	if err := collectives.AgreeError(world, err); err != nil {
 		return "", err
 	}
 	b := make([]byte, maxPath)
@@ -172,29 +172,6 @@ func resolveLocal(cfg *Config, arg string, log *zap.Logger) (string, error) {
 	return dir, err
 }
 
-// agreeErr is the ranks' agreement on an error one of them may have: the
-// rank with it returns it, the others a short error saying so.
-func agreeErr(world collectives.Comm, err error) error {
-	flag := []int64{0}
-	if err != nil {
-		flag[0] = 1
-	}
-	if rerr := world.AllReduceI64(flag, collectives.Sum); rerr != nil {
-		return rerr
-	}
-	if err != nil {
-		return err
-	}
-	if flag[0] != 0 {
-		return errAnotherRank
-	}
-	return nil
-}
-
-// errAnotherRank is what ranks return when another rank had the error
-// (and reports it).
-var errAnotherRank = fmt.Errorf("failed on another rank")
-
 // LoadCheckpoint restores the model from the checkpoint in dir,
 // collectively, after checking that it was trained on the same dataset
 // and model: another one is refused with one line naming the manifest and
@@ -212,7 +189,7 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.Model.Cfg))
 		}
 	}
-	if err := agreeErr(j.world, err); err != nil {
+	if err := collectives.AgreeError(j.world, err); err != nil {
 		return nil, err
 	}
 	if man == nil {

@@ -21,6 +21,13 @@ func checkDropout(name string, dst, src Mat, keep *Buffer[uint64], spec *Dropout
 	}
 }
 
+// checkReLUBits: name and posName are constants (no concatenation, which
+// would allocate on every call).
+func checkReLUBits(name, posName string, dst, src Mat, pos Buffer[uint64]) {
+	checkSame(name, dst, src)
+	checkLen(posName, pos.Len(), dst.rows*maskWords(dst.cols))
+}
+
 func checkApplyMask(dst, src Mat, keep Buffer[uint64], p float64) {
 	checkSame("ApplyMask", dst, src)
 	checkLen("ApplyMask keep", keep.Len(), dst.rows*maskWords(dst.cols))

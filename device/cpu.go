@@ -116,6 +116,8 @@ const (
 	opScale
 	opReLU
 	opReLUBackward
+	opReLURecord
+	opReLUBackwardBits
 	opDropout
 	opApplyMask
 	opSumSquares
@@ -176,6 +178,10 @@ func (j *cjob) run(lo, hi int) {
 		ckern.ReLU(j.d, j.ldd, j.a, j.lda, j.cols, lo, hi)
 	case opReLUBackward:
 		ckern.ReLUBackward(j.d, j.ldd, j.a, j.lda, j.b, j.ldb, j.cols, lo, hi)
+	case opReLURecord:
+		ckern.ReLURecord(j.d, j.ldd, j.a, j.lda, j.cols, j.drop.Keep, j.drop.WordsPerRow, lo, hi)
+	case opReLUBackwardBits:
+		ckern.ReLUBackwardBits(j.d, j.ldd, j.a, j.lda, j.cols, j.drop.Keep, j.drop.WordsPerRow, lo, hi)
 	case opDropout:
 		ckern.Dropout(j.d, j.ldd, j.a, j.lda, j.cols, &j.drop, lo, hi)
 	case opApplyMask:
@@ -301,6 +307,22 @@ func (d *CPU) ReLU(dst, a Mat) {
 func (d *CPU) ReLUBackward(dst, grad, act Mat) {
 	checkSame("ReLUBackward", dst, grad, act)
 	d.runRows(d.rowsJob(opReLUBackward, dst, grad, act))
+}
+
+// ReLURecord computes dst = max(a, 0) and records where dst > 0.
+func (d *CPU) ReLURecord(dst, a Mat, pos Buffer[uint64]) {
+	checkReLUBits("ReLURecord", "ReLURecord pos", dst, a, pos)
+	j := d.rowsJob(opReLURecord, dst, a)
+	j.drop.Keep, j.drop.WordsPerRow = pos.host, maskWords(dst.cols)
+	d.runRows(j)
+}
+
+// ReLUBackwardBits computes dst = grad where pos has the bit, else 0.
+func (d *CPU) ReLUBackwardBits(dst, grad Mat, pos Buffer[uint64]) {
+	checkReLUBits("ReLUBackwardBits", "ReLUBackwardBits pos", dst, grad, pos)
+	j := d.rowsJob(opReLUBackwardBits, dst, grad)
+	j.drop.Keep, j.drop.WordsPerRow = pos.host, maskWords(dst.cols)
+	d.runRows(j)
 }
 
 func (d *CPU) dropout(dst, src Mat, keep []uint64, spec *Dropout, relu bool) {

@@ -53,6 +53,13 @@ type Device interface {
 	// ReLUBackward computes dst = grad where act > 0, else 0; dst may be grad.
 	// act may be the ReLU's input or its output (both are > 0 at once).
 	ReLUBackward(dst, grad, act Mat)
+	// ReLURecord is ReLU that also records where dst > 0 in pos, one bit
+	// per element in the layout of the dropout masks (rows of
+	// ⌈cols/64⌉ words): the backward pass then reads bits, not act.
+	ReLURecord(dst, a Mat, pos Buffer[uint64])
+	// ReLUBackwardBits is ReLUBackward with act's positions from
+	// ReLURecord: the same bits; dst may be grad.
+	ReLUBackwardBits(dst, grad Mat, pos Buffer[uint64])
 
 	// Dropout computes dst = src with the mask of spec applied, without
 	// recording it. Zeros of src (−0 too) become +0 without a draw. Like

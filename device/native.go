@@ -159,6 +159,38 @@ func (d *Native) ReLU(dst, a Mat) {
 	}
 }
 
+// ReLURecord computes dst = max(a, 0) and records where dst > 0.
+func (d *Native) ReLURecord(dst, a Mat, pos Buffer[uint64]) {
+	checkReLUBits("ReLURecord", "ReLURecord pos", dst, a, pos)
+	wpr := maskWords(dst.cols)
+	for i := range dst.rows {
+		o, x, w := dst.row(i), a.row(i), pos.host[i*wpr:(i+1)*wpr]
+		clear(w)
+		for j := range o {
+			o[j] = max(x[j], 0)
+			if o[j] > 0 {
+				w[j/64] |= 1 << (j % 64)
+			}
+		}
+	}
+}
+
+// ReLUBackwardBits computes dst = grad where pos has the bit, else 0.
+func (d *Native) ReLUBackwardBits(dst, grad Mat, pos Buffer[uint64]) {
+	checkReLUBits("ReLUBackwardBits", "ReLUBackwardBits pos", dst, grad, pos)
+	wpr := maskWords(dst.cols)
+	for i := range dst.rows {
+		o, g, w := dst.row(i), grad.row(i), pos.host[i*wpr:(i+1)*wpr]
+		for j := range o {
+			if w[j/64]>>(j%64)&1 != 0 {
+				o[j] = g[j]
+			} else {
+				o[j] = 0
+			}
+		}
+	}
+}
+
 // ReLUBackward computes dst = grad where act > 0, else 0.
 func (d *Native) ReLUBackward(dst, grad, act Mat) {
 	checkSame("ReLUBackward", dst, grad, act)

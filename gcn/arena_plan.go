@@ -129,6 +129,8 @@ func (p *arenaPlan) forward() {
 		if sp.norm { // rmsNormReLU: sum of squares, rms, u
 			p.use.F32 += 2 * int64(nR)
 			p.mat(nR, dOut)
+		} else { // ReLURecord's positions
+			p.use.U64 += int64(nR) * int64((dOut+63)/64)
 		}
 		if sp.residual { // redistributed input, sum
 			p.mat(nR, dOut)

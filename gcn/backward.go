@@ -46,7 +46,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				dRes = d
 				da = ar.mat(d.Rows(), d.Cols())
 			}
-			m.dev.ReLUBackward(da, d, lt.act)
+			if lt.pos.ok {
+				m.dev.ReLUBackwardBits(da, d, lt.pos.bits)
+			} else {
+				m.dev.ReLUBackward(da, d, lt.act)
+			}
 			dz = da
 			if dm.spec.norm {
 				if err := m.rmsNormBackward(lt, da, dm); err != nil {

@@ -25,6 +25,7 @@ type layerTape struct {
 	u      device.Mat // RMSNorm: Z/rms
 	rms    device.Buffer[float32]
 	act    device.Mat // output of the ReLU (rows R, cols P)
+	pos    mask       // where act > 0, when the ReLU recorded it
 }
 
 // mask is a recorded dropout mask; ok is false where no dropout applied.
@@ -93,7 +94,10 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 					return nil, err
 				}
 			} else {
-				m.dev.ReLU(z, z)
+				// The backward pass reads the positions, 1 bit an
+				// element, rather than act's 32.
+				lt.pos = mask{bits: ar.u64.take(m.dev, d.nR*((d.dOut+63)/64)), ok: true}
+				m.dev.ReLURecord(z, z, lt.pos.bits)
 			}
 			lt.act = z
 			if d.spec.residual {

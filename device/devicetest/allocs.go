@@ -38,6 +38,8 @@ func TestAllocs(t *testing.T, dev device.Device) {
 		{"Scale", func() { dev.Scale(y.m, 0.5, x.m) }},
 		{"ReLU", func() { dev.ReLU(y.m, x.m) }},
 		{"ReLUBackward", func() { dev.ReLUBackward(y.m, y.m, x.m) }},
+		{"ReLURecord", func() { dev.ReLURecord(y.m, x.m, keep) }},
+		{"ReLUBackwardBits", func() { dev.ReLUBackwardBits(y.m, y.m, keep) }},
 		{"DropoutRecord", func() { dev.DropoutRecord(y.m, x.m, keep, spec) }},
 		{"ReLUDropoutRecord", func() { dev.ReLUDropoutRecord(y.m, x.m, keep, spec) }},
 		{"ApplyMask", func() { dev.ApplyMask(y.m, x.m, keep, 0.5) }},

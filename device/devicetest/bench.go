@@ -46,6 +46,8 @@ func BenchKernels(b *testing.B, dev device.Device, rows, cols int) {
 		{"Scale", 8, func() { dev.Scale(y.m, 0.5, x.m) }},
 		{"ReLU", 8, func() { dev.ReLU(y.m, x.m) }},
 		{"ReLUBackward", 12, func() { dev.ReLUBackward(y.m, y.m, x.m) }},
+		{"ReLURecord", 8 + bits, func() { dev.ReLURecord(y.m, x.m, keep) }},
+		{"ReLUBackwardBits", 8 + bits, func() { dev.ReLUBackwardBits(y.m, y.m, keep) }},
 		{"Dropout", 8, func() { dev.Dropout(y.m, x.m, spec) }},
 		{"DropoutRecord", 8 + bits, func() { dev.DropoutRecord(y.m, x.m, keep, spec) }},
 		{"ReLUDropoutRecord", 8 + bits, func() { dev.ReLUDropoutRecord(y.m, x.m, keep, spec) }},

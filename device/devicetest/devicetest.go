@@ -24,6 +24,7 @@ func TestDevice(t *testing.T, dev device.Device) {
 	}
 	t.Run("Memory", func(t *testing.T) { testMemory(t, dev) })
 	t.Run("Elementwise", func(t *testing.T) { testElementwise(t, dev) })
+	t.Run("ReLUBits", func(t *testing.T) { testReLUBits(t, dev) })
 	t.Run("Dropout", func(t *testing.T) { testDropout(t, dev) })
 	t.Run("RMSNorm", func(t *testing.T) { testRMSNorm(t, dev) })
 	t.Run("Loss", func(t *testing.T) { testLoss(t, dev) })

@@ -72,6 +72,18 @@ func ReLUBackward(d []float32, ldd int, g []float32, ldg int, act []float32, lda
 	C.sgk_relu_bwd(pf(d), i64(ldd), pf(g), i64(ldg), pf(act), i64(lda), i64(cols), i64(lo), i64(hi))
 }
 
+// ReLURecord computes rows [lo, hi) of d = max(a, 0) and sets bit j of
+// row i's wpr words in pos where d > 0.
+func ReLURecord(d []float32, ldd int, a []float32, lda, cols int, pos []uint64, wpr, lo, hi int) {
+	C.sgk_relu_record(pf(d), i64(ldd), pf(a), i64(lda), i64(cols), pu64(pos), i64(wpr), i64(lo), i64(hi))
+}
+
+// ReLUBackwardBits computes rows [lo, hi) of d = g where pos has the bit,
+// else +0.
+func ReLUBackwardBits(d []float32, ldd int, g []float32, ldg, cols int, pos []uint64, wpr, lo, hi int) {
+	C.sgk_relu_bwd_bits(pf(d), i64(ldd), pf(g), i64(ldg), i64(cols), pu64(pos), i64(wpr), i64(lo), i64(hi))
+}
+
 // DropoutArgs are the mask coordinates of a dropout kernel.
 type DropoutArgs struct {
 	Verts       []int32

@@ -16,6 +16,10 @@ void sgk_scale(float *d, int64_t ldd, float alpha, const float *a, int64_t lda, 
 void sgk_relu(float *d, int64_t ldd, const float *a, int64_t lda, int64_t cols, int64_t lo, int64_t hi);
 void sgk_relu_bwd(float *d, int64_t ldd, const float *g, int64_t ldg, const float *a, int64_t lda,
                   int64_t cols, int64_t lo, int64_t hi);
+void sgk_relu_record(float *d, int64_t ldd, const float *a, int64_t lda, int64_t cols,
+                     uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi);
+void sgk_relu_bwd_bits(float *d, int64_t ldd, const float *g, int64_t ldg, int64_t cols,
+                       const uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi);
 
 /* Dropout with gcn's counter-based masks. keep == NULL: no record, zeros
  * skipped; otherwise every entry is drawn and the bits recorded (wpr words

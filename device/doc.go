@@ -40,8 +40,13 @@
 // Distributed operations are split where gcn all-reduces in between:
 // RMSNorm into SumSquares (local partial) and RMSNormApply (finish);
 // its backward into RMSNormBackwardLocal and RMSNormBackwardFinish;
-// the loss into RowMax, SoftmaxSums and SoftmaxGrad; accuracy into ArgMax,
-// ArgMaxSettle and CountHits.
+// the loss into RowMax, SoftmaxSums and SoftmaxGrad, which all take the
+// training mask and skip the other rows (no exp for a vertex the loss
+// ignores); accuracy into ArgMax, ArgMaxSettle and CountHits.
+//
+// The ReLU's backward pass needs only where its output was positive:
+// ReLURecord keeps that as one bit an element, and ReLUBackwardBits reads
+// the bits instead of the activations.
 //
 // Collectives take Buffers through the functions of collective.go
 // (AllReduce, AllReduceBF16, their nonblocking forms): they live here, the

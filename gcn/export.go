@@ -7,6 +7,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/grid"
+	"scalegnn/internal/counter"
 )
 
 // This file is what checkpoints and predictions read and set of a model:
@@ -90,7 +91,7 @@ type Fingerprint struct {
 // entryHash is a 32-bit hash of one entry, so that sums over billions of
 // entries stay exact in an int64.
 func entryHash(v int32, col int, bits uint64) int64 {
-	return int64(hash4(0x66696e6765727072, uint64(uint32(v)), uint64(uint32(col)), bits) >> 32)
+	return int64(counter.Hash4(0x66696e6765727072, uint64(uint32(v)), uint64(uint32(col)), bits) >> 32)
 }
 
 // Fingerprint computes the dataset's fingerprint from the full graph's

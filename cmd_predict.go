@@ -13,7 +13,6 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
-	"scalegnn/internal/node"
 	"scalegnn/jobs"
 	"scalegnn/npy"
 )
@@ -43,21 +42,7 @@ func runInference(args []string, stderr io.Writer) int {
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, false, false)
 		defer log.Sync()
-		info, nerr := node.Detect(world)
-		limits, lerr := agreedLimits(world, info)
-		cfg, err := jobs.LoadConfig(*config)
-		if err == nil {
-			err = cfg.CheckWorld(world.Size())
-		}
-		if err == nil {
-			err = nerr
-		}
-		if err == nil && cfg.Grid.Auto {
-			err = lerr
-		}
-		if err == nil && cfg.Grid.Auto {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
-		}
+		info, cfg, err := loadJob(world, *config, nil, log)
 		if err == nil && *emb >= 0 {
 			if last := gcn.LastHidden(gcn.Config{Layers: cfg.Model.Layers, OutputHead: cfg.Model.OutputHead}); *emb > last {
 				err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d (output_head = %v) has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.OutputHead, last)

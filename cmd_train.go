@@ -93,30 +93,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 		log := jobs.NewLogger(rank, opts.Verbose, opts.JSON)
 		defer log.Sync()
 
-		// Collective on every rank, before anything can fail on one.
-		info, nerr := node.Detect(world)
-		limits, lerr := agreedLimits(world, info)
-		cfg, err := jobs.LoadConfig(path)
-		if err == nil && override != nil {
-			cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
-			if override.D > 0 {
-				cfg.Grid.D = override.D
-			}
-			cfg.Grid.Auto = false
-			err = cfg.Validate()
-		}
-		if err == nil {
-			err = cfg.CheckWorld(world.Size())
-		}
-		if err == nil {
-			err = nerr
-		}
-		if err == nil && cfg.Grid.Auto {
-			err = lerr
-		}
-		if err == nil && cfg.Grid.Auto {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
-		}
+		info, cfg, err := loadJob(world, path, override, log)
 		if err == nil && rank == 0 {
 			// Refuse a used output.dir before loading any data.
 			err = jobs.CheckOutputDir(cfg, opts)
@@ -222,4 +199,34 @@ func resumeCommand(ranks int, dir string) string {
 		cmd = fmt.Sprintf("mpirun -np %d %s", ranks, cmd)
 	}
 	return cmd
+}
+
+// loadJob reads the job file at path on this rank, applies the -grid
+// override, checks the grid against the world and resolves grid.auto
+// within the memory every rank may use. It detects the node first, which
+// is collective: every rank calls it before anything can fail on one.
+func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobs.Config, error) {
+	info, nerr := node.Detect(world)
+	limits, lerr := agreedLimits(world, info)
+	cfg, err := jobs.LoadConfig(path)
+	if err == nil && override != nil {
+		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
+		if override.D > 0 {
+			cfg.Grid.D = override.D
+		}
+		cfg.Grid.Auto = false
+		err = cfg.Validate()
+	}
+	if err == nil {
+		err = cfg.CheckWorld(world.Size())
+	}
+	if err == nil {
+		err = nerr
+	}
+	if err == nil && cfg.Grid.Auto {
+		if err = lerr; err == nil {
+			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
+		}
+	}
+	return info, cfg, err
 }

@@ -93,8 +93,8 @@ const (
 // mean, which can be much smaller where the batches' gradients cancel.
 // Badly conditioned problems (random labels and features, RandomGraph)
 // can still exceed 5e-2 in the first layers behind RMSNorm; the
-// self-test's problem (DefaultConformance) stays within it. Only the first step's loss and gradient are compared:
-// Adam's first update is nearly sign(gradient), so a gradient entry near
+// self-test's problem (DefaultConformance) stays within it. Only the first
+// step's loss and gradient are compared: Adam's first update is nearly sign(gradient), so a gradient entry near
 // zero that bfloat16 rounding flips moves its weight by 2·lr, and later
 // steps diverge from the float64 reference for that reason alone.
 const (

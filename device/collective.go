@@ -129,3 +129,17 @@ func (u *unpackOnWait) Wait() error {
 type done struct{}
 
 func (done) Wait() error { return nil }
+
+// DeviceComm is what a communicator offers to take device memory itself
+// (GPU-aware MPI): collectives on device pointers, which the MPI library
+// reads and writes directly. DeviceAware says, from the MPI library's own
+// answer at run time (MPIX_Query_cuda_support, MPIX_GPU_query_support,
+// Cray's MPICH_GPU_SUPPORT_ENABLED), whether it can, and how it was told;
+// a device stages through pinned host memory when it cannot. The caller
+// has waited for the device's work on ptr before the call.
+type DeviceComm interface {
+	DeviceAware() (ok bool, how string)
+	AllReduceF32Device(ptr uintptr, n int, op collectives.Op) error
+	AllReduceI64Device(ptr uintptr, n int, op collectives.Op) error
+	IAllReduceF32Device(ptr uintptr, n int, op collectives.Op) (collectives.Request, error)
+}

@@ -2,9 +2,10 @@ package device
 
 import "fmt"
 
-// Open returns the device a job's configuration names: "native" or "cpu"
-// (builds with cgo), using up to threads threads (<= 0: GOMAXPROCS). An
-// unknown name is bad input, not a programmer error: it returns an error.
+// Open returns the device a job's configuration names: "native", "cpu"
+// (builds with cgo) or "cuda" (GPU 0; OpenCUDA binds another), using up
+// to threads threads (<= 0: GOMAXPROCS) on the host. An unknown name is
+// bad input, not a programmer error: it returns an error.
 func Open(name string, threads int) (Device, error) {
 	switch name {
 	case "native":
@@ -14,8 +15,10 @@ func Open(name string, threads int) (Device, error) {
 			return nil, fmt.Errorf("device: %q needs a build with cgo; this one has only \"native\"", name)
 		}
 		return newCPU(threads), nil
+	case "cuda":
+		return OpenCUDA(CUDAOptions{})
 	}
-	return nil, fmt.Errorf("device: unknown device %q: expected native or cpu", name)
+	return nil, fmt.Errorf("device: unknown device %q: expected native, cpu or cuda", name)
 }
 
 // newCPU is NewCPU in builds with cgo (cpu_open.go) and nil without.

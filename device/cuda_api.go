@@ -60,3 +60,18 @@ var (
 	cudaDevices func() (int, error)
 	openCUDA    func(CUDAOptions) (Device, error)
 )
+
+// OutOfMemoryError is the panic value of an allocation a GPU cannot
+// satisfy (Alloc, Share, UploadCSR on a CUDA device): the device's memory
+// is a resource the job sized before starting (jobs' memory check), so
+// running out is reported, by the caller that recovers it, with the
+// predicted need and a grid that fits.
+type OutOfMemoryError struct {
+	Bytes       int64 // the allocation that failed
+	Free, Total int64 // the GPU's memory when it failed
+	Device      string
+}
+
+func (e *OutOfMemoryError) Error() string {
+	return fmt.Sprintf("device: %s is out of memory: %d bytes asked for with %d of %d free", e.Device, e.Bytes, e.Free, e.Total)
+}

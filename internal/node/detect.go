@@ -11,6 +11,10 @@ import (
 type Info struct {
 	// RanksPerNode is the number of ranks on this rank's node.
 	RanksPerNode int
+	// LocalRank is this rank's rank on its node (in the node
+	// communicator), 0 to RanksPerNode-1: what binds a rank to one of the
+	// node's GPUs.
+	LocalRank int
 	// Cores is the number of CPUs in this rank's affinity mask.
 	Cores int
 	// Sharing is the number of ranks of the node whose masks overlap this
@@ -59,7 +63,7 @@ func detect(world collectives.Comm, mask func() ([]uint64, error)) (Info, error)
 		}
 		self = node.Rank()
 	}
-	info := Info{RanksPerNode: len(masks), Sharing: 1, Threads: 1}
+	info := Info{RanksPerNode: len(masks), LocalRank: self, Sharing: 1, Threads: 1}
 	for _, w := range mine {
 		info.Cores += bits.OnesCount64(w)
 	}

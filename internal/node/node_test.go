@@ -93,7 +93,7 @@ func TestDetect(t *testing.T) {
 				for _, w := range c.masks[r] {
 					cores += bits.OnesCount64(w)
 				}
-				want := Info{RanksPerNode: len(c.masks), Cores: cores, Sharing: c.sharing[r], Threads: c.threads[r], MinThreads: c.min, MaxThreads: c.max}
+				want := Info{RanksPerNode: len(c.masks), LocalRank: r, Cores: cores, Sharing: c.sharing[r], Threads: c.threads[r], MinThreads: c.min, MaxThreads: c.max}
 				if info != want {
 					t.Errorf("rank %d: %+v, want %+v", r, info, want)
 				}

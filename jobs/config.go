@@ -244,9 +244,35 @@ type RuntimeConfig struct {
 	// watchdog.DefaultPolicy) or "off".
 	StallTimeout string `toml:"stall_timeout"`
 	// MemCheck refuses, before loading, a job whose predicted peak memory
-	// per rank exceeds what the rank may use (CheckMemory).
+	// per rank exceeds what the rank may use (CheckMemory), and with a
+	// GPU, before setting up, one whose predicted device memory exceeds
+	// the rank's share of the GPU (CheckDeviceMemory).
 	MemCheck bool `toml:"mem_check"`
+	// Device is where each rank runs its local work: DeviceCPU (the
+	// fastest host device of the build, device.Host: C kernels with cgo,
+	// pure Go without), DeviceNative (pure Go) or DeviceCUDA (a GPU of the
+	// node, local rank mod the node's GPUs).
+	Device string `toml:"device"`
+	// TF32 lets cuBLAS use TF32 tensor cores for GEMM. It applies to
+	// DeviceCUDA only; set with a host device it is refused, since such a
+	// job would not do what the file says.
+	TF32 bool `toml:"tf32"`
+	// GPUCache is the directory of NVRTC's compiled kernels for
+	// DeviceCUDA; "" is the user cache directory. A relative path is
+	// relative to the working directory, as output.dir is. Like TF32 it
+	// is refused with a host device.
+	GPUCache string `toml:"gpu_cache"`
 }
+
+// Devices of runtime.device: the names device.Open takes, except that
+// DeviceCPU means device.Host, which is the C kernels in a build with cgo
+// and the pure-Go ones without, so that the default job runs in every
+// build.
+const (
+	DeviceCPU    = "cpu"
+	DeviceNative = "native"
+	DeviceCUDA   = "cuda"
+)
 
 // StallPolicy returns the watchdog policy of runtime.stall_timeout, and
 // false for "off". The value has been validated.
@@ -323,7 +349,7 @@ func DefaultConfig() Config {
 		Grid:       GridConfig{X: 1, Y: 1, Z: 1, D: 1},
 		Permute:    PermuteConfig{Scheme: permute.None, Seed: 7},
 		Output:     OutputConfig{Dir: "runs/default", Metrics: "metrics.jsonl"},
-		Runtime:    RuntimeConfig{StallTimeout: "auto", MemCheck: true},
+		Runtime:    RuntimeConfig{StallTimeout: "auto", MemCheck: true, Device: DeviceCPU},
 		Checkpoint: CheckpointConfig{Keep: 3},
 	}
 }
@@ -478,6 +504,18 @@ func (c *Config) Validate() error {
 	if st := c.Runtime.StallTimeout; st != "auto" && st != "off" && ck.Err == nil {
 		if d, err := time.ParseDuration(st); err != nil || d <= 0 {
 			ck.Err = fmt.Errorf(`%s: runtime.stall_timeout = %q: expected a positive duration such as "20s" or "5m", "auto" or "off"`, ck.File, st)
+		}
+	}
+	r := c.Runtime
+	ck.OneOf("runtime.device", r.Device, DeviceCPU, DeviceNative, DeviceCUDA)
+	if r.Device != DeviceCUDA {
+		// A GPU setting on the host is a job that would not do what it
+		// says (a file copied from a GPU machine), not a harmless extra.
+		if r.TF32 {
+			ck.Failf(`runtime.tf32 = true applies to runtime.device = "cuda", and runtime.device = %q: set device = "cuda" or remove tf32`, r.Device)
+		}
+		if r.GPUCache != "" {
+			ck.Failf(`runtime.gpu_cache = %q applies to runtime.device = "cuda", and runtime.device = %q: set device = "cuda" or remove gpu_cache`, r.GPUCache, r.Device)
 		}
 	}
 	return ck.Err

@@ -62,7 +62,7 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 	}
 	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; %s",
 		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
-		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit), way)
+		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, perfmodel.Memory.Total), way)
 }
 
 // MemoryLimit is what a rank may use, the one rule for it: the smallest
@@ -130,30 +130,32 @@ func AgreeLimits(world collectives.Comm, ranksPerNode int, limits []memlimit.Lim
 
 // fittingGrid names the fastest grid, on the launch's ranks or on the
 // fewest ranks doubling from there, up to maxSuggestedRanks, whose every
-// rank fits in memPerRank. Unless the data are prepared, every rank holds
-// the whole graph while loading, which no grid divides: when that alone
-// does not fit, it names the grid that would fit once the data are
-// prepared (scalegnn prepare), loaded shard by shard.
-func fittingGrid(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64) string {
+// rank's need (the part of perfmodel's prediction held in the memory
+// checked: Memory.Total for the host, deviceBytes for a GPU) fits in
+// memPerRank. Unless the data are prepared, every rank holds the whole
+// graph while loading, which no grid divides: when need counts it and
+// that alone does not fit, it names the grid that would fit once the data
+// are prepared (scalegnn prepare), loaded shard by shard.
+func fittingGrid(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) string {
 	fits := fmt.Sprintf("the fastest grid that fits in %s per rank is", perfmodel.FormatBytes(memPerRank))
-	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank); ok {
+	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank, need); ok {
 		return fits + " " + g
 	}
 	none := fmt.Sprintf("no grid of up to %d ranks fits in %s per rank", maxSuggestedRanks, perfmodel.FormatBytes(memPerRank))
-	if gs.Sharded {
-		return none
+	if gs.Sharded || need(perfmodel.Memory{Dataset: 1}) == 0 {
+		return none // preparing the dataset would not change the need
 	}
 	gs.Sharded = true
-	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank); ok {
+	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank, need); ok {
 		return fmt.Sprintf("%s while every rank loads the whole graph; prepare the dataset (scalegnn prepare) to load it sharded: then %s %s", none, fits, g)
 	}
 	return none + ", even with the dataset prepared"
 }
 
 // fastestFitting finds the fewest ranks, doubling from ranks, with a grid
-// whose rank 0 (which holds the largest blocks) fits in memPerRank, and
-// returns the fastest fitting grid of that many ranks.
-func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64) (string, bool) {
+// whose rank 0 (which holds the largest blocks) needs at most memPerRank,
+// and returns the fastest fitting grid of that many ranks.
+func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) (string, bool) {
 	j := PerfJob(cfg, gs)
 	d := 0
 	if cfg.Train.Mode == gcn.FullGraph {
@@ -166,7 +168,7 @@ func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRa
 		}
 		fit := false
 		for _, s := range shapes {
-			if perfmodel.EstimateMemory(j, s, perfmodel.Coords{}).Total() <= memPerRank {
+			if need(perfmodel.EstimateMemory(j, s, perfmodel.Coords{})) <= memPerRank {
 				fit = true
 				break
 			}
@@ -180,15 +182,18 @@ func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRa
 				m = mm
 			}
 		}
-		preds, err := perfmodel.Predict(j, m, perfmodel.Options{Ranks: r, RanksPerNode: ranksPerNode, MemPerRank: memPerRank})
+		// Without a limit Predict orders every grid by epoch time: the
+		// first within memPerRank by need is the fastest that fits.
+		preds, err := perfmodel.Predict(j, m, perfmodel.Options{Ranks: r, RanksPerNode: ranksPerNode})
 		if err != nil {
 			return "", false
 		}
-		best, err := perfmodel.Best(preds, memPerRank)
-		if err != nil {
-			return "", false
+		for _, p := range preds {
+			if n := need(p.Memory); n <= memPerRank {
+				return fmt.Sprintf("%s on %d ranks (%s per rank)", p.Grid, r, perfmodel.FormatBytes(n)), true
+			}
 		}
-		return fmt.Sprintf("%s on %d ranks (%s per rank)", best.Grid, r, perfmodel.FormatBytes(best.MemTotal)), true
+		return "", false
 	}
 	return "", false
 }

@@ -1,0 +1,115 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/perfmodel"
+)
+
+// GPUShare is what a rank knows of the GPU it is bound to: the memory
+// found free when every rank of the node had opened its device, and how
+// many ranks of the node are bound to the same GPU (several ranks may
+// share one). The memory checks give each of them an equal part.
+type GPUShare struct {
+	// Name names the GPU in messages, e.g. "GPU 0".
+	Name string
+	// Free and Total are device.MemoryInfo's, in bytes.
+	Free, Total int64
+	// Ranks is the number of ranks of the node bound to this GPU, >= 1.
+	Ranks int
+}
+
+// PerRank is the memory each rank bound to the GPU may use: the free
+// memory divided among them.
+func (g GPUShare) PerRank() int64 {
+	if g.Ranks < 1 {
+		panic(fmt.Sprintf("jobs: GPUShare.Ranks = %d: a bound GPU has at least its own rank", g.Ranks))
+	}
+	return g.Free / int64(g.Ranks)
+}
+
+// from says where PerRank comes from, for messages.
+func (g GPUShare) from() string {
+	s := fmt.Sprintf("%s free on %s of %s / %d rank", perfmodel.FormatBytes(g.Free), g.Name, perfmodel.FormatBytes(g.Total), g.Ranks)
+	if g.Ranks != 1 {
+		s += "s"
+	}
+	return s + " on it"
+}
+
+// deviceBytes is the part of perfmodel's prediction that a rank holds in
+// a GPU's own memory: everything but Memory.Dataset. The adjacency shards,
+// the feature, label and mask blocks, gcn's arenas, the parameters with
+// their gradients and moments and the communication buffers are all
+// device buffers (gcn allocates them through the Device); the whole graph
+// that a rank reads before cutting its shards out of it (Dataset) lives
+// on the host only and is released before training. The host keeps its
+// own copy of the shards as well, which the host check (CheckMemory)
+// counts in Memory.Total.
+func deviceBytes(m perfmodel.Memory) int64 { return m.Total() - m.Dataset }
+
+// CheckDeviceMemory is the memory check of a GPU (runtime.mem_check),
+// after the devices are open and before setup: it returns an error, one
+// line, when the rank's predicted device memory (deviceBytes of
+// perfmodel.EstimateMemory at its coordinates, the prediction CheckMemory
+// uses) exceeds its share of the GPU's free memory (gpu.PerRank). The
+// error names the prediction, the free memory and how many ranks share
+// it, and the fastest grid whose ranks would fit in that share.
+// runtime.mem_check = false skips it. It reads no device, so it is
+// tested without a GPU.
+func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error {
+	if !cfg.Runtime.MemCheck {
+		return nil
+	}
+	gs, err := EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		return err
+	}
+	shape := cfgShape(cfg)
+	need := deviceBytes(perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)))
+	limit := gpu.PerRank()
+	if need <= limit {
+		return nil
+	}
+	return fmt.Errorf("%s: rank %d's predicted device memory on grid %s is %s, more than the %s it may use (%s); %s; or set runtime.mem_check = false to run anyway",
+		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from(),
+		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, deviceBytes))
+}
+
+// DeviceOutOfMemory turns the panic of an allocation the GPU could not
+// satisfy (a *device.OutOfMemoryError escaping Setup or Train) into one
+// line: what was asked for, the rank's predicted device memory and its
+// share of the GPU, and a grid that fits. When the prediction exceeds the
+// share (runtime.mem_check = false let the job start), that grid fits in
+// the share; when it does not, the GPU's own overhead (its context, the
+// libraries' workspaces, other processes) took the difference, and the
+// grid named fits in the prediction less the bytes that were missing.
+func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *device.OutOfMemoryError) error {
+	head := fmt.Sprintf("%s: %v", cfg.label(), oom)
+	gs, err := EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		return errors.New(head)
+	}
+	shape := cfgShape(cfg)
+	need := deviceBytes(perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)))
+	limit := gpu.PerRank()
+	pred := fmt.Sprintf("rank %d's predicted device memory on grid %s is %s and it may use %s (%s)",
+		rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from())
+	if need > limit {
+		return fmt.Errorf("%s; %s; %s", head, pred, fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, deviceBytes))
+	}
+	budget := need - max(oom.Bytes-oom.Free, 0)
+	if budget <= 0 {
+		return fmt.Errorf("%s; %s, so the GPU's own overhead or other processes took the memory: free the GPU or bind fewer ranks to it", head, pred)
+	}
+	return fmt.Errorf("%s; %s, so the GPU's own overhead (context, library workspaces) or other processes took the rest; %s",
+		head, pred, fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, budget, deviceBytes))
+}
+
+// cfgShape is the job's grid.
+func cfgShape(cfg *Config) grid.Shape {
+	return grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
+}

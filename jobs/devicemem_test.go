@@ -56,7 +56,9 @@ const rmat22 = "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 22\nfeatur
 
 func TestCheckDeviceMemory(t *testing.T) {
 	gib := int64(1) << 30
-	gpu := func(free int64, ranks int) GPUShare { return GPUShare{Name: "GPU 0", Free: free, Total: 80 * gib, Ranks: ranks} }
+	gpu := func(free int64, ranks int) GPUShare {
+		return GPUShare{Name: "GPU 0", Free: free, Total: 80 * gib, Ranks: ranks}
+	}
 	for _, c := range []struct {
 		name string
 		job  string

@@ -4,7 +4,8 @@ side-by-side comparison of bench/vs-pytorch.sh.
 
 It reads a prepared dataset written with `scalegnn prepare -blocks 1
 -permute none` (one CSR block of the normalised adjacency, one feature
-block), builds the same model as scalegnn (L graph convolutions
+block) through bench/prepared_load.py, which row-normalises the features as
+scalegnn does by default, builds the same model as scalegnn (L graph convolutions
 H = relu(Â X W), no bias, no dropout, softmax cross-entropy over the
 training vertices, Adam), and prints one JSON line with the mean epoch
 time over the timed epochs and the time split into SpMM (torch.sparse.mm),
@@ -14,27 +15,22 @@ GEMM and everything else.
 """
 import argparse
 import json
-import os
 import time
 
 import numpy as np
 import torch
 
+import prepared_load
+
 
 def load(d):
-    indptr = np.load(os.path.join(d, "adj0", "r0c0.indptr.npy"))
-    indices = np.load(os.path.join(d, "adj0", "r0c0.indices.npy"))
-    data = np.load(os.path.join(d, "adj0", "r0c0.data.npy"))
-    x = np.load(os.path.join(d, "features", "r0.npy"))
-    labels = np.load(os.path.join(d, "labels.npy"))
-    train = np.load(os.path.join(d, "train.npy"))
+    indptr, indices, data, x, labels, train = prepared_load.load(d)
     n = len(indptr) - 1
     # A coalesced COO tensor: torch.sparse.mm's usual operand (CSR support
     # is still beta in 1.13).
-    rows = np.repeat(np.arange(n, dtype=np.int64), np.diff(indptr))
-    idx = torch.from_numpy(np.stack([rows, indices.astype(np.int64)]))
+    idx = torch.from_numpy(np.stack([prepared_load.coo_rows(indptr), indices.astype(np.int64)]))
     adj = torch.sparse_coo_tensor(idx, torch.from_numpy(data), size=(n, n)).coalesce()
-    return adj, torch.from_numpy(x), torch.from_numpy(labels.astype(np.int64)), torch.from_numpy(train)
+    return adj, torch.from_numpy(x), torch.from_numpy(labels), torch.from_numpy(train)
 
 
 def main():

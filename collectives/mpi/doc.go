@@ -49,13 +49,34 @@
 // Counts: MPI counts and displacements are C ints; a length beyond
 // math.MaxInt32 elements is an error that says so, never a truncation.
 //
+// GPU memory: the communicator also implements device.DeviceComm.
+// DeviceAware reports whether the MPI library takes CUDA device pointers,
+// as the library says at run time, asked once per process after Init and
+// cached: Cray MPICH when MPICH_GPU_SUPPORT_ENABLED=1 and libmpi_gtl_cuda
+// is loaded; otherwise MPIX_GPU_query_support(MPIX_GPU_SUPPORT_CUDA)
+// (MPICH 4), else MPIX_Query_cuda_support (Open MPI). The queries are
+// looked up with dlsym, so one binary runs on every MPI, and only the
+// run-time answer counts (a library built with CUDA support may still
+// run without it). A library without a query is taken as not GPU-aware.
+// SCALEGNN_GPU_AWARE_MPI=0 forces staging through host memory (for
+// debugging); =1 asserts GPU-awareness for a library that has no query,
+// but cannot overrule one that says no (it would reduce device memory on
+// the CPU); any other value stages, and DeviceAware's phrase says why.
+// AllReduceF32Device, AllReduceI64Device and IAllReduceF32Device are the
+// host calls on a device address and a count (MPI_IN_PLACE, the same count
+// and empty-call rules, nothing pinned); called when DeviceAware is false
+// they panic with a *DeviceMisuseError. Under -tags nompi the one-rank
+// world needs neither.
+//
 // Communicators made by Split are not freed (collectives.Comm has no Free);
 // MPI_Finalize releases them.
 //
 // Global state: the only process-wide state is MPI's own (Init, Finalize,
 // Initialized act on the MPI library); the Go side keeps none in package
-// variables, except under -tags nompi, where one variable stands in for
-// the library's initialized and finalized flags.
+// variables, except the cached answer of DeviceAware (the library's, which
+// cannot change while the process runs) and, under -tags nompi, one
+// variable that stands in for the library's initialized and finalized
+// flags.
 //
 // docs/architecture.md shows how this package fits with the others.
 package mpi

@@ -45,6 +45,9 @@ func child(mode string) int {
 		fmt.Fprintln(os.Stderr, "scalegnn: the real error")
 		world.Abort(5)
 	}
+	if mode == "device" {
+		return childDevice(world) // gpuaware_test.go
+	}
 	if !Initialized() {
 		fmt.Fprintln(os.Stderr, "Initialized() = false after Init")
 		world.Abort(1)

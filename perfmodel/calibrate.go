@@ -52,6 +52,12 @@ func Calibrate(world collectives.Comm, dev device.Device, o CalibrateOptions) (*
 		m.Name = "calibrated"
 	}
 	m.ThreadsPerRank = o.Threads
+	m.Device = dev.Name()
+	if err := m.Validate(); err != nil {
+		// A device whose Name is not one of Devices would write a
+		// profile that does not load back.
+		return nil, fmt.Errorf("perfmodel: calibrating on device %q: %w", dev.Name(), err)
+	}
 	m.Fit = map[string]float64{}
 
 	nodes, perNode, contiguous, err := c.nodes()

@@ -9,11 +9,13 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/BurntSushi/toml"
 
+	"scalegnn/internal/enum"
 	"scalegnn/internal/tomlx"
 )
 
@@ -80,6 +82,12 @@ type Machine struct {
 	// ThreadsPerRank is the kernel threads per rank the coefficients were
 	// measured with (informational).
 	ThreadsPerRank int `toml:"threads_per_rank"`
+	// Device is the device the coefficients were measured on (Devices:
+	// "cpu", "native" or "cuda"; Calibrate records the device's Name), so
+	// that a GPU profile is not taken for a CPU one. A profile without the
+	// key was written before GPUs and means "cpu"; "" in a Machine built
+	// in code means the same.
+	Device string `toml:"device"`
 
 	SpMM SpMMCost `toml:"spmm"`
 	GEMM struct {
@@ -99,6 +107,10 @@ type Machine struct {
 	Fit map[string]float64 `toml:"fit,omitempty"`
 }
 
+// Devices are the values of Machine.Device: the names of package device's
+// devices (Device.Name).
+var Devices = []string{"cpu", "native", "cuda"}
+
 // DefaultMachine is used when no profile is given: one CPU rank with a few
 // cores per rank on a commodity node. SpMM 1 ns per nonzero plus 0.25 ns
 // per multiply-add; GEMM 0.05 ns per multiply-add (about 40 Gflop/s) plus
@@ -106,7 +118,7 @@ type Machine struct {
 // intra-node links 1 µs latency and 5 GB/s (shared-memory MPI), inter-node
 // 5 µs and 10 GB/s per node (100 Gb/s). Calibrate for anything better.
 func DefaultMachine() *Machine {
-	m := &Machine{Name: "default", Description: "built-in defaults for a CPU node without a calibrated profile"}
+	m := &Machine{Name: "default", Description: "built-in defaults for a CPU node without a calibrated profile", Device: "cpu"}
 	m.SpMM = SpMMCost{Form: SpMMLinear, Call: 5e-6, NNZ: 1e-9, FMA: 0.25e-9, Out: 0.5e-9, In: 0}
 	g := GEMMCost{Call: 5e-6, FMA: 0.05e-9, Elem: 0.5e-9}
 	m.GEMM.NN, m.GEMM.TN, m.GEMM.NT = g, g, g
@@ -180,6 +192,12 @@ func ParseMachine(name string, data []byte) (*Machine, error) {
 			return nil, fmt.Errorf("%s: missing key %s", name, k)
 		}
 	}
+	switch {
+	case !md.IsDefined("device"):
+		m.Device = "cpu" // written before the key existed, on a CPU
+	case m.Device == "":
+		return nil, fmt.Errorf("%s: device = \"\": expected %s (or no device key, which means \"cpu\")", name, oneOf(Devices))
+	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
@@ -230,8 +248,14 @@ func (m *Machine) Validate() error {
 	if m.RanksPerNode < 0 {
 		return fmt.Errorf("ranks_per_node = %d: expected an integer >= 0 (0: all ranks on one node)", m.RanksPerNode)
 	}
+	if m.Device != "" && !slices.Contains(Devices, m.Device) {
+		return fmt.Errorf("device = %q: expected %s", m.Device, oneOf(Devices))
+	}
 	return nil
 }
+
+// oneOf returns `one of "a", "b"`, in enum's words.
+func oneOf(names []string) string { return (&enum.Error{Allowed: names}).Expected() }
 
 // WriteFile writes m as a TOML profile, with a header comment.
 func (m *Machine) WriteFile(path, header string) error {

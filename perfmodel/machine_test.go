@@ -25,7 +25,7 @@ func TestProfilesLoadAndRoundTrip(t *testing.T) {
 			t.Errorf("profile %s written back: %v", name, err)
 			continue
 		}
-		if back.SpMM != m.SpMM || back.GEMM != m.GEMM || back.Comm != m.Comm || back.Elementwise != m.Elementwise {
+		if back.SpMM != m.SpMM || back.GEMM != m.GEMM || back.Comm != m.Comm || back.Elementwise != m.Elementwise || back.Device != m.Device {
 			t.Errorf("profile %s: read back %+v, want %+v", name, back, m)
 		}
 	}
@@ -61,6 +61,30 @@ func TestParseMachineErrors(t *testing.T) {
 		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want it to start with %q", c.name, err, c.want)
 		}
+	}
+	for _, c := range []struct{ top, want string }{
+		{"", "cpu"}, // written before the key: a CPU profile
+		{"device = \"cpu\"\n", "cpu"},
+		{"device = \"native\"\n", "native"},
+		{"device = \"cuda\"\n", "cuda"},
+	} {
+		m, err := ParseMachine("m.toml", []byte(c.top+good.String()))
+		if err != nil || m.Device != c.want {
+			t.Errorf("%q: device %v, %v; want %q", c.top, m, err, c.want)
+		}
+	}
+	for _, c := range []struct{ top, want string }{
+		{"device = \"gpu\"\n", `m.toml: device = "gpu": expected one of "cpu", "native", "cuda"`},
+		{"device = \"\"\n", `m.toml: device = "": expected one of "cpu", "native", "cuda" (or no device key, which means "cpu")`},
+		{"device = 1\n", "m.toml: device = 1: expected a string"},
+		{"devise = \"cuda\"\n", "m.toml: unknown key devise: did you mean device?"},
+	} {
+		if _, err := ParseMachine("m.toml", []byte(c.top+good.String())); err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want it to start with %q", c.top, err, c.want)
+		}
+	}
+	if m, _ := LoadMachine("perlmutter-plexus"); m == nil || m.Device != "cuda" {
+		t.Errorf("the built-in profile of Perlmutter's A100 nodes does not say device = \"cuda\": %+v", m)
 	}
 	if _, err := ParseMachine("m.toml", []byte(strings.Replace(good.String(), "[comm.intra]\nlatency_s = 1e-6\n", "[comm.intra]\n", 1))); err == nil ||
 		err.Error() != "m.toml: missing key comm.intra.latency_s" {

@@ -1,6 +1,9 @@
 package device
 
-import "fmt"
+import (
+	"fmt"
+	"unsafe"
+)
 
 // Elem is an element type a Buffer may hold: float32 activations and
 // weights, int32 indices and labels, int64 argmax classes, uint64 dropout
@@ -16,42 +19,97 @@ type Elem interface {
 // is empty. A Buffer is a handle: copies share the memory.
 type Buffer[T Elem] struct {
 	host []T // host-resident storage (Native and CPU devices)
+
+	// Device memory (the CUDA device): elements [off, off+n) of blk.
+	// shadow, when set, is the host slice a Share copied (the same
+	// elements), kept only so that index checks need not read the device.
+	blk    *gpuBlock
+	off, n int
+	shadow []T
 }
 
 // Len returns the number of elements.
-func (b Buffer[T]) Len() int { return len(b.host) }
+func (b Buffer[T]) Len() int {
+	if b.blk != nil {
+		return b.n
+	}
+	return len(b.host)
+}
 
-// Alloc returns a zeroed buffer of n elements on dev. A negative n panics.
+// elemSize is the size of one T in bytes.
+func elemSize[T Elem]() int64 {
+	var z T
+	return int64(unsafe.Sizeof(z))
+}
+
+// addr is the device address of element i of a device buffer.
+func (b Buffer[T]) addr(i int) uintptr {
+	return b.blk.ptr + uintptr(int64(b.off+i)*elemSize[T]())
+}
+
+// checkIndex returns the host elements an index check may read: the
+// buffer itself on a host device, a Share's source on a GPU, nil when
+// only the device holds them (not checked).
+func (b Buffer[T]) checkable() []T {
+	if b.blk != nil {
+		return b.shadow
+	}
+	return b.host
+}
+
+// Alloc returns a zeroed buffer of n elements on dev. A negative n panics,
+// and so does a GPU out of memory, with an *OutOfMemoryError.
 func Alloc[T Elem](dev Device, n int) Buffer[T] {
 	if n < 0 {
 		shapePanic("Alloc(%d)", n)
 	}
-	dev.hostMemory() // every device so far keeps its buffers in host memory
+	if g := dev.memory(); g != nil {
+		return Buffer[T]{blk: g.alloc(int64(n) * elemSize[T]()), n: n}
+	}
 	return Buffer[T]{host: make([]T, n)}
 }
 
-// Upload copies src into dst[off:off+len(src)] (host to device).
+// Upload copies src into dst[off:off+len(src)] (host to device); src may
+// change once Upload returns.
 func Upload[T Elem](dev Device, dst Buffer[T], off int, src []T) {
-	if off < 0 || off+len(src) > len(dst.host) {
-		shapePanic("Upload: %d elements at %d into a buffer of %d", len(src), off, len(dst.host))
+	if off < 0 || off+len(src) > dst.Len() {
+		shapePanic("Upload: %d elements at %d into a buffer of %d", len(src), off, dst.Len())
 	}
-	dev.hostMemory()
+	if g := dev.memory(); g != nil {
+		if len(src) > 0 {
+			g.h2d(dst.addr(off), unsafe.Pointer(&src[0]), int64(len(src))*elemSize[T]())
+		}
+		return
+	}
 	copy(dst.host[off:], src)
 }
 
-// Download copies src[off:off+len(dst)] into dst (device to host).
+// Download copies src[off:off+len(dst)] into dst (device to host), after
+// the device's work queued before it.
 func Download[T Elem](dev Device, dst []T, src Buffer[T], off int) {
-	if off < 0 || off+len(dst) > len(src.host) {
-		shapePanic("Download: %d elements at %d from a buffer of %d", len(dst), off, len(src.host))
+	if off < 0 || off+len(dst) > src.Len() {
+		shapePanic("Download: %d elements at %d from a buffer of %d", len(dst), off, src.Len())
 	}
-	dev.hostMemory()
+	if g := dev.memory(); g != nil {
+		if len(dst) > 0 {
+			g.d2h(unsafe.Pointer(&dst[0]), src.addr(off), int64(len(dst))*elemSize[T]())
+		}
+		return
+	}
 	copy(dst, src.host[off:])
 }
 
 // Slice returns the elements [lo, hi) of b as a buffer sharing its memory.
 func (b Buffer[T]) Slice(lo, hi int) Buffer[T] {
-	if lo < 0 || hi < lo || hi > len(b.host) {
-		shapePanic("Slice [%d:%d] of a buffer of %d", lo, hi, len(b.host))
+	if lo < 0 || hi < lo || hi > b.Len() {
+		shapePanic("Slice [%d:%d] of a buffer of %d", lo, hi, b.Len())
+	}
+	if b.blk != nil {
+		s := Buffer[T]{blk: b.blk, off: b.off + lo, n: hi - lo}
+		if b.shadow != nil {
+			s.shadow = b.shadow[lo:hi:hi]
+		}
+		return s
 	}
 	return Buffer[T]{host: b.host[lo:hi:hi]}
 }
@@ -144,7 +202,12 @@ func (m Mat) contiguous() bool { return m.strid == m.cols || m.rows <= 1 }
 func UploadMat(dev Device, dst Mat, src []float32) {
 	dst.check("UploadMat", "dst")
 	checkLen2("UploadMat", "src", len(src), dst.rows*dst.cols)
-	dev.hostMemory()
+	if dev.memory() != nil {
+		for i := range dst.rows {
+			Upload(dev, dst.buf, dst.off+i*dst.strid, src[i*dst.cols:(i+1)*dst.cols])
+		}
+		return
+	}
 	for i := range dst.rows {
 		copy(dst.row(i), src[i*dst.cols:])
 	}
@@ -155,7 +218,16 @@ func UploadMat(dev Device, dst Mat, src []float32) {
 func DownloadMat(dev Device, dst []float32, src Mat) {
 	src.check("DownloadMat", "src")
 	checkLen2("DownloadMat", "dst", len(dst), src.rows*src.cols)
-	dev.hostMemory()
+	if dev.memory() != nil {
+		if src.contiguous() {
+			Download(dev, dst, src.buf, src.off)
+			return
+		}
+		for i := range src.rows {
+			Download(dev, dst[i*src.cols:(i+1)*src.cols], src.buf, src.off+i*src.strid)
+		}
+		return
+	}
 	for i := range src.rows {
 		copy(dst[i*src.cols:(i+1)*src.cols], src.row(i))
 	}

@@ -91,7 +91,7 @@ func checkGather(name string, dst, src Mat, idx Buffer[int32], scatter bool) {
 
 func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
 	checkLen2(name, "idx", idx.Len(), n)
-	for i, r := range idx.host {
+	for i, r := range idx.checkable() {
 		if r < 0 || int(r) >= srcLen {
 			shapePanic("%s: idx[%d] = %d outside %d elements", name, i, r, srcLen)
 		}
@@ -101,8 +101,8 @@ func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
 func checkSpMM(dst Mat, a *CSR, b Mat) {
 	dst.check("SpMM", "dst")
 	b.check("SpMM", "b")
-	if b.rows != a.a.Cols || dst.rows != a.a.Rows || dst.cols != b.cols {
-		shapePanic("SpMM: dst %v = a %d×%d · b %v", dst, a.a.Rows, a.a.Cols, b)
+	if b.rows != a.Cols() || dst.rows != a.Rows() || dst.cols != b.cols {
+		shapePanic("SpMM: dst %v = a %d×%d · b %v", dst, a.Rows(), a.Cols(), b)
 	}
 }
 

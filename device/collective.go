@@ -21,18 +21,22 @@ import "scalegnn/collectives"
 // AllReduce reduces buf over c in place (collectives.Sum or Max); a group
 // of one is skipped.
 func AllReduce(dev Device, c collectives.Comm, buf Buffer[float32], op collectives.Op) error {
-	dev.hostMemory()
 	if c.Size() == 1 {
 		return nil
+	}
+	if m := dev.memory(); m != nil {
+		return m.allReduceF32(c, buf, op)
 	}
 	return c.AllReduceF32(buf.host, op)
 }
 
 // AllReduceI64 reduces buf over c in place (the argmax's Min, hit counts).
 func AllReduceI64(dev Device, c collectives.Comm, buf Buffer[int64], op collectives.Op) error {
-	dev.hostMemory()
 	if c.Size() == 1 {
 		return nil
+	}
+	if m := dev.memory(); m != nil {
+		return m.allReduceI64(c, buf, op)
 	}
 	return c.AllReduceI64(buf.host, op)
 }
@@ -54,9 +58,11 @@ type PackedBF16Comm interface {
 // reused by the caller) with its parallel kernel, the communicator moves
 // and sums the packed values, and the device unpacks them.
 func AllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32], staging Buffer[uint16]) error {
-	dev.hostMemory()
 	if c.Size() == 1 {
 		return nil
+	}
+	if m := dev.memory(); m != nil {
+		return m.allReduceBF16(c, buf, staging)
 	}
 	pc, ok := c.(PackedBF16Comm)
 	if !ok {
@@ -77,9 +83,11 @@ func AllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32], staging 
 // IAllReduce starts a nonblocking AllReduce; buf must not be used by any
 // operation until the request's Wait returns.
 func IAllReduce(dev Device, c collectives.Comm, buf Buffer[float32], op collectives.Op) (collectives.Request, error) {
-	dev.hostMemory()
 	if c.Size() == 1 {
 		return done{}, nil
+	}
+	if m := dev.memory(); m != nil {
+		return m.iAllReduceF32(c, buf, op)
 	}
 	return c.IAllReduceF32(buf.host, op)
 }
@@ -88,9 +96,11 @@ func IAllReduce(dev Device, c collectives.Comm, buf Buffer[float32], op collecti
 // when c implements PackedBF16Comm; the request's Wait unpacks). Neither
 // buf nor staging may be used until Wait returns.
 func IAllReduceBF16(dev Device, c collectives.Comm, buf Buffer[float32], staging Buffer[uint16]) (collectives.Request, error) {
-	dev.hostMemory()
 	if c.Size() == 1 {
 		return done{}, nil
+	}
+	if m := dev.memory(); m != nil {
+		return m.iAllReduceBF16(c, buf, staging)
 	}
 	pc, ok := c.(PackedBF16Comm)
 	if !ok {
@@ -142,4 +152,21 @@ type DeviceComm interface {
 	AllReduceF32Device(ptr uintptr, n int, op collectives.Op) error
 	AllReduceI64Device(ptr uintptr, n int, op collectives.Op) error
 	IAllReduceF32Device(ptr uintptr, n int, op collectives.Op) (collectives.Request, error)
+}
+
+// CollectivePath says how dev moves buffers in a collective over c, for
+// the start-up log: host memory as it is, GPU-aware MPI, or staging
+// through pinned host memory, with the reason.
+func CollectivePath(dev Device, c collectives.Comm) string {
+	if dev.memory() == nil {
+		return "host memory, no copies"
+	}
+	if dc, ok := c.(DeviceComm); ok {
+		aware, how := dc.DeviceAware()
+		if aware {
+			return "GPU-aware MPI on device pointers (" + how + ")"
+		}
+		return "staged through pinned host memory (" + how + ")"
+	}
+	return "staged through pinned host memory (the communicator does not take device pointers)"
 }

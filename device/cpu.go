@@ -44,7 +44,7 @@ func (d *CPU) Describe() string {
 	return fmt.Sprintf("cpu (C element-wise kernels, %s, and spmm/cpu's SpMM and sgemm on %d threads)", ckern.ISA(), d.pool.threads())
 }
 
-func (d *CPU) hostMemory() {}
+func (d *CPU) memory() deviceMemory { return nil }
 
 // chunksPerThread: SpMM cuts the rows into this many nonzero-balanced
 // chunks per thread, handed out dynamically, so that a thread slowed by

@@ -17,8 +17,8 @@ import "scalegnn/spmm"
 // do not overlap; a device that parallelises an operation over threads
 // runs one such operation at a time.
 //
-// The interface is sealed (hostMemory is unexported): every device lives
-// in this package, the only one that can reach a Buffer's memory.
+// The interface is sealed (memory is unexported): every device lives in
+// this package, the only one that can reach a Buffer's memory.
 type Device interface {
 	// Name is a short identifier: "native" or "cpu".
 	Name() string
@@ -134,9 +134,10 @@ type Device interface {
 	// GatherU8 sets dst[i] = src[idx[i]] (split masks of a mini-batch).
 	GatherU8(dst, src Buffer[uint8], idx Buffer[int32])
 
-	// hostMemory seals the interface and marks devices whose buffers live
-	// in host memory (all of them so far).
-	hostMemory()
+	// memory seals the interface and says where buffers live: nil for
+	// the host devices, whose buffers are Go slices; a GPU device's own
+	// allocator and copies otherwise.
+	memory() deviceMemory
 }
 
 // CSR is a sparse matrix resident on a device, made by UploadCSR.
@@ -145,16 +146,42 @@ type CSR struct {
 	// bounds cut the rows into chunks of about equal nonzeros, computed
 	// once by a device that splits SpMM over threads (CPU).
 	bounds []int
+	// g is the device copy on a GPU (a is nil then).
+	g *gpuCSR
+}
+
+// gpuCSR is a CSR in device memory, with 32-bit row offsets and column
+// indices (cuSPARSE's), refilled in place by UploadCSRInto.
+type gpuCSR struct {
+	rows, cols, nnz int
+	rowPtr, colIdx  Buffer[int32]
+	val             Buffer[float32]
+	rp32            []int32 // host staging of the narrowed row offsets
 }
 
 // Rows returns the number of rows.
-func (c *CSR) Rows() int { return c.a.Rows }
+func (c *CSR) Rows() int {
+	if c.g != nil {
+		return c.g.rows
+	}
+	return c.a.Rows
+}
 
 // Cols returns the number of columns.
-func (c *CSR) Cols() int { return c.a.Cols }
+func (c *CSR) Cols() int {
+	if c.g != nil {
+		return c.g.cols
+	}
+	return c.a.Cols
+}
 
 // NNZ returns the number of stored entries.
-func (c *CSR) NNZ() int { return c.a.NNZ() }
+func (c *CSR) NNZ() int {
+	if c.g != nil {
+		return c.g.nnz
+	}
+	return c.a.NNZ()
+}
 
 // Dropout says which counter-based dropout mask to apply: entry (i, j) of
 // a block is kept or dropped by (Seed, Step, Site, Verts[i], Col0+j) alone,

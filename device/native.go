@@ -43,7 +43,7 @@ func threadsString(t int) string {
 	return fmt.Sprintf("%d threads", t)
 }
 
-func (d *Native) hostMemory() {}
+func (d *Native) memory() deviceMemory { return nil }
 
 // UploadCSR copies a into device memory.
 func (d *Native) UploadCSR(a *spmm.CSR) *CSR { return uploadCSR(a) }

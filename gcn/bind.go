@@ -20,7 +20,15 @@ type bound struct {
 	labels  device.Buffer[int32]
 	masks   [3]device.Buffer[uint8] // train, val, test
 	maskB   []uint8                 // host storage of the masks as bytes
-	ar      *arena
+	// The inputs the passes read, shared with the device once per bind
+	// (a GPU copies them into these reused buffers): the features, each
+	// layer's and the head's input vertex ids (dropout's keys), and the
+	// residual's inverse row maps.
+	x         device.Buffer[float32]
+	verts     []device.Buffer[int32]
+	headVerts device.Buffer[int32]
+	inv       [2]device.Buffer[int32]
+	ar        *arena
 }
 
 // boundCSR is one adjacency shard on the device, and its transpose when
@@ -64,7 +72,20 @@ func (m *Model) bind(b *bound, sh *Shards) {
 	for _, c := range b.csrs[n:] {
 		c.src = nil
 	}
-	b.labels = device.Share(m.dev, sh.Labels)
+	device.ShareInto(m.dev, &b.x, sh.X)
+	for len(b.verts) < len(m.specs) {
+		b.verts = append(b.verts, device.Buffer[int32]{})
+	}
+	for l := range m.specs {
+		d := &b.layers[l]
+		device.ShareInto(m.dev, &b.verts[l], sh.Orders.Order[grid.InputOrder(l)][d.pr0:d.pr1])
+	}
+	if m.Cfg.OutputHead {
+		pa, _, _ := grid.Rotation(m.Cfg.Layers)
+		r0, r1 := sh.rows(m.g, grid.OutputOrder(m.Cfg.Layers-1), pa)
+		device.ShareInto(m.dev, &b.headVerts, sh.Orders.Order[grid.OutputOrder(m.Cfg.Layers-1)][r0:r1])
+	}
+	device.ShareInto(m.dev, &b.labels, sh.Labels)
 	rows := len(sh.Labels)
 	if cap(b.maskB) < 3*rows {
 		b.maskB = make([]uint8, 3*rows)
@@ -78,10 +99,15 @@ func (m *Model) bind(b *bound, sh *Shards) {
 				dst[i] = 1
 			}
 		}
-		b.masks[k] = device.Share(m.dev, dst)
+		device.ShareInto(m.dev, &b.masks[k], dst)
 	}
 	if m.Cfg.Residual {
 		b.rowMaps = [2][]int32{sh.Orders.rowMap(b.rowMaps[0], 0, 1), sh.Orders.rowMap(b.rowMaps[1], 1, 0)}
+		for k, rm := range b.rowMaps {
+			if rm != nil {
+				device.ShareInto(m.dev, &b.inv[k], rm)
+			}
+		}
 	}
 }
 

@@ -49,7 +49,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 	} else if len(b.layers) > 0 {
 		width = b.layers[0].dIn
 	}
-	x := device.Matrix(device.Share(m.dev, sh.X), r1-r0, width)
+	x := device.Matrix(b.x, r1-r0, width)
 	if cfg.InputProjection {
 		// Features [rows X, cols Z] · W [rows Z, cols Y] summed over Z lands
 		// in layer 0's input layout [rows X, cols Y].
@@ -66,7 +66,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		d := &b.layers[l]
 		lt := &tp.layers[l]
 		*lt = layerTape{}
-		verts := device.Share(m.dev, sh.Orders.Order[grid.InputOrder(l)][d.pr0:d.pr1])
+		verts := b.verts[l]
 		if d.spec.needInputGrad {
 			// The backward pass masks this layer's input gradient with the
 			// same draws: keep them.
@@ -118,8 +118,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		p := m.Params[len(m.Params)-1]
 		pa, qa, _ := grid.Rotation(cfg.Layers)
 		r0, r1 := sh.rows(g, grid.OutputOrder(cfg.Layers-1), pa)
-		verts := device.Share(m.dev, sh.Orders.Order[grid.OutputOrder(cfg.Layers-1)][r0:r1])
-		tp.headIn, tp.headKeep = m.dropoutKeep(x, verts, p.R0, training, step, cfg.headSite())
+		tp.headIn, tp.headKeep = m.dropoutKeep(x, b.headVerts, p.R0, training, step, cfg.headSite())
 		out := ar.mat(r1-r0, p.C1-p.C0)
 		m.gemm(spmm.NoTrans, spmm.NoTrans, tp.headIn, p.mat(p.W), out)
 		if err := m.pmmAllReduce(g.Comm(qa), out); err != nil {
@@ -156,8 +155,8 @@ func (m *Model) rmsNormReLU(lt *layerTape, z device.Mat, d *layerDims) error {
 func (m *Model) redistribute(dst device.Mat, dstL grid.Layout, src device.Mat, srcL grid.Layout, k int) error {
 	b := m.cur
 	if m.g.X*m.g.Y*m.g.Z == 1 {
-		if inv := b.rowMaps[1-k]; inv != nil {
-			m.dev.GatherRows(dst, src, device.Share(m.dev, inv))
+		if b.rowMaps[1-k] != nil {
+			m.dev.GatherRows(dst, src, b.inv[1-k])
 		} else {
 			m.dev.Copy(dst, src)
 		}

@@ -66,9 +66,20 @@ func BenchKernels(b *testing.B, dev device.Device, rows, cols int) {
 		b.Run(op.name, func(b *testing.B) {
 			b.SetBytes(int64(op.bytes * float64(n)))
 			op.f() // touch every page outside the timing
-			for b.Loop() {
+			syncDevice(dev)
+			b.ResetTimer()
+			for range b.N {
 				op.f()
 			}
+			syncDevice(dev) // a GPU's kernels run after their launch returns
+
 		})
+	}
+}
+
+// syncDevice waits for a device that queues its work (a GPU).
+func syncDevice(dev device.Device) {
+	if s, ok := dev.(interface{ Sync() }); ok {
+		s.Sync()
 	}
 }

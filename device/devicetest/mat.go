@@ -149,3 +149,38 @@ func to64(v []float32) []float64 {
 	}
 	return out
 }
+
+// withinULP checks got against want to within ulp float32 ulps (NaNs and
+// infinities must match exactly).
+func withinULP(t *testing.T, name string, got, want []float32, ulp int) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d elements, want %d", name, len(got), len(want))
+	}
+	bad := 0
+	for k, g := range got {
+		w := want[k]
+		if math.Float32bits(g) == math.Float32bits(w) {
+			continue
+		}
+		d := int64(ordered(g)) - int64(ordered(w))
+		if math.IsNaN(float64(g)) || math.IsNaN(float64(w)) || math.IsInf(float64(g), 0) || math.IsInf(float64(w), 0) || d > int64(ulp) || d < -int64(ulp) {
+			if bad++; bad <= 5 {
+				t.Errorf("%s: element %d = %g, want %g within %d ulp", name, k, g, w, ulp)
+			}
+		}
+	}
+	if bad > 5 {
+		t.Errorf("%s: %d elements differ in all", name, bad)
+	}
+}
+
+// ordered maps float32 bits to integers in the order of the values, so
+// that their difference counts ulps.
+func ordered(f float32) int32 {
+	b := int32(math.Float32bits(f))
+	if b < 0 {
+		b = math.MinInt32 - b
+	}
+	return b
+}

@@ -103,14 +103,23 @@ func probeGPU() gpuProbe {
 // the log). The answer is the same for every communicator of the process.
 // doc.go lists the queries and the SCALEGNN_GPU_AWARE_MPI override.
 func (c *comm) DeviceAware() (ok bool, how string) {
-	a := gpuAware()
+	a := c.gpuAware()
 	return a.ok, a.how
+}
+
+// gpuAware returns the cached answer, asking under the MPI lock the first
+// time: the queries are MPI calls, which MPI_THREAD_SERIALIZED forbids
+// making at the same time as another.
+func (c *comm) gpuAware() awareness {
+	unlock := c.env.lock()
+	defer unlock()
+	return gpuAware()
 }
 
 // checkDevice panics unless the library is GPU-aware and (ptr, n) is a
 // buffer.
-func checkDevice(method string, ptr uintptr, n int) {
-	if a := gpuAware(); !a.ok {
+func (c *comm) checkDevice(method string, ptr uintptr, n int) {
+	if a := c.gpuAware(); !a.ok {
 		panic(&DeviceMisuseError{method, "called with a device pointer, but the MPI library is not GPU-aware (" + a.how +
 			"); check DeviceAware first and stage through host memory when it is false"})
 	}
@@ -128,14 +137,14 @@ func checkDevice(method string, ptr uintptr, n int) {
 // is false. As for host slices, n beyond math.MaxInt32 is an error, and
 // n == 0 is a barrier.
 func (c *comm) AllReduceF32Device(ptr uintptr, n int, op collectives.Op) error {
-	checkDevice("AllReduceF32Device", ptr, n)
+	c.checkDevice("AllReduceF32Device", ptr, n)
 	return c.allReduceDevice("AllReduceF32Device", ptr, n, 4, c.env.f32, op)
 }
 
 // AllReduceI64Device is AllReduceI64 (MPI_INT64_T) on n int64 values at
 // the device address ptr; see AllReduceF32Device.
 func (c *comm) AllReduceI64Device(ptr uintptr, n int, op collectives.Op) error {
-	checkDevice("AllReduceI64Device", ptr, n)
+	c.checkDevice("AllReduceI64Device", ptr, n)
 	return c.allReduceDevice("AllReduceI64Device", ptr, n, 8, c.env.i64, op)
 }
 
@@ -167,7 +176,7 @@ func (c *comm) allReduceDevice(method string, ptr uintptr, n, elemSize int, t C.
 // Wait returns. It panics like AllReduceF32Device.
 func (c *comm) IAllReduceF32Device(ptr uintptr, n int, op collectives.Op) (collectives.Request, error) {
 	const method = "IAllReduceF32Device"
-	checkDevice(method, ptr, n)
+	c.checkDevice(method, ptr, n)
 	mop, err := c.env.op(op)
 	if err != nil {
 		return nil, c.errorf(method, err)

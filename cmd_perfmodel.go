@@ -10,7 +10,6 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
-	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
@@ -22,9 +21,10 @@ const perfmodelUsage = `usage:
                              [-machine machine.toml] [-d D] [-top 10] [-json] [-plot out.png]
                              [-n N -nnz NNZ] [-imbalance 1.1]
       predicted epoch time and memory per rank of every grid of G ranks, best first
-  scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick]
+  scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick] [-device cpu|native|cuda]
       measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
-      (launch with mpirun/srun exactly as training will be launched)
+      (launch with mpirun/srun exactly as training will be launched; -device as runtime.device,
+      a GPU per rank bound as in training; the profile records the device)
   scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-json] [-plot out.png] runs/*/summary.json
       compare predicted with measured epoch times: Spearman rank correlation and the
       gap between the predicted-best grid's measured time and the measured best
@@ -324,7 +324,12 @@ func runCalibrate(args []string, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "fewer shapes and repetitions (a few seconds)")
 	threads := fs.Int("threads", 0, "kernel threads per rank; 0: as training does (cores / ranks on the node)")
 	verbose := fs.Bool("v", false, "print every measurement")
+	dev := fs.String("device", jobs.DeviceCPU, "the device to measure, as runtime.device: cpu (the fastest host device of this build), native or cuda")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *dev != jobs.DeviceCPU && *dev != jobs.DeviceNative && *dev != jobs.DeviceCUDA {
+		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: -device %q: expected cpu, native or cuda\n", *dev)
 		return 2
 	}
 	if *out == "" || fs.NArg() > 0 {
@@ -348,7 +353,11 @@ func runCalibrate(args []string, stderr io.Writer) int {
 		if world.Rank() == 0 && *verbose {
 			logw = stderr
 		}
-		m, err := perfmodel.Calibrate(world, device.Host(th), perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+		rd, err := openDevice(deviceRequest{What: "-device " + *dev, Name: *dev, Threads: th}, world.Rank(), info, jobs.NewLogger(world.Rank(), *verbose, false))
+		if err := agree(err); err != nil {
+			return err
+		}
+		m, err := perfmodel.Calibrate(world, rd.dev, perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
 		if err == nil && world.Rank() == 0 {
 			header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
 				fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())

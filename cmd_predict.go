@@ -11,7 +11,6 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
-	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/jobs"
 	"scalegnn/npy"
@@ -58,8 +57,19 @@ func runInference(args []string, stderr io.Writer) int {
 				path = filepath.Join(cfg.Output.Dir, fmt.Sprintf("embeddings-%d.npy", *emb))
 			}
 		}
-		dev := device.Host(rankThreads(cfg.Runtime.Threads, info))
-		job, err := jobs.Setup(cfg, world, dev, log)
+		rd, err := openDevice(jobDevice(cfg, rankThreads(cfg.Runtime.Threads, info)), rank, info, log)
+		if err := agree(err); err != nil {
+			return err
+		}
+		rd.measure() // every rank's device is open
+		if err := agree(rd.checkMemory(cfg, rank, info)); err != nil {
+			return err
+		}
+		var job *jobs.Job
+		err = rd.guard(cfg, rank, info, func() (err error) {
+			job, err = jobs.Setup(cfg, world, rd.dev, log)
+			return err
+		})
 		if err := agree(err); err != nil {
 			return err
 		}
@@ -71,10 +81,17 @@ func runInference(args []string, stderr io.Writer) int {
 			return err
 		}
 		var b gcn.Block
-		if *emb >= 0 {
-			b, err = job.Model.Embeddings(*emb)
-		} else {
-			b, err = job.Model.Probabilities()
+		if err := rd.guard(cfg, rank, info, func() error {
+			if *emb >= 0 {
+				b, err = job.Model.Embeddings(*emb)
+			} else {
+				b, err = job.Model.Probabilities()
+			}
+			return nil
+		}); err != nil {
+			// Out of GPU memory within the pass, where the other ranks
+			// may wait in a collective: withMPI reports it and aborts.
+			return err
 		}
 		if err := agree(err); err != nil {
 			return err

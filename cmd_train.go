@@ -13,7 +13,6 @@ import (
 
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
-	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
@@ -105,7 +104,15 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			return err
 		}
 		threads := rankThreads(cfg.Runtime.Threads, info)
-		dev := device.Host(threads)
+		rd, err := openDevice(jobDevice(cfg, threads), rank, info, log)
+		if err := agree(err); err != nil {
+			return err
+		}
+		rd.measure() // every rank's device is open
+		if err := agree(rd.checkMemory(cfg, rank, info)); err != nil {
+			return err
+		}
+		dev := rd.dev
 		if rank == 0 {
 			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path),
 				zap.String("device", dev.Describe())}, nodeFields(info, threads, cpu.BLASConfig())...)...)
@@ -113,7 +120,11 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 		}
 		wd, watched := startWatchdog(cfg, world, stderr) // runtime.stall_timeout
 		defer wd.Stop()
-		job, err := jobs.Setup(cfg, watched, dev, log)
+		var job *jobs.Job
+		err = rd.guard(cfg, rank, info, func() (err error) {
+			job, err = jobs.Setup(cfg, watched, dev, log)
+			return err
+		})
 		if err := agree(err); err != nil {
 			return err
 		}
@@ -145,7 +156,10 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 				}
 			}
 		}
-		_, err = job.Train()
+		err = rd.guard(cfg, rank, info, func() (err error) {
+			_, err = job.Train()
+			return err
+		})
 		var d *jobs.DivergedError
 		if errors.As(err, &d) {
 			// Every rank stopped at this step (jobs.DivergedError); one

@@ -45,4 +45,8 @@ check batch_zero.toml 'train.mode = "minibatch" needs a batch size of at least 1
 check batch_too_big.toml 'train.batch_size: batch size 5 is outside [1, 4], the number of vertices' -grid $grid
 check dp_not_dividing.toml "grid.d = 3 data-parallel replicas do not divide the $np ranks"
 check bf16_unsupported.toml 'train.comm_dtype = "bf16" compresses the all-reduces inside a 3D grid, and a 1x1x1 grid has none'
+# CUDA where it cannot be used (no library, driver or GPU; the empty
+# CUDA_VISIBLE_DEVICES hides a GPU machine's): every rank fails to open
+# its device and rank 0 names what is missing.
+CUDA_VISIBLE_DEVICES= check cuda_missing.toml 'runtime.device = "cuda": cuda unavailable: ' -grid $grid
 exit $fail

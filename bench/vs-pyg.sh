@@ -32,13 +32,17 @@
 #     same Â bit for bit; PyG multiplies by W before aggregating).
 #  4. Prints a table with every epoch and the ratios scalegnn / each, and
 #     writes it with every JSON line to $OUT/vs-pyg-rmatS.{txt,jsonl} when
-#     OUT is set (else to WORK), with scalegnn's log and summary.json.
+#     OUT is set (else to WORK), with scalegnn's log, summary.json and
+#     metrics.jsonl. On a GPU scalegnn's SpMM/GEMM split is host-side
+#     launch time (the kernels run asynchronously), so the table shows no
+#     SpMM time for it; its epoch time is exact (every step waits for its
+#     loss, hence for the step before).
 #
 # Environment:
 #   DEVICE   runtime.device of the job (default cuda); empty: no device key,
 #            the binary's default (the host CPU)
-#   PYDEV    torch device for gpu_gcn.py (default cuda, or cpu when DEVICE
-#            is not cuda)
+#   PYDEV    torch device for gpu_gcn.py (default: cuda when torch sees a
+#            GPU, else cpu)
 #   EPOCHS, WARMUP  scalegnn's epochs and how many of them to drop (25, 5)
 #   PYEPOCHS, PYWARMUP  gpu_gcn.py's timed and warm-up epochs (20, 5)
 #   IMPLS    gpu_gcn.py's implementations, comma-separated
@@ -64,9 +68,6 @@ scale=${2:-20}
 [ -x "$bin" ] || { echo "vs-pyg.sh: $1: not an executable scalegnn binary; build one with go build -tags nompi -o scalegnn-nompi ." >&2; exit 2; }
 cd "$(dirname "$0")/.."
 device=${DEVICE-cuda}
-if [ -z "${PYDEV:-}" ]; then
-  case "$device" in cuda*) PYDEV=cuda ;; *) PYDEV=cpu ;; esac
-fi
 epochs=${EPOCHS:-25}
 warmup=${WARMUP:-5}
 limit=${LIMIT:-240}
@@ -95,7 +96,7 @@ status=0
 # say prints a line and keeps it in the table file.
 say() { echo "$@" | tee -a "$table"; }
 : >"$table"
-say "== vs-pyg: R-MAT scale $scale, 3-layer GCN 128 hidden, scalegnn device '${device:-default}', torch device $PYDEV, $(date -u +%FT%TZ)"
+say "== vs-pyg: R-MAT scale $scale, 3-layer GCN 128 hidden, scalegnn device '${device:-default}', torch device ${PYDEV:-auto}, $(date -u +%FT%TZ)"
 command -v nvidia-smi >/dev/null && say "   $(nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | head -1)"
 
 # 1. The graph, prepared once per scale.
@@ -120,6 +121,8 @@ else
   sed -i '/^device = /d' "$job"
 fi
 [ -n "${THREADS:-}" ] && sed -i "/^\[runtime\]/a threads = $THREADS" "$job"
+# A failed run must not leave an earlier run's files to be copied as its own.
+rm -f "$run/summary.json" "$run/metrics.jsonl" "$dest/$name.summary.json" "$dest/$name.metrics.jsonl"
 t0=$(date +%s.%N)
 if timeout "$limit" "$bin" -config "$job" 2>"$log"; then
   say "scalegnn: $(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN{printf "%.1f", b-a}') s for $epochs epochs with loading"
@@ -131,10 +134,17 @@ if len(rows) <= warm:
     sys.exit("vs-pyg.sh: %s has %d epochs, not more than WARMUP = %d; raise EPOCHS" % (sys.argv[1], len(rows), warm))
 rows = rows[warm:]
 med = lambda k: statistics.median(r[k] for r in rows)
-print(json.dumps({"impl": "scalegnn", "epoch_s_median": statistics.median(r["epoch_s"] - r["eval_s"] for r in rows),
-                  "epoch_s_min": min(r["epoch_s"] - r["eval_s"] for r in rows), "epochs": len(rows), "warmup": warm,
-                  "device": sys.argv[3] or "default", "spmm_s": med("spmm_s_max"), "gemm_s": med("gemm_s_max"),
-                  "other_s": med("other_s_max"), "loss": rows[-1]["loss"]}))
+out = {"impl": "scalegnn", "epoch_s_median": statistics.median(r["epoch_s"] - r["eval_s"] for r in rows),
+       "epoch_s_min": min(r["epoch_s"] - r["eval_s"] for r in rows), "epochs": len(rows), "warmup": warm,
+       "device": sys.argv[3] or "default", "loss": rows[-1]["loss"]}
+# scalegnn times its SpMM and GEMM calls on the host. On a GPU they only
+# queue kernels, so the split is launch time, not kernel time, and is kept
+# under other names; the epoch itself is right, since every step reads its
+# loss back and so waits for the previous step's queued work.
+split = "_s_launch" if sys.argv[3].startswith("cuda") else "_s"
+for k in ("spmm", "gemm", "other"):
+    out[k + split] = med(k + "_s_max")
+print(json.dumps(out))
 PY
 else
   rc=$?
@@ -144,9 +154,10 @@ else
 fi
 cp "$log" "$dest/" 2>/dev/null || true
 [ -f "$run/summary.json" ] && cp "$run/summary.json" "$dest/$name.summary.json"
+[ -f "$run/metrics.jsonl" ] && cp "$run/metrics.jsonl" "$dest/$name.metrics.jsonl"
 
 # 3. PyTorch and PyG, one process (the dataset is loaded once).
-pyargs=(--impl "$impls" --device "$PYDEV" --epochs "${PYEPOCHS:-20}" --warmup "${PYWARMUP:-5}")
+pyargs=(--impl "$impls" --device "${PYDEV:-}" --epochs "${PYEPOCHS:-20}" --warmup "${PYWARMUP:-5}")
 [ -n "${THREADS:-}" ] && pyargs+=(--threads "$THREADS")
 t0=$(date +%s.%N)
 timeout "$limit" "$PYTHON" bench/gpu_gcn.py "$ds" "${pyargs[@]}" >>"$lines" 2>"$work/$name.py.log" || {
@@ -171,16 +182,19 @@ for r in rows:
     e, s = r["epoch_s_median"], r.get("spmm_s")
     print("%-14s %12.2f %10s %8s %9s  %s" % (r["impl"], 1e3 * e, "%.2f" % (1e3 * s) if s is not None else "-",
           "%.0f" % (100 * s / e) if s is not None else "-",
-          "%.2f" % r["peak_mem_gib"] if "peak_mem_gib" in r else "-", r.get("adj", r.get("device", ""))))
+          "%.2f" % r["peak_mem_gib"] if "peak_mem_gib" in r else "-",
+          r.get("adj") or r["device"] + ("; no SpMM time: its split is kernel launches" if "spmm_s_launch" in r else "")))
 if "scalegnn" in ok:
     base = ok["scalegnn"]["epoch_s_median"]
     for k, r in ok.items():
         if k != "scalegnn":
             print("scalegnn / %-13s %.3f" % (k, base / r["epoch_s_median"]))
-    if "pyg" in ok or "pyg-sparse" in ok:
-        best = min((ok[k] for k in ("pyg", "pyg-sparse") if k in ok), key=lambda r: r["epoch_s_median"])
-        q = base / best["epoch_s_median"]
-        print("goal: scalegnn <= 0.8x PyG's best (%s): %.3f -> %s" % (best["impl"], q, "met" if q <= 0.8 else "NOT met"))
+    # The goal is against GCNConv; PyG's two ways to call it differ
+    # several-fold, so both are judged.
+    for k, what in (("pyg", "GCNConv on edge_index"), ("pyg-sparse", "GCNConv on a sparse adj_t")):
+        if k in ok:
+            q = base / ok[k]["epoch_s_median"]
+            print("goal scalegnn <= 0.8x PyG (%s): %.3f -> %s" % (what, q, "met" if q <= 0.8 else "NOT met"))
 PY
 echo "results: $table, $lines"
 exit $status

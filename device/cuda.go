@@ -267,6 +267,27 @@ func (d *CUDA) run2(k kern, rows, cols int, args ...uint64) {
 	d.launch(k, clampGrid(ceilDiv(cols, 32), 1024), clampGrid(ceilDiv(rows, 8), 65535), 32, 8, args...)
 }
 
+// runFlat launches an element-wise kernel whose result does not depend
+// on an element's row and column, over operands that are all contiguous,
+// as one row of rows·cols elements on blocks of 256 threads: each warp
+// then reads 128 contiguous bytes per operand and no thread idles.
+func (d *CUDA) runFlat(k kern, rows, cols int, ops []Mat, args ...uint64) {
+	if rows == 0 || cols == 0 {
+		return
+	}
+	for _, m := range ops {
+		if !m.contiguous() {
+			d.run2(k, rows, cols, args...)
+			return
+		}
+	}
+	// The kernels' last two arguments are rows and cols; their strides
+	// no longer matter with one row.
+	n := rows * cols
+	args[len(args)-2], args[len(args)-1] = 1, argInt(n)
+	d.launch(k, clampGrid(ceilDiv(n, 256), 1<<20), 1, 256, 1, args...)
+}
+
 // runWords launches a bit-mask kernel: a warp per row and 64-column word.
 func (d *CUDA) runWords(k kern, rows, cols int, args ...uint64) {
 	if rows == 0 || cols == 0 {
@@ -406,38 +427,38 @@ func (d *CUDA) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst M
 // Fill sets every element of dst to v.
 func (d *CUDA) Fill(dst Mat, v float32) {
 	dst.check("Fill", "")
-	d.run2(kFill, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argInt(dst.rows), argInt(dst.cols), argF32(v))
+	d.runFlat(kFill, dst.rows, dst.cols, []Mat{dst}, argMat(dst), argInt(dst.strid), argInt(dst.rows), argInt(dst.cols), argF32(v))
 }
 
 // Copy copies src into dst.
 func (d *CUDA) Copy(dst, src Mat) {
 	checkSame("Copy", dst, src)
-	d.run2(kCopy, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(src), argInt(src.strid), argInt(dst.rows), argInt(dst.cols))
+	d.runFlat(kCopy, dst.rows, dst.cols, []Mat{dst, src}, argMat(dst), argInt(dst.strid), argMat(src), argInt(src.strid), argInt(dst.rows), argInt(dst.cols))
 }
 
 // Add computes dst = a + b.
 func (d *CUDA) Add(dst, a, b Mat) {
 	checkSame("Add", dst, a, b)
-	d.run2(kAdd, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(a), argInt(a.strid), argMat(b), argInt(b.strid),
+	d.runFlat(kAdd, dst.rows, dst.cols, []Mat{dst, a, b}, argMat(dst), argInt(dst.strid), argMat(a), argInt(a.strid), argMat(b), argInt(b.strid),
 		argInt(dst.rows), argInt(dst.cols))
 }
 
 // Scale computes dst = alpha·a.
 func (d *CUDA) Scale(dst Mat, alpha float32, a Mat) {
 	checkSame("Scale", dst, a)
-	d.run2(kScale, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argF32(alpha), argMat(a), argInt(a.strid), argInt(dst.rows), argInt(dst.cols))
+	d.runFlat(kScale, dst.rows, dst.cols, []Mat{dst, a}, argMat(dst), argInt(dst.strid), argF32(alpha), argMat(a), argInt(a.strid), argInt(dst.rows), argInt(dst.cols))
 }
 
 // ReLU computes dst = max(a, 0).
 func (d *CUDA) ReLU(dst, a Mat) {
 	checkSame("ReLU", dst, a)
-	d.run2(kReLU, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(a), argInt(a.strid), argInt(dst.rows), argInt(dst.cols))
+	d.runFlat(kReLU, dst.rows, dst.cols, []Mat{dst, a}, argMat(dst), argInt(dst.strid), argMat(a), argInt(a.strid), argInt(dst.rows), argInt(dst.cols))
 }
 
 // ReLUBackward computes dst = grad where act > 0, else 0.
 func (d *CUDA) ReLUBackward(dst, grad, act Mat) {
 	checkSame("ReLUBackward", dst, grad, act)
-	d.run2(kReLUBackward, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(grad), argInt(grad.strid), argMat(act), argInt(act.strid),
+	d.runFlat(kReLUBackward, dst.rows, dst.cols, []Mat{dst, grad, act}, argMat(dst), argInt(dst.strid), argMat(grad), argInt(grad.strid), argMat(act), argInt(act.strid),
 		argInt(dst.rows), argInt(dst.cols))
 }
 
@@ -619,16 +640,28 @@ func (d *CUDA) UnpackBF16(dst Buffer[float32], src Buffer[uint16]) {
 	d.run1(kUnpackBF16, src.Len(), argBuf(dst), argBuf(src), argInt(src.Len()))
 }
 
+// indices returns idx with its host elements for the index checks: a
+// Share's source when it has one (free), else a copy downloaded here,
+// since a kernel cannot panic and an index outside its matrix would
+// read or write another buffer's memory.
+func (d *CUDA) indices(idx Buffer[int32]) Buffer[int32] {
+	if idx.blk != nil && idx.shadow == nil && idx.n > 0 {
+		idx.shadow = make([]int32, idx.n)
+		Download(d, idx.shadow, idx, 0)
+	}
+	return idx
+}
+
 // GatherRows sets row i of dst to row idx[i] of src.
 func (d *CUDA) GatherRows(dst, src Mat, idx Buffer[int32]) {
-	checkGather("GatherRows", dst, src, idx, false)
+	checkGather("GatherRows", dst, src, d.indices(idx), false)
 	d.run2(kGatherRows, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(src), argInt(src.strid), argBuf(idx),
 		argInt(dst.rows), argInt(dst.cols))
 }
 
 // ScatterAddRows adds row i of src to row idx[i] of dst, rows in order.
 func (d *CUDA) ScatterAddRows(dst, src Mat, idx Buffer[int32]) {
-	checkGather("ScatterAddRows", dst, src, idx, true)
+	checkGather("ScatterAddRows", dst, src, d.indices(idx), true)
 	if src.rows == 0 {
 		return
 	}
@@ -638,13 +671,13 @@ func (d *CUDA) ScatterAddRows(dst, src Mat, idx Buffer[int32]) {
 
 // GatherI32 sets dst[i] = src[idx[i]].
 func (d *CUDA) GatherI32(dst, src, idx Buffer[int32]) {
-	checkGather1("GatherI32", dst.Len(), src.Len(), idx)
+	checkGather1("GatherI32", dst.Len(), src.Len(), d.indices(idx))
 	d.run1(kGatherI32, dst.Len(), argBuf(dst), argBuf(src), argBuf(idx), argInt(dst.Len()))
 }
 
 // GatherU8 sets dst[i] = src[idx[i]].
 func (d *CUDA) GatherU8(dst, src Buffer[uint8], idx Buffer[int32]) {
-	checkGather1("GatherU8", dst.Len(), src.Len(), idx)
+	checkGather1("GatherU8", dst.Len(), src.Len(), d.indices(idx))
 	d.run1(kGatherU8, dst.Len(), argBuf(dst), argBuf(src), argBuf(idx), argInt(dst.Len()))
 }
 

@@ -180,7 +180,7 @@ func TestCUDABandwidth(t *testing.T) {
 	dev := cudaForTest(t)
 	const rows = 1 << 20
 	a := spmmtest.PowerLawCSR(rows, rows, 16*rows, 1)
-	timeIt := func(f func()) float64 {
+	timeIt := func(dev *device.CUDA, f func()) float64 {
 		f()
 		dev.Sync()
 		best := math.Inf(1)
@@ -196,8 +196,8 @@ func TestCUDABandwidth(t *testing.T) {
 	}
 	n := 256 << 20 / 4 // 256 MiB
 	src, dst := device.Alloc[float32](dev, n), device.Alloc[float32](dev, n)
-	copyBW := 2 * float64(n) * 4 / timeIt(func() { device.CopyBuffer(dev, dst, src) })
-	kernBW := 2 * float64(n) * 4 / timeIt(func() { dev.Copy(device.Matrix(dst, n/128, 128), device.Matrix(src, n/128, 128)) })
+	copyBW := 2 * float64(n) * 4 / timeIt(dev, func() { device.CopyBuffer(dev, dst, src) })
+	kernBW := 2 * float64(n) * 4 / timeIt(dev, func() { dev.Copy(device.Matrix(dst, n/128, 128), device.Matrix(src, n/128, 128)) })
 	t.Logf("device-to-device copy (cuMemcpyDtoD): %.0f GB/s; the Copy kernel: %.0f GB/s (%.0f%%)", copyBW/1e9, kernBW/1e9, 100*kernBW/copyBW)
 	ca := dev.UploadCSR(a)
 	for _, alg := range []int{6, 4, 12, 0} {
@@ -209,7 +209,7 @@ func TestCUDABandwidth(t *testing.T) {
 		for _, width := range []int{16, 32, 64, 128} {
 			x := device.Matrix(device.Alloc[float32](d, rows*width), rows, width)
 			y := device.Matrix(device.Alloc[float32](d, rows*width), rows, width)
-			sec := timeIt(func() { d.SpMM(y, ca, x) })
+			sec := timeIt(d, func() { d.SpMM(y, ca, x) })
 			bytes := float64(a.NNZ())*8 + float64(rows+1)*4 + float64(a.NNZ())*float64(width)*4 + float64(rows*width)*4
 			t.Logf("SpMM alg %2d width %3d: %7.3f ms, %5.0f GB/s = %3.0f%% of the copy", alg, width, sec*1e3, bytes/sec/1e9, 100*bytes/sec/copyBW)
 		}
@@ -221,11 +221,11 @@ func TestCUDABandwidth(t *testing.T) {
 		cm := device.Matrix(device.Alloc[float32](dev, s.m*s.n), s.m, s.n)
 		if s.m == 128 { // the weight gradient: a^T·b
 			am = device.Matrix(device.Alloc[float32](dev, s.k*s.m), s.k, s.m)
-			sec := timeIt(func() { dev.Gemm(spmm.Trans, spmm.NoTrans, 1, am, bm, 0, cm) })
+			sec := timeIt(dev, func() { dev.Gemm(spmm.Trans, spmm.NoTrans, 1, am, bm, 0, cm) })
 			t.Logf("GEMM TN %dx%dx%d: %.3f ms, %.1f TFLOP/s", s.m, s.k, s.n, sec*1e3, 2*float64(s.m*s.k*s.n)/sec/1e12)
 			continue
 		}
-		sec := timeIt(func() { dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, am, bm, 0, cm) })
+		sec := timeIt(dev, func() { dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, am, bm, 0, cm) })
 		t.Logf("GEMM NN %dx%dx%d: %.3f ms, %.1f TFLOP/s", s.m, s.k, s.n, sec*1e3, 2*float64(s.m*s.k*s.n)/sec/1e12)
 	}
 }

@@ -82,11 +82,14 @@ func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error 
 // DeviceOutOfMemory turns the panic of an allocation the GPU could not
 // satisfy (a *device.OutOfMemoryError escaping Setup or Train) into one
 // line: what was asked for, the rank's predicted device memory and its
-// share of the GPU, and a grid that fits. When the prediction exceeds the
-// share (runtime.mem_check = false let the job start), that grid fits in
-// the share; when it does not, the GPU's own overhead (its context, the
-// libraries' workspaces, other processes) took the difference, and the
-// grid named fits in the prediction less the bytes that were missing.
+// share of the GPU, and a grid that fits. The rank needed at least what it
+// had taken since its device was opened (gpu.Free less the GPU's free
+// memory at the failure, divided among the ranks sharing it) plus the
+// allocation; when that exceeds the prediction (the GPU's context and the
+// libraries' workspaces are not in it, nor is memory the device holds
+// beyond gcn's plan), the grid named is one whose prediction, scaled by
+// the same ratio, fits in the share. Otherwise (runtime.mem_check = false
+// let a job predicted too large start) it fits in the share as predicted.
 func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *device.OutOfMemoryError) error {
 	head := fmt.Sprintf("%s: %v", cfg.label(), oom)
 	gs, err := EstimateGraphSize(cfg.Dataset)
@@ -96,17 +99,17 @@ func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *d
 	shape := cfgShape(cfg)
 	need := deviceBytes(perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)))
 	limit := gpu.PerRank()
-	pred := fmt.Sprintf("rank %d's predicted device memory on grid %s is %s and it may use %s (%s)",
-		rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from())
-	if need > limit {
-		return fmt.Errorf("%s; %s; %s", head, pred, fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, deviceBytes))
+	msg := fmt.Sprintf("%s; rank %d's predicted device memory on grid %s is %s and it may use %s (%s)",
+		head, rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from())
+	taken := max(gpu.Free-oom.Free, 0) / int64(gpu.Ranks)
+	budget := limit
+	if atLeast := taken + oom.Bytes; need > 0 && atLeast > need {
+		ratio := float64(atLeast) / float64(need)
+		budget = int64(float64(limit) / ratio)
+		msg += fmt.Sprintf("; it needed at least %s (%s taken since the device was opened and %s asked for), %.2f times the prediction, so a grid must be predicted to need at most %s per rank",
+			perfmodel.FormatBytes(atLeast), perfmodel.FormatBytes(taken), perfmodel.FormatBytes(oom.Bytes), ratio, perfmodel.FormatBytes(budget))
 	}
-	budget := need - max(oom.Bytes-oom.Free, 0)
-	if budget <= 0 {
-		return fmt.Errorf("%s; %s, so the GPU's own overhead or other processes took the memory: free the GPU or bind fewer ranks to it", head, pred)
-	}
-	return fmt.Errorf("%s; %s, so the GPU's own overhead (context, library workspaces) or other processes took the rest; %s",
-		head, pred, fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, budget, deviceBytes))
+	return fmt.Errorf("%s; %s", msg, fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, budget, deviceBytes))
 }
 
 // cfgShape is the job's grid.

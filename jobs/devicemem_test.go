@@ -120,16 +120,20 @@ func TestDeviceOutOfMemory(t *testing.T) {
 		oom  device.OutOfMemoryError
 		want []string
 	}{
-		{"the GPU's overhead", rmat22 + "mem_check = false\n", GPUShare{Name: "GPU 0", Free: 30 * gib, Total: 32 * gib, Ranks: 1},
-			device.OutOfMemoryError{Bytes: 4 * gib, Free: gib, Total: 32 * gib, Device: "cuda:0"},
-			[]string{"job.toml: device: cuda:0 is out of memory: 4294967296 bytes asked for with 1073741824 of 34359738368 free; ",
+		{"the prediction was low", rmat22, GPUShare{Name: "GPU 0", Free: 30 * gib, Total: 32 * gib, Ranks: 1},
+			device.OutOfMemoryError{Bytes: 4 * gib, Free: gib, Total: 32 * gib, Device: "GPU 0 (H)"},
+			[]string{"job.toml: device: GPU 0 (H) is out of memory: 4294967296 bytes asked for with 1073741824 of 34359738368 free; ",
 				"rank 0's predicted device memory on grid 1x1x1 (d=1) is 25.6GiB and it may use 30GiB (30GiB free on GPU 0 of 32GiB / 1 rank on it)",
-				// 25.6GiB fits in 30GiB: the GPU's overhead took the rest,
-				// and the grid named fits in 25.6GiB less the 3GiB missing.
-				"so the GPU's own overhead (context, library workspaces) or other processes took the rest; the fastest grid that fits in 22.6GiB per rank is "}},
+				// 29GiB taken and 4GiB asked for: 33GiB, 1.29 times
+				// 25.6GiB, so a grid must be predicted 30GiB / 1.29.
+				"; it needed at least 33GiB (29GiB taken since the device was opened and 4GiB asked for), 1.29 times the prediction, so a grid must be predicted to need at most 23.3GiB per rank",
+				"; the fastest grid that fits in 23.3GiB per rank is "}},
+		{"two ranks share the GPU", rmat22 + "[grid]\nx = 2\n", GPUShare{Name: "GPU 0", Free: 40 * gib, Total: 40 * gib, Ranks: 2},
+			device.OutOfMemoryError{Bytes: 4 * gib, Free: 0, Total: 40 * gib, Device: "GPU 0 (H)"},
+			[]string{"it may use 20GiB (40GiB free on GPU 0 of 40GiB / 2 ranks on it)", "it needed at least 24GiB (20GiB taken since the device was opened and 4GiB asked for)"}},
 		{"mem_check = false let a job too large start", rmat22 + "mem_check = false\n", GPUShare{Name: "GPU 0", Free: 15 * gib, Total: 16 * gib, Ranks: 1},
-			device.OutOfMemoryError{Bytes: gib, Free: 0, Total: 16 * gib, Device: "cuda:0"},
-			[]string{"device: cuda:0 is out of memory", "is 25.6GiB and it may use 15GiB", "; the fastest grid that fits in 15GiB per rank is "}},
+			device.OutOfMemoryError{Bytes: gib, Free: 0, Total: 16 * gib, Device: "GPU 0 (H)"},
+			[]string{"GPU 0 (H) is out of memory", "is 25.6GiB and it may use 15GiB", "; the fastest grid that fits in 15GiB per rank is "}},
 	} {
 		cfg, err := ParseConfig("job.toml", []byte(c.job))
 		if err != nil {

@@ -41,10 +41,11 @@ type CUDA struct {
 	kernels string // how the kernels were obtained, for Describe
 	alg     int    // cuSPARSE SpMM algorithm
 
-	mu    sync.Mutex // guards the library handles' use and the scratch below
-	work  *gpuBlock  // cuSPARSE's workspace
-	small Buffer[uint64]
-	terms Buffer[uint64]
+	mu      sync.Mutex // guards the library handles' use and the scratch below
+	work    *gpuBlock  // cuSPARSE's workspace
+	small   Buffer[uint64]
+	terms   Buffer[uint64]
+	idxHost []int32 // downloaded indices for the checks
 
 	stage stagingPool // pinned host memory for the collectives
 }
@@ -427,7 +428,7 @@ func (d *CUDA) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst M
 // Fill sets every element of dst to v.
 func (d *CUDA) Fill(dst Mat, v float32) {
 	dst.check("Fill", "")
-	d.runFlat(kFill, dst.rows, dst.cols, []Mat{dst}, argMat(dst), argInt(dst.strid), argInt(dst.rows), argInt(dst.cols), argF32(v))
+	d.runFlat(kFill, dst.rows, dst.cols, []Mat{dst}, argMat(dst), argInt(dst.strid), argF32(v), argInt(dst.rows), argInt(dst.cols))
 }
 
 // Copy copies src into dst.
@@ -640,28 +641,33 @@ func (d *CUDA) UnpackBF16(dst Buffer[float32], src Buffer[uint16]) {
 	d.run1(kUnpackBF16, src.Len(), argBuf(dst), argBuf(src), argInt(src.Len()))
 }
 
-// indices returns idx with its host elements for the index checks: a
-// Share's source when it has one (free), else a copy downloaded here,
-// since a kernel cannot panic and an index outside its matrix would
-// read or write another buffer's memory.
-func (d *CUDA) indices(idx Buffer[int32]) Buffer[int32] {
+// checkIndices runs check on idx with its host elements: a Share's
+// source when it has one (free), else a copy downloaded into reused
+// scratch, since a kernel cannot panic and an index outside its matrix
+// would read or write another buffer's memory.
+func (d *CUDA) checkIndices(idx Buffer[int32], check func(Buffer[int32])) {
 	if idx.blk != nil && idx.shadow == nil && idx.n > 0 {
-		idx.shadow = make([]int32, idx.n)
+		d.mu.Lock()
+		defer d.mu.Unlock()
+		if cap(d.idxHost) < idx.n {
+			d.idxHost = make([]int32, idx.n)
+		}
+		idx.shadow = d.idxHost[:idx.n]
 		Download(d, idx.shadow, idx, 0)
 	}
-	return idx
+	check(idx)
 }
 
 // GatherRows sets row i of dst to row idx[i] of src.
 func (d *CUDA) GatherRows(dst, src Mat, idx Buffer[int32]) {
-	checkGather("GatherRows", dst, src, d.indices(idx), false)
+	d.checkIndices(idx, func(idx Buffer[int32]) { checkGather("GatherRows", dst, src, idx, false) })
 	d.run2(kGatherRows, dst.rows, dst.cols, argMat(dst), argInt(dst.strid), argMat(src), argInt(src.strid), argBuf(idx),
 		argInt(dst.rows), argInt(dst.cols))
 }
 
 // ScatterAddRows adds row i of src to row idx[i] of dst, rows in order.
 func (d *CUDA) ScatterAddRows(dst, src Mat, idx Buffer[int32]) {
-	checkGather("ScatterAddRows", dst, src, d.indices(idx), true)
+	d.checkIndices(idx, func(idx Buffer[int32]) { checkGather("ScatterAddRows", dst, src, idx, true) })
 	if src.rows == 0 {
 		return
 	}
@@ -671,13 +677,13 @@ func (d *CUDA) ScatterAddRows(dst, src Mat, idx Buffer[int32]) {
 
 // GatherI32 sets dst[i] = src[idx[i]].
 func (d *CUDA) GatherI32(dst, src, idx Buffer[int32]) {
-	checkGather1("GatherI32", dst.Len(), src.Len(), d.indices(idx))
+	d.checkIndices(idx, func(idx Buffer[int32]) { checkGather1("GatherI32", dst.Len(), src.Len(), idx) })
 	d.run1(kGatherI32, dst.Len(), argBuf(dst), argBuf(src), argBuf(idx), argInt(dst.Len()))
 }
 
 // GatherU8 sets dst[i] = src[idx[i]].
 func (d *CUDA) GatherU8(dst, src Buffer[uint8], idx Buffer[int32]) {
-	checkGather1("GatherU8", dst.Len(), src.Len(), d.indices(idx))
+	d.checkIndices(idx, func(idx Buffer[int32]) { checkGather1("GatherU8", dst.Len(), src.Len(), idx) })
 	d.run1(kGatherU8, dst.Len(), argBuf(dst), argBuf(src), argBuf(idx), argInt(dst.Len()))
 }
 

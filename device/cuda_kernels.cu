@@ -10,7 +10,8 @@
 // within a tolerance, not bit for bit (devicetest knows which devices).
 //
 // Conventions: every kernel is extern "C"; integer parameters are long
-// long, pointers are device addresses; element-wise kernels on matrices
+// long, pointers are device addresses; element-wise kernels end with
+// (rows, cols), which runFlat rewrites for contiguous operands; element-wise kernels on matrices
 // run on blocks of 32×8 threads, x over columns and y over rows, with
 // grid-stride loops, and the bit-mask kernels give each warp one row and
 // one 64-bit word at a time, built with two ballots.
@@ -64,7 +65,7 @@ __device__ __forceinline__ u64 keep01(u64 key, i64 col, u64 th) {
 	return 1 - ((draw - th) >> 63);
 }
 
-extern "C" __global__ void k_fill(float *d, i64 ldd, i64 rows, i64 cols, float v) {
+extern "C" __global__ void k_fill(float *d, i64 ldd, float v, i64 rows, i64 cols) {
 	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = v;
 }
 

@@ -102,6 +102,14 @@ type calibrator struct {
 // alone on its core and looks faster than it is in a training step).
 const minMeasure = 0.02
 
+// sync waits for a device that queues its work (a GPU), so that a
+// timing covers the work and not only its launch.
+func (c *calibrator) sync() {
+	if s, ok := c.dev.(interface{ Sync() }); ok {
+		s.Sync()
+	}
+}
+
 // timeIt runs f once to warm up, then reps times a batch of k calls (k
 // agreed over the ranks so that every batch lasts about minMeasure), and
 // returns the maximum over ranks of each rank's median time per call.
@@ -113,6 +121,7 @@ func (c *calibrator) timeIt(f func() error) (float64, error) {
 	if err := f(); err != nil {
 		return 0, err
 	}
+	c.sync()
 	warm := []float64{time.Since(t0).Seconds()}
 	if err := c.world.AllReduceF64(warm, collectives.Max); err != nil {
 		return 0, err
@@ -132,6 +141,7 @@ func (c *calibrator) timeIt(f func() error) (float64, error) {
 				return 0, err
 			}
 		}
+		c.sync()
 		ts[i] = time.Since(t0).Seconds() / float64(k)
 	}
 	sort.Float64s(ts)

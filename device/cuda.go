@@ -10,6 +10,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"time"
 	"unsafe"
 
 	"scalegnn/device/internal/cuda"
@@ -184,17 +185,23 @@ func (d *CUDA) Sync() {
 
 func (d *CUDA) fail(op string, err error) { panic(&CUDAError{Op: op, Err: err}) }
 
-// alloc returns zeroed device memory, freed by a cleanup once no Buffer
-// refers to it (after the work queued on it: the cleanup waits for the
-// stream first).
+// alloc returns zeroed device memory, freed by Free or by a cleanup once
+// no Buffer refers to it (after the work queued on it: freeing waits for
+// the stream first). The garbage collector does not see the GPU's memory,
+// so an allocation that fails first collects and waits for the cleanups
+// of dead buffers before it reports the GPU out of memory.
 func (d *CUDA) alloc(bytes int64) *gpuBlock {
 	if bytes == 0 {
 		return &gpuBlock{}
 	}
 	p, err := d.ctx.Alloc(bytes)
+	for wait := time.Millisecond; err != nil && isOOM(err) && wait < time.Second; wait *= 2 {
+		runtime.GC()
+		time.Sleep(wait) // the cleanups run on their own goroutine
+		p, err = d.ctx.Alloc(bytes)
+	}
 	if err != nil {
-		var ce *cuda.Error
-		if errors.As(err, &ce) && ce.Code == cuda.OutOfMemory {
+		if isOOM(err) {
 			free, total, _ := d.ctx.MemInfo()
 			panic(&OutOfMemoryError{Bytes: bytes, Free: free, Total: total, Device: fmt.Sprintf("GPU %d (%s)", d.ordinal, d.info.Name)})
 		}
@@ -203,13 +210,19 @@ func (d *CUDA) alloc(bytes int64) *gpuBlock {
 	if err := d.ctx.Memset(p, bytes); err != nil {
 		d.fail("cuMemsetD8Async", err)
 	}
-	b := &gpuBlock{ptr: p, bytes: bytes}
 	ctx := d.ctx
-	runtime.AddCleanup(b, func(p uintptr) {
+	m := &gpuMemory{ptr: p, free: func(p uintptr) {
 		_ = ctx.Sync()
 		_ = ctx.Free(p)
-	}, p)
+	}}
+	b := &gpuBlock{ptr: p, bytes: bytes, mem: m}
+	runtime.AddCleanup(b, func(m *gpuMemory) { m.release() }, m)
 	return b
+}
+
+func isOOM(err error) bool {
+	var ce *cuda.Error
+	return errors.As(err, &ce) && ce.Code == cuda.OutOfMemory
 }
 
 func (d *CUDA) h2d(dst uintptr, src unsafe.Pointer, bytes int64) {

@@ -233,3 +233,30 @@ func TestCUDABandwidth(t *testing.T) {
 func BenchmarkCUDA(b *testing.B) {
 	devicetest.BenchKernels(b, cudaForTest(b), benchRows, benchCols)
 }
+
+// TestCUDAReclaim allocates several times the GPU's memory in buffers
+// that die at once: freed by Free, and left to the garbage collector,
+// which an allocation that fails runs before it reports the GPU full.
+func TestCUDAReclaim(t *testing.T) {
+	dev := cudaForTest(t)
+	free, _, _ := device.MemoryInfo(dev)
+	n := int(free / 3 / 4) // a third of the free memory, in float32
+	for _, explicit := range []bool{true, false} {
+		for range 8 {
+			b := device.Alloc[float32](dev, n)
+			dev.Fill(device.Matrix(b, 1, n), 1)
+			if explicit {
+				device.Free(dev, b)
+			}
+		}
+	}
+	b := device.Alloc[float32](dev, 8)
+	func() {
+		defer func() {
+			if _, ok := recover().(device.ShapeError); !ok {
+				t.Errorf("Free of a view did not panic with a ShapeError")
+			}
+		}()
+		device.Free(dev, b.Slice(1, 8))
+	}()
+}

@@ -1,6 +1,7 @@
 package device
 
 import (
+	"sync/atomic"
 	"unsafe"
 
 	"scalegnn/collectives"
@@ -32,8 +33,39 @@ type deviceMemory interface {
 
 // gpuBlock is one device allocation. Buffers point into it; it is freed
 // when no Buffer refers to it any more (a cleanup registered by the
-// device that made it).
+// device that made it), or at once by Free.
 type gpuBlock struct {
 	ptr   uintptr
 	bytes int64
+	mem   *gpuMemory // shared with the cleanup, which must not hold the block
+}
+
+// gpuMemory is the state of one allocation that its cleanup and Free
+// share, so that it is freed once.
+type gpuMemory struct {
+	ptr   uintptr
+	freed atomic.Bool
+	free  func(uintptr)
+}
+
+func (m *gpuMemory) release() {
+	if m != nil && m.freed.CompareAndSwap(false, true) {
+		m.free(m.ptr)
+	}
+}
+
+// Free releases the memory of b's allocation now on a device with memory
+// of its own, rather than when the garbage collector finds it unreachable
+// (it cannot see a GPU's memory filling up); on the host devices it does
+// nothing. Every Buffer and Mat of that allocation, views included, must
+// be dead: b must cover it from its start. The model's arenas free the
+// buffers a pass outgrew before allocating larger ones.
+func Free[T Elem](dev Device, b Buffer[T]) {
+	if b.blk == nil || b.blk.mem == nil {
+		return
+	}
+	if b.off != 0 {
+		shapePanic("Free of a view at %d: free the buffer Alloc returned", b.off)
+	}
+	b.blk.mem.release()
 }

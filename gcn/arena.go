@@ -45,6 +45,7 @@ type pool[T device.Elem] struct {
 	buf      device.Buffer[T]
 	off      int // elements handed out from buf this pass
 	overflow int // elements handed out beyond buf this pass
+	extra    []device.Buffer[T]
 }
 
 func (p *pool[T]) take(dev device.Device, n int) device.Buffer[T] {
@@ -54,12 +55,23 @@ func (p *pool[T]) take(dev device.Device, n int) device.Buffer[T] {
 		return b
 	}
 	p.overflow += n
-	return device.Alloc[T](dev, n)
+	b := device.Alloc[T](dev, n)
+	p.extra = append(p.extra, b)
+	return b
 }
 
 func (p *pool[T]) reset(dev device.Device) {
 	if p.overflow > 0 {
+		// The last pass's memory is dead once the arena rewinds: free it
+		// before taking the larger buffer, so that a GPU never holds both
+		// (its garbage is not collected on the GPU's schedule).
 		need := p.off + p.overflow
+		device.Free(dev, p.buf)
+		for i, b := range p.extra {
+			device.Free(dev, b)
+			p.extra[i] = device.Buffer[T]{}
+		}
+		p.extra = p.extra[:0]
 		p.buf = device.Alloc[T](dev, need+need/4)
 	}
 	p.off, p.overflow = 0, 0

@@ -13,6 +13,7 @@ import (
 
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
@@ -115,7 +116,8 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 		dev := rd.dev
 		if rank == 0 {
 			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path),
-				zap.String("device", dev.Describe())}, nodeFields(info, threads, cpu.BLASConfig())...)...)
+				zap.String("device", dev.Describe()), zap.String("collectives", device.CollectivePath(dev, world))},
+				nodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
 		}
 		wd, watched := startWatchdog(cfg, world, stderr) // runtime.stall_timeout

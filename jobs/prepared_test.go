@@ -3,7 +3,6 @@ package jobs
 import (
 	"fmt"
 	"path/filepath"
-	"scalegnn/device"
 	"strings"
 	"testing"
 
@@ -11,6 +10,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"

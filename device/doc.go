@@ -7,9 +7,8 @@
 // (Upload, Download, UploadCSR) and the Device's operations; the compiler
 // enforces it. A Device interface with an unexported method is sealed:
 // every device lives in this package, because only this package can reach
-// a Buffer's memory. A GPU device will keep a device pointer in Buffer and
-// wrap a dlopen'ed library in device/internal/cuda, as CPU wraps
-// device/internal/ckern.
+// a Buffer's memory. A GPU buffer holds a device allocation (gpuBlock)
+// and an offset; host buffers hold a slice.
 //
 // Devices:
 //
@@ -23,6 +22,16 @@
 //     Fused where the data allows:
 //     ReLU + dropout with mask recording, RMSNorm + ReLU, the optimizer in
 //     one pass over weights, gradient and both moments.
+//   - CUDA (cgo builds, a GPU and its libraries at run time): buffers in
+//     the GPU's memory, cuSPARSE SpMM, cuBLAS GEMM and kernels of its own
+//     (cuda_kernels.cu, compiled by NVRTC at start and cached), all on
+//     one stream, through device/internal/cuda, which dlopens the
+//     libraries (no CUDA headers or libraries at build time). It waits
+//     for the GPU only where a host value is needed. Its element-wise
+//     results are Native's bit for bit; the softmax's exp and log and the
+//     library products round their own way (cuda.go). Allocations are
+//     freed by Free or when unreachable; a failed one collects garbage
+//     before it panics with an *OutOfMemoryError.
 //
 // Semantics follow package gcn operation for operation, so that a model
 // rebuilt on a Device trains bit-identically: dropout draws gcn's
@@ -54,11 +63,16 @@
 // a slice of device memory and package collectives stays slice-based. A
 // host device hands its memory over as it is; the bfloat16 sum packs on
 // the device into a caller-owned staging buffer when the communicator
-// takes packed values (PackedBF16Comm, proposed for collectives). A GPU
-// device will hand over device pointers to a GPU-aware communicator or
-// stage through pinned host memory it owns.
+// takes packed values (PackedBF16Comm, proposed for collectives). The
+// CUDA device hands device pointers to a communicator whose MPI says it
+// is GPU-aware (DeviceComm), and otherwise stages through pinned host
+// memory it owns, pipelining large sums in chunks (cuda_collective.go);
+// CollectivePath says which, for the log.
 //
-// Open picks a device by the name a job's configuration gives.
+// Open picks a device by the name a job's configuration gives; OpenCUDA
+// binds a GPU by ordinal. Without cgo, or where the CUDA libraries or a
+// GPU are missing, they return an error wrapping ErrNoCUDA that names what
+// is missing.
 //
 // Misuse (shapes that disagree, views outside their buffer, indices out of
 // range) panics with a ShapeError whichever device runs. Operations on

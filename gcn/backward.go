@@ -59,10 +59,14 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			}
 		}
 		w := dm.weight
+		// wg is the layer's weight gradients: dW, and for SAGE dW_self
+		// right after it in the gradient buffer (paramShapes), summed
+		// over R by one all-reduce.
+		wg := m.layerGrads(dm)
 		if !dm.spec.needInputGrad {
 			// dW = AllReduce_R(Hᵀ·dZ) is all the first layer needs.
-			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
-			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
+			m.weightGrads(lt, dm, dz)
+			if err := m.allReduce(g.Comm(dm.r), wg); err != nil {
 				return err
 			}
 			break
@@ -71,27 +75,40 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// AllReduce_R(Âᵀ·dH). With overlap, dH's sum runs while dW is
 		// computed and dW's while dH's SpMM runs (P and R are orthogonal);
 		// dW is complete before dF̃'s sum, which shares its group.
-		dh := ar.mat(dm.nR, dm.dIn)
+		// SAGE also needs dS = AllReduce_P(dZ·W_selfᵀ), the gradient of
+		// the redistributed input: it is stacked under dH (same layout)
+		// so that one all-reduce over P sums both.
+		rows := dm.nR
+		if dm.spec.self {
+			rows *= 2
+		}
+		dhs := ar.mat(rows, dm.dIn)
+		dh := dhs.Slice(0, dm.nR, 0, dm.dIn)
 		m.gemm(spmm.NoTrans, spmm.Trans, dz, w.mat(w.W), dh)
+		var ds device.Mat
+		if dm.spec.self {
+			ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
+			m.gemm(spmm.NoTrans, spmm.Trans, dz, dm.self.mat(dm.self.W), ds)
+		}
 		var reqDW collectives.Request
 		if m.Options.Overlap {
-			reqDH, err := m.startAllReduce(g.Comm(dm.p), dh.Flat(), true)
+			reqDH, err := m.startAllReduce(g.Comm(dm.p), dhs.Flat(), true)
 			if err != nil {
 				return err
 			}
-			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
-			if reqDW, err = m.startAllReduce(g.Comm(dm.r), w.G, false); err != nil {
+			m.weightGrads(lt, dm, dz)
+			if reqDW, err = m.startAllReduce(g.Comm(dm.r), wg, false); err != nil {
 				return err
 			}
 			if err := m.wait(reqDH); err != nil {
 				return err
 			}
 		} else {
-			m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
-			if err := m.allReduce(g.Comm(dm.r), w.G); err != nil {
+			m.weightGrads(lt, dm, dz)
+			if err := m.allReduce(g.Comm(dm.r), wg); err != nil {
 				return err
 			}
-			if err := m.pmmAllReduce(g.Comm(dm.p), dh); err != nil {
+			if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {
 				return err
 			}
 		}
@@ -102,6 +119,18 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		}
 		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
+		}
+		if dm.spec.self {
+			// The self term's input gradient flows back through the
+			// inverse of the forward redistribution; the dropout mask
+			// applies to the sum, as F̃ fed both terms.
+			back := ar.mat(dm.nP, dm.dIn)
+			src := sh.layout(grid.OutputOrder(l), dm.r, dm.q, dm.spec.in)
+			dst := sh.layout(grid.InputOrder(l), dm.p, dm.q, dm.spec.in)
+			if err := m.redistribute(back, dst, ds, src, grid.OutputOrder(l)); err != nil {
+				return err
+			}
+			m.dev.Add(df, df, back)
 		}
 		df = m.applyKeep(df, lt.keep)
 		if residual {
@@ -144,4 +173,27 @@ func (m *Model) rmsNormBackward(lt *layerTape, da device.Mat, d *layerDims) erro
 	}
 	m.dev.RMSNormBackwardFinish(da, da, lt.u, gp.W, dot, lt.rms, m.norm(d))
 	return nil
+}
+
+// weightGrads computes the local partial sums of layer dm's weight
+// gradients from dZ: Hᵀ·dZ, and for SAGE F̃_Rᵀ·dZ into W_self's.
+func (m *Model) weightGrads(lt *layerTape, dm *layerDims, dz device.Mat) {
+	w := dm.weight
+	m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
+	if dm.spec.self {
+		m.gemm(spmm.Trans, spmm.NoTrans, lt.self, dz, dm.self.mat(dm.self.G))
+	}
+}
+
+// layerGrads is the span of the gradient buffer that holds layer dm's
+// weight gradients: W's, and W_self's right after it for SAGE.
+func (m *Model) layerGrads(dm *layerDims) device.Buffer[float32] {
+	if !dm.spec.self {
+		return dm.weight.G
+	}
+	w, s := dm.weight, dm.self
+	if s.gOff != w.gOff+w.Len() {
+		panic("gcn: W_self's gradient does not follow W's in the gradient buffer")
+	}
+	return m.grads.Slice(w.gOff, s.gOff+s.Len())
 }

@@ -14,7 +14,8 @@ type bound struct {
 	sh     *Shards
 	layers []layerDims
 	// rowMaps[k] maps positions of vertex order k to order 1-k, for the
-	// residual's redistribution (nil when the orders agree).
+	// redistributions of the residual and of SAGE's self term (nil when
+	// the orders agree).
 	rowMaps [2][]int32
 	csrs    []*boundCSR // one per distinct adjacency shard
 	labels  device.Buffer[int32]
@@ -101,7 +102,7 @@ func (m *Model) bind(b *bound, sh *Shards) {
 		}
 		device.ShareInto(m.dev, &b.masks[k], dst)
 	}
-	if m.Cfg.Residual {
+	if m.Cfg.Residual || m.Cfg.Layer == SAGELayer {
 		b.rowMaps = [2][]int32{sh.Orders.rowMap(b.rowMaps[0], 0, 1), sh.Orders.rowMap(b.rowMaps[1], 1, 0)}
 		for k, rm := range b.rowMaps {
 			if rm != nil {
@@ -123,6 +124,7 @@ type layerDims struct {
 	a, at        *device.CSR // the layer's adjacency block and its transpose
 	spec         layerSpec
 	weight, norm *Param
+	self         *Param // W_self of a SAGE layer
 }
 
 func (m *Model) dims(sh *Shards, l int) layerDims {
@@ -135,6 +137,6 @@ func (m *Model) dims(sh *Shards, l int) layerDims {
 	d.out0, d.out1 = m.g.Range(d.spec.out, d.p)
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
 	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
-	d.weight, d.norm = m.layerParams[l][0], m.layerParams[l][1]
+	d.weight, d.norm, d.self = m.layerParams[l][0], m.layerParams[l][1], m.layerParams[l][2]
 	return d
 }

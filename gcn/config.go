@@ -23,6 +23,9 @@ type Config struct {
 	// Residual adds each hidden GCN layer's input to its output; it needs
 	// equal widths, i.e. InputProjection.
 	Residual bool
+	// Layer is the kind of graph layer (GCNLayer, the zero value, or
+	// SAGELayer; see Layer).
+	Layer Layer
 	// Seed drives initialisation and dropout.
 	Seed uint64
 }
@@ -38,6 +41,8 @@ func (c Config) Validate() error {
 		return fmt.Errorf("gcn: hidden = %d: must be at least 1", c.Hidden)
 	case c.Dropout < 0 || c.Dropout >= 1:
 		return fmt.Errorf("gcn: dropout = %v: expected a number in [0, 1)", c.Dropout)
+	case c.Layer != GCNLayer && c.Layer != SAGELayer:
+		return fmt.Errorf("gcn: layer %v: expected one of %q", c.Layer, layerNames)
 	case c.Residual && !c.InputProjection:
 		return fmt.Errorf("gcn: residual connections need input_projection so that every GCN layer maps hidden to hidden")
 	}
@@ -50,6 +55,8 @@ type layerSpec struct {
 	hidden   bool // norm (if enabled), ReLU and residual (if enabled) apply
 	residual bool
 	norm     bool
+	// self: a SAGE layer, whose output adds the input times W_self.
+	self bool
 	// needInputGrad is false for the first layer when nothing upstream has
 	// parameters, which saves the transposed SpMM of the backward pass.
 	needInputGrad bool
@@ -71,6 +78,7 @@ func (c Config) layers() []layerSpec {
 		s.norm = s.hidden && c.Norm
 		s.residual = s.hidden && c.Residual && s.in == s.out
 		s.needInputGrad = l > 0 || c.InputProjection
+		s.self = c.Layer == SAGELayer
 	}
 	return specs
 }
@@ -78,18 +86,21 @@ func (c Config) layers() []layerSpec {
 // LayerSpec is what GCN layer l does (exported for the performance model,
 // which must count the same work): its input and output widths, whether
 // norm, ReLU and residual apply, and whether its input needs a gradient
-// (the transposed SpMM of the backward pass).
+// (the transposed SpMM of the backward pass). Self marks a SAGE layer:
+// the input redistributed to the output's rows (and back in the backward
+// pass) and the extra W_self products.
 type LayerSpec struct {
 	In, Out                int
 	Hidden, Norm, Residual bool
 	NeedInputGrad          bool
+	Self                   bool
 }
 
 // LayerSpecs returns the specification of every GCN layer of c.
 func (c Config) LayerSpecs() []LayerSpec {
 	var out []LayerSpec
 	for _, s := range c.layers() {
-		out = append(out, LayerSpec{In: s.in, Out: s.out, Hidden: s.hidden, Norm: s.norm, Residual: s.residual, NeedInputGrad: s.needInputGrad})
+		out = append(out, LayerSpec{In: s.in, Out: s.out, Hidden: s.hidden, Norm: s.norm, Residual: s.residual, NeedInputGrad: s.needInputGrad, Self: s.self})
 	}
 	return out
 }

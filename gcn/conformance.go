@@ -50,7 +50,8 @@ type ConformanceSuite struct {
 // primes, so no axis divides a dimension evenly; labels follow the blocks
 // and the features, so gradients are those of a learnable problem, not of
 // noise), a plain two-layer GCN without permutation and a three-layer
-// model with every layer option and double permutation; three full-graph
+// model with every layer option and double permutation, and both again
+// with SAGE layers (GraphSAGE-mean); three full-graph
 // steps, two data-parallel steps of 23-vertex batches, and the bfloat16
 // first step.
 func DefaultConformance() ConformanceSuite {
@@ -67,6 +68,11 @@ func DefaultConformance() ConformanceSuite {
 				Optimizer: DefaultOptimizer(), Scheme: permute.None, PermSeed: 5},
 			{Name: "every layer option", Config: Config{Features: 13, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3,
 				InputProjection: true, OutputHead: true, Norm: true, Residual: true, Seed: 2},
+				Optimizer: DefaultOptimizer(), Scheme: permute.Double, PermSeed: 5},
+			{Name: "sage", Config: Config{Features: 13, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Layer: SAGELayer, Seed: 3},
+				Optimizer: DefaultOptimizer(), Scheme: permute.None, PermSeed: 5},
+			{Name: "sage with every layer option", Config: Config{Features: 13, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3,
+				InputProjection: true, OutputHead: true, Norm: true, Residual: true, Layer: SAGELayer, Seed: 4},
 				Optimizer: DefaultOptimizer(), Scheme: permute.Double, PermSeed: 5},
 		},
 		Steps: 3, Batch: 23, BatchSeed: 9, BatchSteps: 2, BF16: true,
@@ -174,12 +180,25 @@ func (s *ConformanceSuite) reference(c ConformanceCase, gr *Graph) *Reference {
 	return NewReference(c.Config, c.Optimizer, gr.Adj, gr.Features, gr.Labels, gr.Train)
 }
 
+// serialGraph is the graph the serial reference of case c aggregates
+// over: the suite's, whose adjacency is Â, or for a SAGE model the same
+// graph with D^-1 A (MeanAdjacency), which SerialBatch then samples and
+// rescales like Â.
+func (s *ConformanceSuite) serialGraph(c ConformanceCase) *Graph {
+	if c.Config.Layer != SAGELayer {
+		return s.Graph
+	}
+	g := *s.Graph
+	g.Adj = MeanAdjacency(s.Graph.Adj)
+	return &g
+}
+
 func (s *ConformanceSuite) fullGraph(world collectives.Comm, dev device.Device, shape grid.Shape, c ConformanceCase) error {
 	g, m, err := s.build(world, dev, shape, c, Options{})
 	if err != nil {
 		return err
 	}
-	ref := s.reference(c, s.Graph)
+	ref := s.reference(c, s.serialGraph(c))
 	var k mismatches
 	for step := 0; step < s.Steps; step++ {
 		loss, err := m.ForwardBackward(step)
@@ -217,7 +236,8 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, 
 	}
 	// mean holds the serial weights and optimizer state, and after each
 	// step's serial batches the mean of their gradients.
-	mean := s.reference(c, s.Graph)
+	serial := s.serialGraph(c)
+	mean := s.reference(c, serial)
 	var k mismatches
 	for step := 0; step < steps; step++ {
 		sh, err := bb.Build(step)
@@ -236,7 +256,7 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, 
 		// replicas' batches, the magnitude bfloat16 rounds at.
 		scale := make([]float64, len(mean.Params))
 		for rep := 0; rep < shape.D; rep++ {
-			verts, sub := SerialBatch(s.Graph, s.BatchSeed, rep, step, s.Batch)
+			verts, sub := SerialBatch(serial, s.BatchSeed, rep, step, s.Batch)
 			r := s.reference(c, sub)
 			r.Verts = verts
 			for i, p := range r.Params {

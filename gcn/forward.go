@@ -22,6 +22,7 @@ type layerTape struct {
 	inDrop device.Mat // F̃: input after dropout (rows P, cols Q)
 	keep   mask       // its dropout mask, when backward needs it
 	h      device.Mat // H = Â·F̃ (rows R, cols Q)
+	self   device.Mat // SAGE: F̃ redistributed to H's layout (rows R, cols Q)
 	u      device.Mat // RMSNorm: Z/rms
 	rms    device.Buffer[float32]
 	act    device.Mat // output of the ReLU (rows R, cols P)
@@ -82,6 +83,19 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		}
 		z := ar.mat(d.nR, d.dOut)
 		m.gemm(spmm.NoTrans, spmm.NoTrans, lt.h, d.weight.mat(d.weight.W), z)
+		if d.spec.self {
+			// SAGE: Z = H·W_neigh + F̃_R·W_self, where F̃_R is the input
+			// (after dropout) in H's layout, rows R of the output order
+			// and columns Q: both products are partial sums over Q, so
+			// the one all-reduce below sums them together.
+			lt.self = ar.mat(d.nR, d.dIn)
+			src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
+			dst := sh.layout(grid.OutputOrder(l), d.r, d.q, d.spec.in)
+			if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
+				return nil, err
+			}
+			m.gemmAdd(spmm.NoTrans, spmm.NoTrans, lt.self, d.self.mat(d.self.W), z)
+		}
 		if err := m.pmmAllReduce(g.Comm(d.q), z); err != nil {
 			return nil, err
 		}

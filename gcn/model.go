@@ -40,8 +40,9 @@ type Model struct {
 	g     *grid.Grid
 	dev   device.Device
 	specs []layerSpec
-	// layerParams[l] are layer l's weight and norm scale (nil without norm).
-	layerParams [][2]*Param
+	// layerParams[l] are layer l's weight, norm scale (nil without norm)
+	// and W_self (nil but for SAGE).
+	layerParams [][3]*Param
 	t           int // optimizer steps taken
 
 	// cur is the binding in use: &full, or &batch for a mini-batch.
@@ -98,6 +99,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 		n := p.Len()
 		p.W, p.m, p.v = device.Alloc[float32](dev, n), device.Alloc[float32](dev, n), device.Alloc[float32](dev, n)
 		p.G = m.grads.Slice(off, off+n)
+		p.gOff = off
 		off += n
 		init := make([]float32, n)
 		w := p.C1 - p.C0
@@ -110,13 +112,15 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 		m.Params = append(m.Params, p)
 	}
 	for l := range m.specs {
-		var lp [2]*Param
+		var lp [3]*Param
 		for _, p := range m.Params {
 			switch p.Name {
 			case weightName(l):
 				lp[0] = p
 			case normName(l):
 				lp[1] = p
+			case selfName(l):
+				lp[2] = p
 			}
 		}
 		m.layerParams = append(m.layerParams, lp)
@@ -160,7 +164,7 @@ func (m *Model) paramBlock(s paramShape) (r0, r1, c0, c1 int) {
 		p, _, _ := grid.Rotation(s.layer)
 		c0, c1 = g.Range(s.cols, p)
 		return 0, 1, c0, c1
-	case kindWeight:
+	case kindWeight, kindSelf:
 		p, q, _ := grid.Rotation(s.layer)
 		rowAxis, colAxis = q, p
 	}
@@ -181,6 +185,15 @@ func (m *Model) gemm(tA, tB spmm.Op, a, b, dst device.Mat) {
 	m.waitDevice()
 	t0 := time.Now()
 	m.dev.Gemm(tA, tB, 1, a, b, 0, dst)
+	m.waitDevice()
+	m.Times.GEMM += time.Since(t0)
+}
+
+// gemmAdd is gemm accumulating into dst (dst += op(a)·op(b)).
+func (m *Model) gemmAdd(tA, tB spmm.Op, a, b, dst device.Mat) {
+	m.waitDevice()
+	t0 := time.Now()
+	m.dev.Gemm(tA, tB, 1, a, b, 1, dst)
 	m.waitDevice()
 	m.Times.GEMM += time.Since(t0)
 }

@@ -27,6 +27,9 @@ const (
 	kindWeight
 	kindNorm
 	kindHead
+	// kindSelf is a SAGE layer's W_self, blocked like its W_neigh
+	// (kindWeight).
+	kindSelf
 )
 
 // init returns entry (i, j) of the initial value.
@@ -47,6 +50,11 @@ func paramShapes(cfg Config) []paramShape {
 	}
 	for l, s := range cfg.layers() {
 		add(weightName(l), kindWeight, l, s.in, s.out)
+		if s.self {
+			// Right after W_neigh: their gradients are adjacent in the
+			// model's gradient buffer, so one all-reduce sums both.
+			add(selfName(l), kindSelf, l, s.in, s.out)
+		}
 		if s.norm {
 			add(normName(l), kindNorm, l, 1, s.out)
 		}
@@ -59,6 +67,7 @@ func paramShapes(cfg Config) []paramShape {
 
 func weightName(l int) string { return fmt.Sprintf("gcn%d.weight", l) }
 func normName(l int) string   { return fmt.Sprintf("gcn%d.norm", l) }
+func selfName(l int) string   { return fmt.Sprintf("gcn%d.self", l) }
 
 // Param is one rank's block of a parameter matrix: global rows [R0, R1) and
 // columns [C0, C1) of a Rows×Cols matrix, with its gradient and optimizer
@@ -72,8 +81,10 @@ type Param struct {
 	R0, R1, C0, C1 int
 	// W and G are the block's weights and gradient, row-major, on the
 	// model's device.
-	W, G  device.Buffer[float32]
-	m, v  device.Buffer[float32]
+	W, G device.Buffer[float32]
+	m, v device.Buffer[float32]
+	// gOff is G's offset in the model's gradient buffer.
+	gOff  int
 	decay bool
 	dev   device.Device
 }

@@ -14,7 +14,7 @@ import (
 type Reference struct {
 	Cfg    Config
 	Opt    Optimizer
-	adj    *spmm.CSR // normalised Â, in float32 storage, used in float64
+	adj    *spmm.CSR // Â (GCN) or D^-1 A (SAGE), in float32 storage, used in float64
 	x      []float64 // N×Features
 	labels []int32
 	train  []bool
@@ -39,7 +39,8 @@ type RefParam struct {
 }
 
 // NewReference builds the reference model over the normalised adjacency,
-// features (N×Features), labels and training mask.
+// features (N×Features), labels and training mask. The adjacency is the
+// layers' aggregation: Â for GCN layers, D^-1 A (MeanAdjacency) for SAGE.
 func NewReference(cfg Config, opt Optimizer, adj *spmm.CSR, features []float32, labels []int32, train []bool) *Reference {
 	n := adj.Rows
 	if len(features) != n*cfg.Features || len(labels) != n || len(train) != n {
@@ -106,6 +107,14 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 		pi++
 		lt.h = spMul(r.adj, lt.inDrop, width)
 		z := matMul(lt.h, r.n, width, W.W, s.out)
+		if s.self {
+			// SAGE: the input's own row times W_self.
+			ws := r.Params[pi]
+			pi++
+			for k, v := range matMul(lt.inDrop, r.n, width, ws.W, s.out) {
+				z[k] += v
+			}
+		}
 		lt.z = z
 		out := z
 		if s.hidden {
@@ -252,6 +261,12 @@ func (r *Reference) LossAndGrad(step int) float64 {
 				}
 			}
 		}
+		var ws *RefParam
+		if s.self {
+			ws = r.Params[pi]
+			pi--
+			copy(ws.G, matMulTN(lt.inDrop, r.n, s.in, dz, s.out))
+		}
 		W := r.Params[pi]
 		pi--
 		copy(W.G, matMulTN(lt.h, r.n, s.in, dz, s.out))
@@ -260,6 +275,11 @@ func (r *Reference) LossAndGrad(step int) float64 {
 		}
 		dh := matMulNT(dz, r.n, s.out, W.W, s.in)
 		dIn := spMulT(r.adj, dh, s.in)
+		if s.self {
+			for k, v := range matMulNT(dz, r.n, s.out, ws.W, s.in) {
+				dIn[k] += v
+			}
+		}
 		dIn = r.dropout(dIn, s.in, true, step, l)
 		for k := range dRes {
 			dIn[k] += dRes[k]

@@ -140,7 +140,7 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 }
 
 // NewShards reads this rank's blocks from src: the adjacency shards of
-// every layer, the feature block and the labels and masks of its logits
+// every layer (Â for GCN layers, D^-1 A for SAGE: readMeanShard), the feature block and the labels and masks of its logits
 // rows. Every rank of the grid reads from the same graph; no communication.
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	n := src.Sizes().N
@@ -161,7 +161,13 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 		r, p := key.Axes()
 		r0, r1 := g.Range(n, r)
 		c0, c1 := g.Range(n, p)
-		s, err := readShard(src, key.RowOrder(), r0, r1, key.ColOrder(), c0, c1, needT[key])
+		read := readShard
+		if cfg.Layer == SAGELayer {
+			read = func(src Source, ro, r0, r1, co, c0, c1 int, withT bool) (*adjShard, error) {
+				return readMeanShard(src, o, ro, r0, r1, co, c0, c1, withT)
+			}
+		}
+		s, err := read(src, key.RowOrder(), r0, r1, key.ColOrder(), c0, c1, needT[key])
 		if err != nil {
 			return nil, err
 		}

@@ -4,6 +4,8 @@ package counter
 const (
 	StreamInit    = 1
 	StreamDropout = 2
+	// StreamNeighbor keys package sampler's neighbor draws.
+	StreamNeighbor = 3
 )
 
 // Mix is the splitmix64 finaliser.

@@ -122,6 +122,9 @@ func (p *arenaPlan) forward() {
 		p.mat(nR, dIn) // H
 		p.pmm(pa, nR*dIn)
 		p.mat(nR, dOut) // Z
+		if sp.self {
+			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
+		}
 		p.pmm(qa, nR*dOut)
 		if !sp.hidden {
 			continue
@@ -186,10 +189,17 @@ func (p *arenaPlan) backward() {
 		if !sp.needInputGrad {
 			break
 		}
-		p.mat(nR, dIn) // dH
-		p.pmm(pa, nR*dIn)
+		dh := nR
+		if sp.self {
+			dh *= 2 // SAGE: dS stacked under dH
+		}
+		p.mat(dh, dIn) // dH
+		p.pmm(pa, dh*dIn)
 		p.mat(nP, dIn) // dF̃
 		p.pmm(ra, nP*dIn)
+		if sp.self {
+			p.mat(nP, dIn) // dS redistributed back
+		}
 		if p.dropout() {
 			p.mat(nP, dIn) // applyKeep
 		}

@@ -170,7 +170,7 @@ func sameCSR(a, b *spmm.CSR) error {
 // p = 1, so a mini-batch step must be the full-graph step bit for bit.
 func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 	p := newProblem(22, 37, 11, 5, 5)
-	for _, name := range []string{"kipf", "scalegnn", "deep"} {
+	for _, name := range []string{"kipf", "scalegnn", "deep", "sagefull"} {
 		cfg := testConfigs[name]
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
 			for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 1)} {
@@ -248,7 +248,11 @@ func TestFullBatchStepIsFullGraphStep(t *testing.T) {
 // suite's data-parallel check, float32 and the bf16 first step).
 func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
 	suite := ConformanceSuite{Graph: RandomGraph(23, 61, 11, 5, 6), Batch: 29, BatchSeed: 17, BatchSteps: 2, BF16: true}
-	for _, name := range []string{"kipf", "scalegnn"} {
+	// sagefull's bf16 step on this random problem exceeds the bf16
+	// tolerance behind RMSNorm (see conformanceBF16GradTol);
+	// TestDefaultConformance checks SAGE with every option in bf16 on
+	// the self-test's problem.
+	for _, name := range []string{"kipf", "scalegnn", "sage"} {
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
 			c := ConformanceCase{Name: name, Config: testConfigs[name], Optimizer: DefaultOptimizer(), Scheme: scheme, PermSeed: 3}
 			for _, shape := range []grid.Shape{{D: 2, X: 2, Y: 2, Z: 1}, {D: 2, X: 1, Y: 3, Z: 1}, {D: 3, X: 1, Y: 1, Z: 2}} {
@@ -264,7 +268,7 @@ func TestDataParallelGradientIsMeanOfBatches(t *testing.T) {
 // vertices must give a zero loss and zero gradients, not NaN.
 func TestTinyBatches(t *testing.T) {
 	p := newProblem(24, 37, 11, 5, 5)
-	for _, name := range []string{"kipf", "scalegnn"} {
+	for _, name := range []string{"kipf", "scalegnn", "sage"} {
 		cfg := testConfigs[name]
 		for _, shape := range []grid.Shape{xyz(2, 2, 2), xyz(1, 5, 1), {D: 2, X: 1, Y: 2, Z: 2}} {
 			for b := 1; b <= 3; b++ {

@@ -44,7 +44,7 @@ func conformance(t *testing.T, suite ConformanceSuite, shape grid.Shape, c Confo
 func TestDistributedMatchesReference(t *testing.T) {
 	suite := ConformanceSuite{Graph: RandomGraph(5, 37, 11, 5, 5), Steps: 3}
 	shapes := append(append([]grid.Shape{}, factorisations8...), oddShapes...)
-	for _, name := range []string{"kipf", "scalegnn", "headonly", "deep"} {
+	for _, name := range []string{"kipf", "scalegnn", "headonly", "deep", "sage", "sagefull"} {
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
 			c := ConformanceCase{Name: name, Config: testConfigs[name], Optimizer: DefaultOptimizer(), Scheme: scheme, PermSeed: 11}
 			for _, shape := range shapes {
@@ -72,7 +72,7 @@ func TestOptimizersMatchReference(t *testing.T) {
 // TestAccuracyMatchesReference checks the distributed argmax and counts.
 func TestAccuracyMatchesReference(t *testing.T) {
 	p := newProblem(7, 41, 11, 5, 4)
-	for _, name := range []string{"kipf", "scalegnn"} {
+	for _, name := range []string{"kipf", "scalegnn", "sage"} {
 		cfg := testConfigs[name]
 		r := p.reference(cfg, DefaultOptimizer())
 		logits := r.Forward(false, 0)

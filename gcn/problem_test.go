@@ -13,7 +13,11 @@ func newProblem(seed uint64, n, f, c int, avgDeg float64) *testProblem {
 }
 
 func (p *testProblem) reference(cfg Config, opt Optimizer) *Reference {
-	return NewReference(cfg, opt, p.g.Adj, p.g.Features, p.g.Labels, p.g.Train)
+	adj := p.g.Adj
+	if cfg.Layer == SAGELayer {
+		adj = MeanAdjacency(adj)
+	}
+	return NewReference(cfg, opt, adj, p.g.Features, p.g.Labels, p.g.Train)
 }
 
 // maxRelErr returns max|got-want| / max(max|want|, floor).

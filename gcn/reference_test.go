@@ -11,6 +11,8 @@ var testConfigs = map[string]Config{
 	"scalegnn": {Features: 11, Hidden: 7, Classes: 5, Layers: 4, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Seed: 5},
 	"onelayer": {Features: 11, Classes: 5, Layers: 1, Seed: 6},
 	"headonly": {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.2, OutputHead: true, Norm: true, Seed: 7},
+	"sage":     {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Layer: SAGELayer, Seed: 8},
+	"sagefull": {Features: 11, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Layer: SAGELayer, Seed: 9},
 }
 
 // TestReferenceFiniteDifferences checks every entry of every gradient of

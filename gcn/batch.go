@@ -12,7 +12,8 @@ import (
 // full-graph shards (ScaleGNN Algorithm 2): every rank of a data-parallel
 // group draws the same sample S of B vertices from (seed, group, step),
 // keeps the sampled rows and columns of each adjacency shard, rescales the
-// off-diagonal weights by 1/p, and slices its features, labels and masks.
+// off-diagonal weights by 1/p (for SAGE's D^-1 A, every weight: see
+// batchMeanRescale), and slices its features, labels and masks.
 // No communication. The sampled rows stay in the row blocks of the full
 // graph, so a batch's blocks are uneven (|S ∩ block| rows each).
 //

@@ -11,6 +11,8 @@ import (
 // S with off-diagonal values divided by p = (B−1)/(N−1) (ScaleGNN eq. 21,
 // 24), and the features, labels and masks of S. A Reference over it (with
 // Verts = S) is what a distributed mini-batch step is checked against.
+// For a SAGE model g.Adj is D^-1 A (MeanAdjacency), which has no diagonal:
+// every entry is divided by p (batchMeanRescale).
 func SerialBatch(g *Graph, seed uint64, group, step, b int) ([]int32, *Graph) {
 	n := g.Adj.Rows
 	verts := sampler.Uniform(seed, group, step, n, b)

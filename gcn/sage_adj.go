@@ -107,3 +107,32 @@ func MeanAdjacency(hat *spmm.CSR) *spmm.CSR {
 	}
 	return out
 }
+
+// batchMeanRescale: why a SAGE mini-batch keeps the full graph's degrees
+// and divides by p, exactly as a GCN batch does (BatchBuilder, SerialBatch).
+//
+// ScaleGNN's sample S is B of the N vertices drawn uniformly without
+// replacement; given that v ∈ S, every other vertex u is in S with
+// probability p = (B−1)/(N−1). A batch cuts its blocks out of the full
+// graph's D^-1 A shards and divides every entry by p (D^-1 A has no
+// diagonal, the one entry the extractor leaves unscaled), so the batch
+// aggregation of a sampled v is
+//
+//	y_v = Σ_{u ∈ N(v) ∩ S} h_u / (d_v·p),   d_v the full-graph degree,
+//
+// and E[y_v | v ∈ S] = Σ_{u ∈ N(v)} P(u ∈ S | v ∈ S)·h_u / (d_v·p)
+// = Σ_{u ∈ N(v)} h_u / d_v, the full-graph mean: unbiased, like the GCN
+// batch's off-diagonal terms (the self term h_v·W_self is always present,
+// so it needs no rescale). The other natural choice, the mean over the
+// sampled neighbours (degrees |N(v) ∩ S| of the sampled subgraph), needs
+// no 1/p: given k ≥ 1 sampled neighbours they are a uniform k-subset of
+// N(v), so its mean is unbiased conditionally on k ≥ 1, but it is 0 when
+// k = 0, biased by −P(k = 0)·mean, which at small p is most vertices of
+// low degree. It also needs each row's sampled count summed over the
+// ranks that hold the row's column blocks, a collective per batch, where
+// the full-graph degrees are already in the shards. The 1/p estimator is
+// exactly unbiased and communication-free; its variance is the larger
+// (the mean over k sampled neighbours is scaled by k·/(d_v·p) around 1).
+// TestSAGEBatchAggregationIsUnbiased checks the expectation by Monte
+// Carlo. As for the GCN, only the first layer's aggregation is unbiased
+// for the loss: the nonlinearities make deeper layers' estimates biased.

@@ -151,6 +151,7 @@ bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./spmm/...
 	$(GO) test -run '^$$' -bench Epoch -benchtime 3x ./bench
 	$(GO) test -run '^$$' -bench MiniBatchPrefetch -benchtime 2x ./bench
+	$(GO) test -run '^$$' -bench NeighborSampler -benchtime 20x ./sampler
 	./scalegnn balance -config examples/rmat.toml -blocks 8
 	$(GO) test -run '^$$' -bench 'CPU|SpMM' -benchtime 3x ./device
 	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then bash bench/vs-pytorch.sh 16 2; \

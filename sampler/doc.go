@@ -17,6 +17,24 @@
 // what the allocating Uniform, Positions, Bounds and Extract return; and
 // the Prefetcher builds into items the caller hands back with Release.
 //
+// NeighborSampler is FastSample's neighbor sampling (papers/
+// fastsample-distributed-sampling.txt, Algorithm 1) for train.mode
+// "neighbor": every rank holds the whole topology and, per step, samples
+// up to fanouts[l] neighbors of each destination of GNN layer l, uniformly
+// without replacement, from its own seeds outward (fanouts[0] is the first
+// layer, the outermost hop, as in DGL). The draws of vertex v in layer l
+// are a function of (seed, step, l, v) alone, with counter's hashes and
+// Floyd's algorithm (O(fanout) whatever the degree): the rank only decides
+// which seeds it samples, so a vertex gets the same neighbors on every rank
+// and rank count. SampleInto writes each layer's message-flow graph (MFG)
+// straight into CSR with compacted ids, the destinations a prefix of the
+// sources and new sources numbered by first appearance, with SAGE-mean
+// weights (MFG.GCNWeights gives Kipf's instead); SampleUnfusedInto is the
+// COO-then-convert baseline and yields the same arrays. A step's MFGs
+// (*MFGs) are reusable items for a Prefetcher: build calls SampleInto with
+// the step's seeds and Key{seed, step}; MFGs.Input lists the vertices whose
+// features the step must fetch.
+//
 // The package knows nothing of the model's layouts: gcn decides which rows
 // and columns each shard keeps.
 //

@@ -1,0 +1,149 @@
+package neighbor
+
+import (
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/spmm"
+)
+
+// Evaluator computes the full-graph outputs, layer by layer, without
+// sampling or dropout: each rank computes the rows of its own vertex
+// block. A layer's aggregation needs every vertex's transformed input, so
+// each layer transforms its block first (T = H·W_neigh, narrower than H
+// for the first layer), all-gathers T (AllGatherVF32: N × out values per
+// layer, simplest correct; an alltoallv of the needed rows would move
+// less on a partitioned graph, not on a random block split), and
+// aggregates its rows: Z = Â_block·T (GCN) or D^-1 A_block·T + H·W_self
+// (SAGE). The gather runs on a communicator of its own, so evaluation
+// bytes never mix with training bytes.
+type Evaluator struct {
+	comm collectives.Comm
+	g    *Graph
+	m    *Model
+
+	adj    device.CSR
+	feats  device.Buffer[float32]
+	labels device.Buffer[int32]
+	masks  [3]device.Buffer[uint8]
+	counts []int
+
+	h, t, full, z   device.Buffer[float32]
+	best            device.Buffer[float32]
+	arg             device.Buffer[int64]
+	tHost, fullHost []float32
+}
+
+// NewEvaluator returns rank g.Rank's evaluator; comm is the evaluation
+// communicator (same ranks and order as the training one).
+func NewEvaluator(comm collectives.Comm, g *Graph, m *Model) *Evaluator {
+	dev := m.dev
+	e := &Evaluator{comm: comm, g: g, m: m, counts: make([]int, g.Ranks)}
+	nb := g.V1 - g.V0
+	dev.UploadCSRInto(&e.adj, evalRows(g, m.Cfg.Layer))
+	e.feats = device.Alloc[float32](dev, nb*g.F)
+	device.Upload(dev, e.feats, 0, g.Features)
+	e.labels = device.Alloc[int32](dev, nb)
+	device.Upload(dev, e.labels, 0, g.Labels[g.V0:g.V1])
+	for k, mask := range [3][]bool{g.Train, g.Val, g.Test} {
+		b := make([]uint8, nb)
+		for i := range b {
+			if mask[g.V0+i] {
+				b[i] = 1
+			}
+		}
+		e.masks[k] = device.Alloc[uint8](dev, nb)
+		device.Upload(dev, e.masks[k], 0, b)
+	}
+	return e
+}
+
+// evalRows returns rows [V0, V1) of the full-graph operator: Â for GCN,
+// D^-1 A (the mean over all neighbours, no self loop) for SAGE.
+func evalRows(g *Graph, layer gcn.Layer) *spmm.CSR {
+	src := g.Hat
+	if layer == gcn.SAGELayer {
+		src = g.Topo
+	}
+	lo, hi := src.RowPtr[g.V0], src.RowPtr[g.V1]
+	out := &spmm.CSR{Rows: g.V1 - g.V0, Cols: g.N, RowPtr: make([]int64, g.V1-g.V0+1),
+		ColIdx: src.ColIdx[lo:hi:hi], Val: make([]float32, hi-lo)}
+	for i := range out.Rows {
+		out.RowPtr[i+1] = src.RowPtr[g.V0+i+1] - lo
+	}
+	for i := range out.Rows {
+		p, q := out.RowPtr[i], out.RowPtr[i+1]
+		for e := p; e < q; e++ {
+			if layer == gcn.SAGELayer {
+				out.Val[e] = float32(1 / float64(q-p))
+			} else {
+				out.Val[e] = src.Val[lo+e]
+			}
+		}
+	}
+	return out
+}
+
+// Evaluate returns the accuracy of the full-graph forward pass on the
+// train, validation and test vertices.
+func (e *Evaluator) Evaluate() (gcn.Accuracy, error) {
+	logits, err := e.forward()
+	if err != nil {
+		return gcn.Accuracy{}, err
+	}
+	dev := e.m.dev
+	nb := logits.Rows()
+	best := grow(dev, &e.best, nb)
+	arg := grow(dev, &e.arg, nb)
+	dev.ArgMax(best, arg, logits, 0)
+	c := dev.CountHits(arg, e.labels, e.masks)
+	hits := c[:]
+	if err := e.comm.AllReduceI64(hits, collectives.Sum); err != nil {
+		return gcn.Accuracy{}, err
+	}
+	frac := func(k int) float64 {
+		if hits[3+k] == 0 {
+			return 0
+		}
+		return float64(hits[k]) / float64(hits[3+k])
+	}
+	return gcn.Accuracy{Train: frac(0), Val: frac(1), Test: frac(2)}, nil
+}
+
+// forward returns this rank's block of the full-graph logits.
+func (e *Evaluator) forward() (device.Mat, error) {
+	m, g, dev := e.m, e.g, e.m.dev
+	nb := g.V1 - g.V0
+	h := device.Matrix(e.feats, nb, g.F)
+	L := m.Cfg.Layers
+	var z device.Mat
+	for l := range L {
+		wout := m.widths[l+1]
+		pw := m.Params[m.wIdx[l]]
+		t := m.mat(&e.t, nb, wout)
+		dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(pw, pw.W), 0, t)
+		e.tHost = resize(e.tHost, nb*wout)
+		device.DownloadMat(dev, e.tHost, t)
+		for r := range g.Ranks {
+			lo, hi := OwnedBlock(g.N, g.Ranks, r)
+			e.counts[r] = (hi - lo) * wout
+		}
+		e.fullHost = resize(e.fullHost, g.N*wout)
+		if err := e.comm.AllGatherVF32(e.fullHost, e.tHost, e.counts); err != nil {
+			return device.Mat{}, err
+		}
+		full := m.mat(&e.full, g.N, wout)
+		device.UploadMat(dev, full, e.fullHost)
+		z = m.mat(&e.z, nb, wout)
+		dev.SpMM(z, &e.adj, full)
+		if s := m.sIdx[l]; s >= 0 {
+			ps := m.Params[s]
+			dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(ps, ps.W), 1, z)
+		}
+		if l < L-1 {
+			h = m.mat(&e.h, nb, wout)
+			dev.ReLU(h, z)
+		}
+	}
+	return z, nil
+}

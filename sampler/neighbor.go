@@ -80,7 +80,8 @@ type NeighborOptions struct {
 // A NeighborSampler keeps a dense global-to-local map of the graph's
 // vertices and a pool of worker goroutines, and is not safe for
 // concurrent use: one per goroutine that samples (a Prefetcher's worker
-// runs one build at a time). Close stops the workers.
+// runs one build at a time). It reads the adjacency, which must not change
+// while it is in use. Close stops the workers.
 type NeighborSampler struct {
 	adj     *spmm.CSR
 	fanouts []int
@@ -137,8 +138,8 @@ func NewNeighborSampler(adj *spmm.CSR, fanouts []int, opts NeighborOptions) *Nei
 	return s
 }
 
-// Fanouts returns the fanout of each layer, first layer first.
-func (s *NeighborSampler) Fanouts() []int { return s.fanouts }
+// Fanouts returns a copy of the fanout of each layer, first layer first.
+func (s *NeighborSampler) Fanouts() []int { return slices.Clone(s.fanouts) }
 
 // Close stops the worker goroutines. The sampler must not be used after.
 func (s *NeighborSampler) Close() { s.pool.close() }

@@ -57,7 +57,8 @@ func (j *layerJob) run(lo, hi, w int) {
 //
 // There is no COO and no conversion: the sampled list is the CSR's
 // ColIdx, relabelled in place. Once dst has held a step as large, nothing
-// is allocated. It panics with a *UsageError if a seed is out of range or
+// is allocated. The seeds are copied (into the last layer's Src), so
+// their storage is free again when SampleInto returns. It panics with a *UsageError if a seed is out of range or
 // repeated.
 func (s *NeighborSampler) SampleInto(dst *MFGs, seeds []int32, key Key) {
 	L := len(s.fanouts)

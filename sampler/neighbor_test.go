@@ -515,3 +515,20 @@ func TestNeighborSamplerMisuse(t *testing.T) {
 		})
 	}
 }
+
+// TestNeighborSamplerNoSeeds: a step without seeds has empty MFGs, and the
+// storage that held a larger step is emptied, not read.
+func TestNeighborSamplerNoSeeds(t *testing.T) {
+	adj := neighborGraph(100, 8)
+	s := NewNeighborSampler(adj, []int{4, 2}, NeighborOptions{})
+	defer s.Close()
+	var out MFGs
+	s.SampleInto(&out, []int32{5, 6}, Key{})
+	for _, sample := range []func(*MFGs, []int32, Key){s.SampleInto, s.SampleUnfusedInto} {
+		sample(&out, nil, Key{Step: 1})
+		checkMFGs(t, adj, []int{4, 2}, nil, &out)
+		if len(out.Input()) != 0 || out.Layers[0].A.NNZ() != 0 {
+			t.Fatalf("no seeds gave %d input vertices and %d edges", len(out.Input()), out.Layers[0].A.NNZ())
+		}
+	}
+}

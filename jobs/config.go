@@ -120,6 +120,9 @@ type ModelConfig struct {
 	// Residual adds each GCN layer's input to its output; it needs
 	// InputProjection so that the layers are hidden → hidden.
 	Residual bool `toml:"residual"`
+	// Layer is the graph layer: gcn.GCNLayer ("gcn", Kipf & Welling) or
+	// gcn.SAGELayer ("sage", GraphSAGE-mean).
+	Layer gcn.Layer `toml:"layer"`
 }
 
 // OptimizerConfig describes the optimizer.
@@ -328,6 +331,7 @@ func DefaultConfig() Config {
 			Hidden:  16,
 			Dropout: 0.5,
 			Norm:    gcn.NoNorm,
+			Layer:   gcn.GCNLayer,
 		},
 		Optimizer: OptimizerConfig{
 			Name:        OptimizerAdam,

@@ -120,6 +120,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"layers", "[model]\nlayers = 0\n", []string{"model.layers = 0: expected an integer >= 1"}},
 		{"hidden", "[model]\nhidden = 0\n", []string{"model.hidden = 0: expected an integer >= 1"}},
 		{"norm", "[model]\nnorm = \"layer\"\n", []string{`model.norm = "layer": expected one of "none", "rms"`}},
+		{"layer", "[model]\nlayer = \"graphsage\"\n", []string{`model.layer = "graphsage": expected one of "gcn", "sage"`}},
 		{"residual", "[model]\nresidual = true\n", []string{"model.residual = true needs model.input_projection = true"}},
 		{"lr", "[optimizer]\nlr = -1\n", []string{"optimizer.lr = -1: expected a number > 0"}},
 		{"lr zero", "[optimizer]\nlr = 0\n", []string{"optimizer.lr = 0: expected a number > 0"}},

@@ -132,7 +132,7 @@ func ModelConfigFor(cfg *Config, s gcn.Sizes) gcn.Config {
 	return gcn.Config{
 		Features: s.Features, Hidden: m.Hidden, Classes: s.Classes, Layers: m.Layers, Dropout: m.Dropout,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead,
-		Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual, Seed: uint64(cfg.Train.Seed),
+		Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual, Layer: m.Layer, Seed: uint64(cfg.Train.Seed),
 	}
 }
 

@@ -21,6 +21,10 @@ type Job struct {
 	Features, Hidden, Classes, Layers int
 	// Model options, as in gcn.Config.
 	InputProjection, OutputHead, Norm, Residual bool
+	// Layer is the graph layer: a SAGE layer (gcn.SAGELayer) aggregates
+	// with D^-1 A, NNZ − N nonzeros (no self loops), and adds W_self's
+	// products and the input's redistribution both ways.
+	Layer gcn.Layer
 	// Dropout is the dropout probability (a training pass with dropout
 	// keeps a masked copy of each layer input).
 	Dropout float64
@@ -99,11 +103,23 @@ func (j Job) stepRows() int {
 // sampled, with probability B(B-1)/(N(N-1)), and the B self loops stay.
 func (j Job) stepNNZ() float64 {
 	if j.Mode != gcn.MiniBatch || j.BatchSize >= j.N {
-		return float64(j.NNZ)
+		return j.adjNNZ()
 	}
 	n, b := float64(j.N), float64(j.BatchSize)
 	off := math.Max(0, float64(j.NNZ)-n)
+	if j.Layer == gcn.SAGELayer {
+		return off * b * (b - 1) / (n * (n - 1))
+	}
 	return off*b*(b-1)/(n*(n-1)) + b
+}
+
+// adjNNZ is the nonzeros of the full graph's aggregation matrix: Â's, or
+// for SAGE D^-1 A's, which lacks the N self loops.
+func (j Job) adjNNZ() float64 {
+	if j.Layer == gcn.SAGELayer {
+		return math.Max(0, float64(j.NNZ)-float64(j.N))
+	}
+	return float64(j.NNZ)
 }
 
 func (j Job) imbalance() float64 {
@@ -119,20 +135,21 @@ type layerSpec struct {
 	in, out                int
 	hidden, norm, residual bool
 	needInputGrad          bool
+	self                   bool
 }
 
 // gcnConfig is the job's model as package gcn configures it.
 func (j Job) gcnConfig() gcn.Config {
 	return gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
 		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual,
-		Dropout: j.Dropout}
+		Dropout: j.Dropout, Layer: j.Layer}
 }
 
 func (j Job) layers() []layerSpec {
 	var specs []layerSpec
 	for _, s := range j.gcnConfig().LayerSpecs() {
 		specs = append(specs, layerSpec{in: s.In, out: s.Out, hidden: s.Hidden, norm: s.Norm, residual: s.Residual,
-			needInputGrad: s.NeedInputGrad})
+			needInputGrad: s.NeedInputGrad, self: s.Self})
 	}
 	return specs
 }

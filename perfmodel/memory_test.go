@@ -20,6 +20,8 @@ var arenaConfigs = map[string]gcn.Config{
 	"deep":     volumeConfigs["deep"],
 	"scalegnn": volumeConfigs["scalegnn"],
 	"plain":    {Features: 11, Hidden: 6, Classes: 5, Layers: 3, InputProjection: true, Residual: true, Seed: 6},
+	"sage":     volumeConfigs["sage"],
+	"sagefull": volumeConfigs["sagefull"],
 }
 
 // TestArenaMatchesModel runs real models in process — full-graph on grids
@@ -31,7 +33,7 @@ var arenaConfigs = map[string]gcn.Config{
 func TestArenaMatchesModel(t *testing.T) {
 	g := smallGraph(1, 41, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(2, 3, 1), xyz(1, 5, 1), xyz(3, 3, 1)}
-	for _, name := range []string{"kipf", "deep", "scalegnn", "plain"} {
+	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "sage", "sagefull"} {
 		cfg := arenaConfigs[name]
 		perms := permute.New(g.Adj.Rows, permute.Double, 11)
 		orders := gcn.NewOrders(g.Adj.Rows, perms.P1, perms.P2)
@@ -93,7 +95,7 @@ func TestMiniBatchArenaMatchesModel(t *testing.T) {
 	n := g.Adj.Rows
 	const seed, batch, steps = 9, 19, 3
 	shapes := []grid.Shape{{D: 1, X: 1, Y: 1, Z: 1}, {D: 2, X: 2, Y: 1, Z: 2}, {D: 2, X: 1, Y: 3, Z: 1}, {D: 3, X: 1, Y: 1, Z: 2}, {D: 1, X: 2, Y: 2, Z: 2}}
-	for _, name := range []string{"kipf", "deep", "scalegnn", "plain"} {
+	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "sage", "sagefull"} {
 		cfg := arenaConfigs[name]
 		perms := permute.New(n, permute.Double, 11)
 		orders := gcn.NewOrders(n, perms.P1, perms.P2)

@@ -61,7 +61,7 @@ func TestMiniBatchVolumeMatchesCounters(t *testing.T) {
 	n := g.Adj.Rows
 	const seed, batch = 9, 19
 	shapes := []grid.Shape{{D: 2, X: 2, Y: 1, Z: 2}, {D: 2, X: 1, Y: 3, Z: 1}, {D: 3, X: 1, Y: 1, Z: 2}, {D: 1, X: 2, Y: 2, Z: 2}, {D: 2, X: 1, Y: 1, Z: 1}}
-	for _, name := range []string{"kipf", "scalegnn"} {
+	for _, name := range []string{"kipf", "scalegnn", "sagefull"} {
 		cfg := volumeConfigs[name]
 		for _, bf16 := range []bool{false, true} {
 			scheme := permute.Double

@@ -163,7 +163,7 @@ type tracer struct {
 }
 
 func newTracer(j Job, s grid.Shape, at Coords, loc Local, training bool) *tracer {
-	t := &tracer{j: j, s: s, at: at, n: j.N, nnz: float64(j.NNZ), pmmBytes: j.CommDType.Bytes()}
+	t := &tracer{j: j, s: s, at: at, n: j.N, nnz: j.adjNNZ(), pmmBytes: j.CommDType.Bytes()}
 	mini := training && j.Mode == gcn.MiniBatch
 	if mini {
 		t.n, t.nnz = j.BatchSize, j.stepNNZ()
@@ -266,6 +266,10 @@ func (t *tracer) forward(training bool) {
 		t.spmm("A·F", l, nR, nP, dIn, t.localNNZ(l, r, p))
 		t.allReduce("H", l, p, nR*dIn, t.pmmBytes)
 		t.gemm("H·W", l, false, false, nR, dOut, dIn)
+		if sp.self {
+			t.selfTerm(l, sp, false)
+			t.gemm("S·Wself", l, false, false, nR, dOut, dIn)
+		}
 		t.allReduce("Z", l, q, nR*dOut, t.pmmBytes)
 		if !sp.hidden {
 			continue
@@ -326,6 +330,31 @@ func (t *tracer) residual(l int, sp layerSpec, backward bool) {
 		Group: GroupCube, Size: t.s.X * t.s.Y * t.s.Z, Elems: int64(elems), ElemBytes: 4, SelfElems: int64(self)})
 }
 
+// selfTerm records the redistribution of a SAGE layer's input (after
+// dropout) from its layout (rows P, cols Q) to the aggregation's (rows R
+// of the output order, cols Q) forward, and of its gradient back in the
+// backward pass: the residual's alltoallv with the columns staying on Q.
+// Forward, my targets share my R and Q coordinates and each gets the
+// rows of my P-block that land in my R-block, all my columns; every P
+// coordinate receives a copy (itself included). Backward, mirrored: my
+// targets share my P and Q coordinates, every R coordinate receives the
+// same rows. One rank holding the replica gathers rows on the device.
+func (t *tracer) selfTerm(l int, sp layerSpec, backward bool) {
+	p, q, r := grid.Rotation(l)
+	if t.s.X*t.s.Y*t.s.Z == 1 {
+		t.elementwise("self.permute", l, 2*float64(t.rowsOf(r, grid.OutputOrder(l))*sp.in)) // GatherRows
+		return
+	}
+	rows := t.resRows(l, t.size(p), t.at.of(p), t.size(r), t.at.of(r))
+	self := rows * t.width(sp.in, q)
+	copies := t.size(p)
+	if backward {
+		copies = t.size(r)
+	}
+	t.tr.Comm = append(t.tr.Comm, Collective{Phase: t.phase, Name: "self", Layer: l, Kind: collectives.KindAlltoallv,
+		Group: GroupCube, Size: t.s.X * t.s.Y * t.s.Z, Elems: int64(self * copies), ElemBytes: 4, SelfElems: int64(self)})
+}
+
 func overlapWidth(w, pa, pi, pb, pj int) int { return overlap(w, pa, pi, pb, pj) }
 
 // loss records the softmax cross-entropy (gcn/loss.go).
@@ -381,15 +410,30 @@ func (t *tracer) backward() {
 				t.allReduce("norm.dot", l, p, nR, 4)
 			}
 		}
-		t.gemm("dW", l, true, false, dIn, dOut, nR)
-		t.allReduce("dW", l, r, dIn*dOut, 4)
+		// A SAGE layer's dW_self and dS ride in the same all-reduces as
+		// dW and dH (gcn's backward stacks them).
+		stack := 1
+		if sp.self {
+			stack = 2
+		}
 		if !sp.needInputGrad {
+			t.weightGrads(l, sp, dIn, dOut, nR)
+			t.allReduce("dW", l, r, stack*dIn*dOut, 4)
 			break
 		}
 		t.gemm("dH", l, false, true, nR, dIn, dOut)
-		t.allReduce("dH", l, p, nR*dIn, t.pmmBytes)
+		if sp.self {
+			t.gemm("dS", l, false, true, nR, dIn, dOut)
+		}
+		t.weightGrads(l, sp, dIn, dOut, nR)
+		t.allReduce("dW", l, r, stack*dIn*dOut, 4)
+		t.allReduce("dH", l, p, stack*nR*dIn, t.pmmBytes)
 		t.spmm("Aᵀ·dH", l, nP, nR, dIn, t.localNNZ(l, r, p))
 		t.allReduce("dF", l, r, nP*dIn, t.pmmBytes)
+		if sp.self {
+			t.selfTerm(l, sp, true)
+			t.elementwise("self", l, 3*float64(nP*dIn)) // Add
+		}
 		if dropout {
 			t.elementwise("dropout", l, 2*float64(nP*dIn))
 		}
@@ -405,6 +449,15 @@ func (t *tracer) backward() {
 	}
 }
 
+// weightGrads records the weight-gradient GEMMs of layer l: dW, and a
+// SAGE layer's dW_self.
+func (t *tracer) weightGrads(l int, sp layerSpec, dIn, dOut, nR int) {
+	t.gemm("dW", l, true, false, dIn, dOut, nR)
+	if sp.self {
+		t.gemm("dWself", l, true, false, dIn, dOut, nR)
+	}
+}
+
 // params returns this rank's parameter blocks: name and element count
 // (gcn.Model.paramBlock).
 func (t *tracer) params() []paramBlock {
@@ -416,6 +469,9 @@ func (t *tracer) params() []paramBlock {
 	for l, sp := range j.layers() {
 		p, q, _ := grid.Rotation(l)
 		out = append(out, paramBlock{fmt.Sprintf("gcn%d.weight", l), t.width(sp.in, q) * t.width(sp.out, p)})
+		if sp.self {
+			out = append(out, paramBlock{fmt.Sprintf("gcn%d.self", l), t.width(sp.in, q) * t.width(sp.out, p)})
+		}
 		if sp.norm {
 			out = append(out, paramBlock{fmt.Sprintf("gcn%d.norm", l), t.width(sp.out, p)})
 		}

@@ -41,7 +41,7 @@ func smallGraph(seed uint64, n, f, c int, avgDeg float64) *gcn.Graph {
 func jobFor(cfg gcn.Config, g *gcn.Graph, scheme permute.Scheme) Job {
 	return Job{N: g.Adj.Rows, NNZ: int64(g.Adj.NNZ()), Features: cfg.Features, Hidden: cfg.Hidden, Classes: cfg.Classes,
 		Layers: cfg.Layers, InputProjection: cfg.InputProjection, OutputHead: cfg.OutputHead, Norm: cfg.Norm,
-		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: scheme, EvalEvery: 1}
+		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: scheme, EvalEvery: 1, Layer: cfg.Layer}
 }
 
 // residualRows counts exactly, for the permutations the model runs with,
@@ -130,6 +130,8 @@ var volumeConfigs = map[string]gcn.Config{
 	"kipf":     {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Seed: 3},
 	"deep":     {Features: 11, Hidden: 6, Classes: 5, Layers: 3, Dropout: 0.3, Norm: true, OutputHead: true, Seed: 4},
 	"scalegnn": {Features: 11, Hidden: 7, Classes: 5, Layers: 4, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Seed: 5},
+	"sage":     {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Layer: gcn.SAGELayer, Seed: 6},
+	"sagefull": {Features: 11, Hidden: 7, Classes: 5, Layers: 4, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Layer: gcn.SAGELayer, Seed: 7},
 }
 
 func xyz(x, y, z int) grid.Shape { return grid.Shape{D: 1, X: x, Y: y, Z: z} }
@@ -143,7 +145,7 @@ func TestStepVolumeMatchesCounters(t *testing.T) {
 	g := smallGraph(1, 41, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 4), xyz(4, 1, 2), xyz(1, 1, 8), xyz(8, 1, 1),
 		xyz(1, 2, 3), xyz(3, 1, 2), xyz(2, 3, 1), xyz(1, 5, 1), xyz(3, 3, 1)}
-	for _, name := range []string{"kipf", "deep", "scalegnn"} {
+	for _, name := range []string{"kipf", "deep", "scalegnn", "sage", "sagefull"} {
 		cfg := volumeConfigs[name]
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
 			perms := permute.New(g.Adj.Rows, scheme, 11)

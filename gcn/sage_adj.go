@@ -132,7 +132,7 @@ func MeanAdjacency(hat *spmm.CSR) *spmm.CSR {
 // ranks that hold the row's column blocks, a collective per batch, where
 // the full-graph degrees are already in the shards. The 1/p estimator is
 // exactly unbiased and communication-free; its variance is the larger
-// (the mean over k sampled neighbours is scaled by k·/(d_v·p) around 1).
+// (it is the sampled mean times k/(d_v·p), a factor of mean 1).
 // TestSAGEBatchAggregationIsUnbiased checks the expectation by Monte
 // Carlo. As for the GCN, only the first layer's aggregation is unbiased
 // for the loss: the nonlinearities make deeper layers' estimates biased.

@@ -66,12 +66,15 @@ type Model struct {
 	OutputHead      bool `json:"output_head"`
 	Norm            bool `json:"norm"`
 	Residual        bool `json:"residual"`
+	// Layer is the graph layer ("gcn", "sage"); a manifest written before
+	// SAGE existed has none and holds a GCN.
+	Layer gcn.Layer `json:"layer"`
 }
 
 // ModelOf returns the shape of a model configuration.
 func ModelOf(c gcn.Config) Model {
 	return Model{Features: c.Features, Hidden: c.Hidden, Classes: c.Classes, Layers: c.Layers,
-		InputProjection: c.InputProjection, OutputHead: c.OutputHead, Norm: c.Norm, Residual: c.Residual}
+		InputProjection: c.InputProjection, OutputHead: c.OutputHead, Norm: c.Norm, Residual: c.Residual, Layer: c.Layer}
 }
 
 // Param is one parameter matrix's name and global shape.

@@ -8,7 +8,7 @@ import (
 
 // Mode is how a job trains. It is the one type for the training mode: the
 // job file's train.mode and the performance model decode into it
-// ("fullgraph", "minibatch").
+// ("fullgraph", "minibatch", "neighbor").
 type Mode int
 
 const (
@@ -17,6 +17,9 @@ const (
 	// MiniBatch trains on uniformly sampled vertex-induced subgraphs
 	// (ScaleGNN), built by a BatchBuilder, with data-parallel replicas.
 	MiniBatch
+	// Neighbor trains on neighbor-sampled message-flow graphs with every
+	// rank a data-parallel worker (FastSample; package neighbor).
+	Neighbor
 )
 
 // Norm is the normalisation after each hidden GCN layer: the job file's
@@ -38,11 +41,11 @@ var (
 )
 
 var (
-	modeNames = []string{"fullgraph", "minibatch"}
+	modeNames = []string{"fullgraph", "minibatch", "neighbor"}
 	normNames = []string{"none", "rms"}
 )
 
-// ParseMode parses "fullgraph" or "minibatch".
+// ParseMode parses "fullgraph", "minibatch" or "neighbor".
 func ParseMode(s string) (Mode, error) { return enum.Parse[Mode]("training mode", s, modeNames) }
 
 func (m Mode) String() string { return enum.Name("Mode", m, modeNames) }

@@ -155,6 +155,10 @@ type TrainConfig struct {
 	StepsPerEpoch int `toml:"steps_per_epoch"`
 	// Prefetch builds the next mini-batch while the current one trains.
 	Prefetch bool `toml:"prefetch"`
+	// Fanouts are the neighbours sampled per vertex in each layer, first
+	// layer first, in neighbor mode (one per model layer, each >= 1);
+	// there BatchSize is the seeds per rank per step.
+	Fanouts []int `toml:"fanouts"`
 	// CommDtype is collectives.Float32 ("float32") or collectives.BF16
 	// ("bf16": the 3D-PMM partial sums travel as bfloat16; norm, loss and
 	// data-parallel reductions stay float32).
@@ -461,6 +465,10 @@ func (c *Config) Validate() error {
 		ck.Err = fmt.Errorf(`%s: train.mode = "minibatch" needs a batch size of at least 1 vertex: set train.batch_size (vertices per batch) or train.batch_ratio (a fraction of the vertices, in (0, 1])`, ck.File)
 	case t.Mode == gcn.MiniBatch && t.BatchSize != 0 && t.BatchRatio != 0:
 		ck.Err = fmt.Errorf("%s: train.batch_size = %d and train.batch_ratio = %g: set only one of them", ck.File, t.BatchSize, t.BatchRatio)
+	case t.Mode == gcn.Neighbor:
+		ck.Err = checkNeighbor(ck.File, c)
+	case len(t.Fanouts) != 0:
+		ck.Err = fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, ck.File)
 	case t.Mode == gcn.FullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):
 		ck.Err = fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch apply to mini-batch training: set train.mode = "minibatch" or remove them`, ck.File)
 	}

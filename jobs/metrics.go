@@ -48,6 +48,9 @@ type EpochMetrics struct {
 	PMMBytes    int64 `json:"pmm_bytes"`     // the 3D-PMM all-reduces (halved by bf16)
 	Comm3DBytes int64 `json:"comm_3d_bytes"` // every collective on the X, Y and Z communicators
 	DPBytes     int64 `json:"dp_bytes"`      // the data-parallel all-reduce
+	// EvalBytes is evaluation's communication, kept apart from training's
+	// (train.mode = "neighbor": the per-layer all-gathers).
+	EvalBytes int64 `json:"eval_bytes,omitempty"`
 }
 
 // SetAccuracies records the accuracies of an evaluated epoch.

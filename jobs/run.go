@@ -29,6 +29,9 @@ type Job struct {
 	batches *gcn.BatchBuilder
 	steps   int
 
+	// nb is a train.mode = "neighbor" job's state (Model is nil then).
+	nb *neighborRun
+
 	run *runState // the run OpenOutput started, for Train
 
 	// Interrupt, when set, is asked after every step whether a signal
@@ -69,6 +72,9 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	mcfg := ModelConfigFor(cfg, src.Sizes())
 	if err := mcfg.Validate(); err != nil {
 		return nil, err
+	}
+	if cfg.Train.Mode == gcn.Neighbor {
+		return setupNeighbor(cfg, g, src, mcfg, world, dev, log)
 	}
 	sh, err := gcn.NewShards(g, mcfg, src)
 	if err != nil {

@@ -50,6 +50,9 @@ type stepTimes struct {
 // epochs and at the end, timings reduced over all ranks, and on rank 0 the
 // log lines, the metrics file and summary.json.
 func (j *Job) Train() (_ *Result, err error) {
+	if j.nb != nil {
+		return j.trainNeighbor()
+	}
 	cfg, m := j.Cfg, j.Model
 	run, err := j.beginRun()
 	if err != nil {

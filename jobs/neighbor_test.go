@@ -1,0 +1,84 @@
+package jobs
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestNeighborConfigErrors: each bad neighbor-mode job file is one line
+// naming the key and what to set.
+func TestNeighborConfigErrors(t *testing.T) {
+	nb := "[train]\nmode = \"neighbor\"\n"
+	for _, test := range []struct{ name, data, want string }{
+		{"no batch", nb + "fanouts = [5, 5]\n", "needs train.batch_size"},
+		{"fanouts length", nb + "batch_size = 8\nfanouts = [5]\n", "train.fanouts = [5]: expected one fanout per layer (model.layers = 2)"},
+		{"fanout zero", nb + "batch_size = 8\nfanouts = [5, 0]\n", "train.fanouts[1] = 0: expected at least 1"},
+		{"ratio", nb + "batch_size = 8\nbatch_ratio = 0.5\nfanouts = [5, 5]\n", "train.batch_ratio and steps_per_epoch apply to"},
+		{"grid", nb + "batch_size = 8\nfanouts = [5, 5]\n[grid]\nx = 2\n", "set grid.x = y = z = 1 and grid.d = the number of ranks"},
+		{"norm", nb + "batch_size = 8\nfanouts = [5, 5]\n[model]\nnorm = \"rms\"\n", "plain stack of graph layers"},
+		{"fanouts elsewhere", "[train]\nfanouts = [5, 5]\n", `train.fanouts applies to neighbor sampling`},
+	} {
+		_, err := ParseConfig("job.toml", []byte(test.data))
+		if err == nil {
+			t.Errorf("%s: no error", test.name)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "job.toml: ") || !strings.Contains(msg, test.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q; expected one line containing %q", test.name, msg, test.want)
+		}
+	}
+}
+
+// TestNeighborJobRanksAlike: a neighbor-mode Cora job on 1 rank and on 4
+// ranks with the same global batch (4 × 34 = 136 seeds) writes the same
+// losses (1e-5 relative) and accuracies within one vertex's worth, and
+// counts training bytes only with more than one rank.
+func TestNeighborJobRanksAlike(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains Cora twice")
+	}
+	base := func(d, batch int, dir string) Config {
+		cfg, err := ParseConfig("job.toml", []byte(`
+[dataset]
+source = "cora"
+normalize_features = true
+[model]
+layer = "sage"
+[train]
+mode = "neighbor"
+fanouts = [25, 10]
+batch_size = 1
+prefetch = true
+epochs = 6
+eval_every = 3
+seed = 3
+[output]
+dir = "`+dir+`"
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Grid.D, cfg.Train.BatchSize = d, batch
+		return *cfg
+	}
+	tmp := t.TempDir()
+	_, one := trainLocal(t, base(1, 136, filepath.Join(tmp, "one")))
+	res, four := trainLocal(t, base(4, 34, filepath.Join(tmp, "four")))
+	if res.Mode != "neighbor" || res.StepsPerEpoch != 2 {
+		t.Errorf("summary: mode %q, %d steps per epoch; expected neighbor, 2", res.Mode, res.StepsPerEpoch)
+	}
+	for e := range one {
+		a, b := one[e], four[e]
+		if math.Abs(a.Loss-b.Loss) > 1e-5*math.Abs(a.Loss) {
+			t.Errorf("epoch %d: loss %.9g on 1 rank, %.9g on 4", a.Epoch, a.Loss, b.Loss)
+		}
+		if a.TestAcc != nil && (b.TestAcc == nil || math.Abs(*a.TestAcc-*b.TestAcc) > 1.5e-3) {
+			t.Errorf("epoch %d: test accuracy %v on 1 rank, %v on 4", a.Epoch, *a.TestAcc, b.TestAcc)
+		}
+		if a.DPBytes != 0 || b.DPBytes == 0 || (b.TestAcc != nil && b.EvalBytes == 0) {
+			t.Errorf("epoch %d: training bytes %d on 1 rank, %d on 4; evaluation bytes %d", a.Epoch, a.DPBytes, b.DPBytes, b.EvalBytes)
+		}
+	}
+}

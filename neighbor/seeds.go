@@ -7,11 +7,6 @@ import (
 	"scalegnn/internal/counter"
 )
 
-// streamSeeds keys the per-epoch permutation of the training vertices,
-// apart from package counter's init (1), dropout (2) and neighbor (3)
-// streams.
-const streamSeeds = 4
-
 // Seeds hands out each step's seeds: balanced, every rank the same number
 // of training vertices. An epoch is a permutation of the training
 // vertices keyed by (seed, epoch) alone, cut into global batches of
@@ -84,7 +79,7 @@ func (s *Seeds) Into(dst []int32, step int) []int32 {
 func (s *Seeds) permute(epoch int) {
 	copy(s.perm, s.train)
 	for i := len(s.perm) - 1; i > 0; i-- {
-		h := counter.Hash4(s.seed, streamSeeds<<32, uint64(epoch), uint64(i))
+		h := counter.Hash4(s.seed, counter.StreamSeeds<<32, uint64(epoch), uint64(i))
 		j, _ := bits.Mul64(h, uint64(i)+1)
 		s.perm[i], s.perm[j] = s.perm[j], s.perm[i]
 	}

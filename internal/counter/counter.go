@@ -6,6 +6,8 @@ const (
 	StreamDropout = 2
 	// StreamNeighbor keys package sampler's neighbor draws.
 	StreamNeighbor = 3
+	// StreamSeeds keys package neighbor's per-epoch seed permutation.
+	StreamSeeds = 4
 )
 
 // Mix is the splitmix64 finaliser.

@@ -36,6 +36,8 @@ type Plan struct {
 	Request        []int32
 	RequestCount   []int
 	RequestAt      []int32
+
+	next []int // plan's scratch: the next slot of each owner's group
 }
 
 // Builder builds batches for one rank: the seeds of a step, the fused
@@ -107,7 +109,9 @@ func (b *Builder) plan(p *Plan, frontier []int32) {
 	n := len(frontier) - len(p.Local)
 	p.Request, p.RequestAt = resize(p.Request, n), resize(p.RequestAt, n)
 	// Counting sort by owner: next[r] is the next slot of rank r's group.
-	next := make([]int, g.Ranks) // small (one int a rank)
+	p.next = resize(p.next, g.Ranks)
+	next := p.next
+	next[0] = 0
 	for r, off := 1, 0; r < g.Ranks; r++ {
 		off += p.RequestCount[r-1]
 		next[r] = off

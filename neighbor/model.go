@@ -39,7 +39,8 @@ type Model struct {
 	labels         device.Buffer[int32]
 	ones           device.Buffer[uint8]
 	mx, sums, dlog device.Buffer[float32]
-	onesN          int // the batch size ones was filled for
+	onesN          int          // the batch size ones was filled for
+	views          []device.Mat // a step's per-layer views, reused
 }
 
 // layerBufs is one layer's step storage, grown to the largest step seen.
@@ -148,10 +149,10 @@ func (m *Model) ForwardBackward(b *Batch, x []float32) (float64, error) {
 	dev, cfg := m.dev, m.Cfg
 	L := cfg.Layers
 	training := cfg.Dropout > 0
-	ins := make([]device.Mat, L+1) // small; the views, not the memory
-	zs := make([]device.Mat, L)
-	aggs := make([]device.Mat, L)
-	drops := make([]device.Mat, L)
+	if len(m.views) != 4*L+1 {
+		m.views = make([]device.Mat, 4*L+1) // the views, not the memory
+	}
+	ins, zs, aggs, drops := m.views[:L+1], m.views[L+1:2*L+1], m.views[2*L+1:3*L+1], m.views[3*L+1:]
 	for l := range L {
 		mf := &b.MFGs.Layers[l]
 		lb := &m.ls[l]

@@ -68,6 +68,12 @@ type NeighborOptions struct {
 	// Threads is the number of goroutines sampling a layer's rows; <= 0
 	// means GOMAXPROCS. The MFGs are the same for every value.
 	Threads int
+	// HashRelabel makes SampleUnfusedInto relabel through a hash map, as
+	// DGL's to_block does, instead of the dense map both samplers share
+	// otherwise. FastSample's fused kernel owes part of its speed to its
+	// dense map (Algorithm 1's M); this baseline measures that part too.
+	// The MFGs are the same.
+	HashRelabel bool
 }
 
 // NeighborSampler draws the MFGs of GraphSAGE-style neighbor sampling
@@ -100,7 +106,8 @@ type NeighborSampler struct {
 	// The layer being sampled, read by the pool's workers.
 	cur layerJob
 
-	unfused unfusedScratch
+	unfused     unfusedScratch
+	hashRelabel bool
 }
 
 // NewNeighborSampler returns a sampler over adj, the whole topology (row v
@@ -131,6 +138,8 @@ func NewNeighborSampler(adj *spmm.CSR, fanouts []int, opts NeighborOptions) *Nei
 		mark:    make([]colMark, adj.Rows),
 		pool:    newSamplePool(threads),
 		sets:    make([]int32Set, threads),
+
+		hashRelabel: opts.HashRelabel,
 	}
 	// The workers reference only the pool, so an unreachable sampler's
 	// workers are stopped even without Close.

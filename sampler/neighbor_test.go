@@ -160,7 +160,8 @@ func mfgsEqual(x, y *MFGs) error {
 // TestNeighborSamplerMFGs: for several fanout lists (linear and hashed
 // membership tests, one layer and three), seed sets and steps, the fused
 // sampler's MFGs have every promised property, the unfused sampler's are
-// the same arrays, and so are the fused sampler's on 1, 2 and 3 threads.
+// the same arrays (with the dense map and with HashRelabel), and so are
+// the fused sampler's on 1, 2 and 3 threads.
 func TestNeighborSamplerMFGs(t *testing.T) {
 	adj := neighborGraph(3000, 1)
 	cases := []struct {
@@ -179,7 +180,9 @@ func TestNeighborSamplerMFGs(t *testing.T) {
 				defer s.Close()
 				ref := NewNeighborSampler(adj, c.fanouts, NeighborOptions{Threads: 1})
 				defer ref.Close()
-				var fused, unfused, serial MFGs
+				hs := NewNeighborSampler(adj, c.fanouts, NeighborOptions{Threads: threads, HashRelabel: true})
+				defer hs.Close()
+				var fused, unfused, hashed, serial MFGs
 				for step := range 4 {
 					// Seeds in a random order, with the hub (vertex 0),
 					// the isolated vertex 1 and vertex 2 among them.
@@ -194,6 +197,10 @@ func TestNeighborSamplerMFGs(t *testing.T) {
 					s.SampleUnfusedInto(&unfused, seeds, key)
 					if err := mfgsEqual(&fused, &unfused); err != nil {
 						t.Fatalf("step %d: fused and unfused MFGs differ: %v", step, err)
+					}
+					hs.SampleUnfusedInto(&hashed, seeds, key)
+					if err := mfgsEqual(&fused, &hashed); err != nil {
+						t.Fatalf("step %d: fused MFGs and unfused ones relabelled by a hash map differ: %v", step, err)
 					}
 					ref.SampleInto(&serial, seeds, key)
 					if err := mfgsEqual(&fused, &serial); err != nil {
@@ -452,12 +459,12 @@ func TestNeighborSamplerGCNWeights(t *testing.T) {
 }
 
 // TestNeighborSamplerAllocs: after the steps have been sampled once, both
-// samplers resample them into the same MFGs without allocating, serial
-// and on the worker pool.
+// samplers resample them into the same MFGs without allocating, serial,
+// on the worker pool and relabelling through a hash map.
 func TestNeighborSamplerAllocs(t *testing.T) {
 	adj := neighborGraph(5000, 6)
-	for _, threads := range []int{1, 2} {
-		s := NewNeighborSampler(adj, []int{15, 10, 5}, NeighborOptions{Threads: threads})
+	for _, opts := range []NeighborOptions{{Threads: 1}, {Threads: 2}, {Threads: 1, HashRelabel: true}} {
+		s := NewNeighborSampler(adj, []int{15, 10, 5}, opts)
 		var seeds [4][]int32
 		for i := range seeds {
 			seeds[i] = Uniform(1, 0, i, adj.Rows, 256)
@@ -474,7 +481,7 @@ func TestNeighborSamplerAllocs(t *testing.T) {
 			run()
 		}
 		if allocs := testing.AllocsPerRun(4*len(seeds), run); allocs != 0 {
-			t.Errorf("%d threads: %v allocations per step after warm-up, want 0", threads, allocs)
+			t.Errorf("%+v: %v allocations per step after warm-up, want 0", opts, allocs)
 		}
 		s.Close()
 	}

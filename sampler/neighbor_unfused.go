@@ -3,9 +3,10 @@ package sampler
 // unfusedScratch is the unfused sampler's intermediate COO and its
 // conversion's counters, kept between steps.
 type unfusedScratch struct {
-	rows, cols []int32 // the sampled edges: destination, source
-	off        []int64 // where each destination's edges start in the COO
-	next       []int64 // the conversion's fill pointer per row
+	rows, cols []int32         // the sampled edges: destination, source
+	off        []int64         // where each destination's edges start in the COO
+	next       []int64         // the conversion's fill pointer per row
+	ids        map[int32]int32 // HashRelabel's global-to-local map
 }
 
 // SampleUnfusedInto draws the same MFGs as SampleInto, array for array,
@@ -49,9 +50,13 @@ func (s *NeighborSampler) SampleUnfusedInto(dst *MFGs, seeds []int32, key Key) {
 
 		// 2. Compact: sources by first appearance after the
 		// destinations; both ends of every edge become local ids.
-		for e := range u.cols {
-			u.cols[e] = s.local(m, u.cols[e])
-			u.rows[e] = s.mark[u.rows[e]].idx
+		if s.hashRelabel {
+			s.relabelHashed(m, d)
+		} else {
+			for e := range u.cols {
+				u.cols[e] = s.local(m, u.cols[e])
+				u.rows[e] = s.mark[u.rows[e]].idx
+			}
 		}
 
 		// 3. Convert COO to CSR.
@@ -75,5 +80,30 @@ func (s *NeighborSampler) SampleUnfusedInto(dst *MFGs, seeds []int32, key Key) {
 		s.cur = layerJob{pass: passFinish, a: a}
 		s.pool.run(&s.cur, len(d), nnz)
 		s.cur = layerJob{}
+	}
+}
+
+// relabelHashed is step 2 through a hash map (NeighborOptions.HashRelabel),
+// numbering exactly as the dense map does. Clearing keeps the map's
+// storage, so a steady state allocates nothing here either.
+func (s *NeighborSampler) relabelHashed(m *MFG, dst []int32) {
+	u := &s.unfused
+	if u.ids == nil {
+		u.ids = make(map[int32]int32)
+	}
+	ids := u.ids
+	clear(ids)
+	for i, v := range dst {
+		ids[v] = int32(i)
+	}
+	for e, c := range u.cols {
+		id, ok := ids[c]
+		if !ok {
+			id = int32(len(m.Src))
+			ids[c] = id
+			m.Src = append(m.Src, c)
+		}
+		u.cols[e] = id
+		u.rows[e] = ids[u.rows[e]]
 	}
 }

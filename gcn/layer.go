@@ -24,6 +24,18 @@ import (
 // needs the layer's input (after dropout) in the aggregation's layout,
 // rows R in the output vertex order and columns Q, which is the
 // residual's redistribution (Model.redistribute) with the columns kept.
+// The backward pass stacks dS = dZ·W_selfᵀ under dH for their one
+// all-reduce over P, sums dW_self with dW in one all-reduce over R (the
+// two gradients are adjacent), and sends dS back through the inverse
+// redistribution before the dropout mask.
+//
+// The redistribution is not overlapped with the SpMM: collectives offers
+// no nonblocking alltoallv, and running the blocking one on a second
+// goroutine beside the SpMM would put two goroutines on one Device (one
+// CUDA stream, whose operations the Device does not promise to be safe
+// to issue concurrently). Its cost is one alltoallv of the input block per
+// layer each way, which the performance model counts (perfmodel's
+// selfTerm).
 type Layer int
 
 const (

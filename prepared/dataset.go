@@ -199,10 +199,8 @@ func (d *Dataset) AdjBlockInto(dst *spmm.CSR, rowOrder, r0, r1, colOrder, c0, c1
 		return fmt.Errorf("%s: rows [%d, %d) of order %d have %d nonzeros, not the %d counted for them: the dataset changed while it was read",
 			d.dir, r0, r1, rowOrder, len(t.ColIdx), len(dst.ColIdx))
 	}
-	a := spmm.Transpose(t)
-	copy(dst.RowPtr, a.RowPtr)
-	copy(dst.ColIdx, a.ColIdx)
-	copy(dst.Val, a.Val)
+	// Straight into dst: no second temporary of the block's size.
+	spmm.TransposeInto(dst, t, 0)
 	return nil
 }
 

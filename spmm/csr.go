@@ -76,34 +76,6 @@ func (s rowSorter) Swap(i, j int) {
 	s.v[i], s.v[j] = s.v[j], s.v[i]
 }
 
-// Transpose returns aᵀ as a new CSR matrix (a counting sort by column, so
-// rows of the result come out sorted). The backward pass of a GCN layer
-// multiplies by the transpose of each adjacency shard; storing it once is
-// cheaper than a scattered product every step.
-func Transpose(a *CSR) *CSR {
-	t := &CSR{Rows: a.Cols, Cols: a.Rows, RowPtr: make([]int64, a.Cols+1)}
-	nnz := a.NNZ()
-	t.ColIdx = make([]int32, nnz)
-	t.Val = make([]float32, nnz)
-	for _, c := range a.ColIdx[:nnz] {
-		t.RowPtr[c+1]++
-	}
-	for j := 0; j < a.Cols; j++ {
-		t.RowPtr[j+1] += t.RowPtr[j]
-	}
-	next := append([]int64(nil), t.RowPtr[:a.Cols]...)
-	for i := 0; i < a.Rows; i++ {
-		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
-			c := a.ColIdx[p]
-			q := next[c]
-			next[c]++
-			t.ColIdx[q] = int32(i)
-			t.Val[q] = a.Val[p]
-		}
-	}
-	return t
-}
-
 // Validate checks the structural invariants of a (pointer monotonicity,
 // sorted unique in-range columns). Loaders call it on data from files.
 func (a *CSR) Validate() error {

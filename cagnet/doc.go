@@ -1,0 +1,27 @@
+// Package cagnet is CAGNET's 1.5D block-row full-graph GCN training
+// (Tripathy, Yelick and Buluç, SC'20, §V-B, Algorithm 2), built on package
+// device's operations and collective adapters so that it runs on host and
+// CUDA devices alike.
+//
+// P ranks are arranged as q = P/c process rows × c replicas. Process row i
+// holds block row i of Â, of Âᵀ (for the backward pass) and of every
+// activation, replicated on its c ranks; W is replicated everywhere. Rank
+// (i, j) computes the part of (ÂH)_i = Σ_k Â_ik H_k over the block columns k
+// assigned to replica j (grid.Block(q, c, j)): one broadcast stage per k,
+// within process column j, from the rank of process row k. The process row
+// then all-reduces its partial sums. CAGNET requires c² | P so that every
+// replica takes exactly P/c² stages; this package accepts any c | P and
+// splits the q block columns as evenly as grid.Block does (some replicas
+// get one stage more, or none when c > q), which is the generalisation the
+// (6,3) and (8,4) cases exercise.
+//
+// Backward (§V-B): dZ_i = ∂L/∂Z_i (ReLU-masked for hidden layers),
+// dW = Σ_i (ÂH)_iᵀ dZ_i (an all-reduce over the process column, so every
+// replica holds the same dW), and ∂L/∂H_i = Σ_k (Âᵀ)_ik (dZ Wᵀ)_k with the
+// same staged broadcasts over the stored Âᵀ.
+//
+// Scope today: the Kipf & Welling GCN of gcn.Config without input
+// projection, output head, norm, residual, dropout or SAGE layers, no
+// vertex permutation, one replica (no data-parallel dimension), float32
+// communication, blocking broadcasts. New rejects the rest with an error.
+package cagnet

@@ -1,0 +1,233 @@
+package cagnet
+
+import (
+	"fmt"
+	"math"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/spmm"
+)
+
+// Model is one rank's share of 1.5D training.
+type Model struct {
+	L   Layout
+	cfg gcn.Config
+	opt gcn.Optimizer
+	dev device.Device
+
+	row, col collectives.Comm // process row (size c), process column (size q)
+	n, lo, hi int              // vertices; this rank's block row [lo, hi)
+	nTrain    int
+
+	a, at  []*device.CSR // Â_ik and (Âᵀ)_ik for k in Stages()
+	x      device.Mat
+	labels []int32
+	train  []bool
+
+	Params []*Param
+	t      int
+
+	// tape of the last forward pass, per layer: (ÂH)_i and Z_i.
+	ah, z []device.Mat
+}
+
+// Param is a replicated parameter: float64 master weights and moments on
+// the host (updated with gcn's one optimizer rule), float32 copy on the
+// device, and the last gradient.
+type Param struct {
+	Name       string
+	Rows, Cols int
+	W, G, m, v []float64
+	dw, dg     device.Mat
+}
+
+// New builds rank world.Rank()'s share from the whole graph (every rank
+// holds it; a sharded loader is future work). It splits world into the
+// process row and column communicators (collective).
+func New(world collectives.Comm, dev device.Device, c int, cfg gcn.Config, opt gcn.Optimizer, g *gcn.Graph) (*Model, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual || cfg.Dropout != 0 || cfg.Layer != gcn.GCNLayer {
+		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports the plain GCN only: set input_projection, output_head, norm, residual false, dropout 0 and layer \"gcn\", or use train.algorithm = \"3d\"")
+	}
+	l, err := NewLayout(world.Size(), c, world.Rank())
+	if err != nil {
+		return nil, err
+	}
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows, labels: g.Labels, train: g.Train}
+	if m.row, err = world.Split(l.Row, l.Col); err != nil {
+		return nil, err
+	}
+	if m.col, err = world.Split(l.Col, l.Row); err != nil {
+		return nil, err
+	}
+	m.lo, m.hi = l.Rows(m.n, l.Row)
+	for _, t := range g.Train {
+		if t {
+			m.nTrain++
+		}
+	}
+	at := spmm.Transpose(g.Adj)
+	k0, k1 := l.Stages()
+	for k := k0; k < k1; k++ {
+		c0, c1 := l.Rows(m.n, k)
+		m.a = append(m.a, dev.UploadCSR(subBlock(g.Adj, m.lo, m.hi, c0, c1)))
+		m.at = append(m.at, dev.UploadCSR(subBlock(at, m.lo, m.hi, c0, c1)))
+	}
+	m.x = m.mat(m.hi-m.lo, cfg.Features)
+	device.UploadMat(dev, m.x, g.Features[m.lo*cfg.Features:m.hi*cfg.Features])
+	for _, p := range gcn.InitialParams(cfg) {
+		q := &Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: p.W,
+			G: make([]float64, len(p.W)), m: make([]float64, len(p.W)), v: make([]float64, len(p.W)),
+			dw: m.mat(p.Rows, p.Cols), dg: m.mat(p.Rows, p.Cols)}
+		q.upload(dev)
+		m.Params = append(m.Params, q)
+	}
+	return m, nil
+}
+
+func (m *Model) mat(r, c int) device.Mat {
+	return device.Matrix(device.Alloc[float32](m.dev, r*c), r, c)
+}
+
+func (p *Param) upload(dev device.Device) {
+	w := make([]float32, len(p.W))
+	for k, v := range p.W {
+		w[k] = float32(v)
+	}
+	device.UploadMat(dev, p.dw, w)
+}
+
+// aggregate returns Σ_k blocks[k]·H_k summed over the process row: the
+// staged broadcasts of Algorithm 2. h is this rank's block row of H
+// (rows_i × w), which it broadcasts when its process row's stage comes.
+func (m *Model) aggregate(blocks []*device.CSR, h device.Mat) (device.Mat, error) {
+	w := h.Cols()
+	out := m.mat(m.hi-m.lo, w)
+	m.dev.Fill(out, 0)
+	tmp := m.mat(m.hi-m.lo, w)
+	k0, _ := m.L.Stages()
+	for s, a := range blocks {
+		k := k0 + s
+		c0, c1 := m.L.Rows(m.n, k)
+		buf := h
+		if k != m.L.Row {
+			buf = m.mat(c1-c0, w)
+		}
+		if err := device.Bcast(m.dev, m.col, buf.Flat(), k); err != nil {
+			return out, err
+		}
+		m.dev.SpMM(tmp, a, buf)
+		m.dev.Add(out, out, tmp)
+	}
+	return out, device.AllReduce(m.dev, m.row, out.Flat(), collectives.Sum)
+}
+
+// Forward returns this block row's logits and records the tape.
+func (m *Model) Forward() (device.Mat, error) {
+	m.ah, m.z = m.ah[:0], m.z[:0]
+	h := m.x
+	specs := m.cfg.LayerSpecs()
+	for l, s := range specs {
+		ah, err := m.aggregate(m.a, h)
+		if err != nil {
+			return h, err
+		}
+		z := m.mat(m.hi-m.lo, s.Out)
+		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, ah, m.Params[l].dw, 0, z)
+		m.ah, m.z = append(m.ah, ah), append(m.z, z)
+		h = z
+		if s.Hidden {
+			h = m.mat(m.hi-m.lo, s.Out)
+			m.dev.ReLU(h, z)
+		}
+	}
+	return h, nil
+}
+
+// LossAndGrad runs forward and backward and leaves every gradient in
+// Param.G; it returns the mean cross-entropy over the training vertices.
+// The loss is computed on the host in float64 from the downloaded logits.
+func (m *Model) LossAndGrad() (float64, error) {
+	logits, err := m.Forward()
+	if err != nil {
+		return 0, err
+	}
+	c, rows := m.cfg.Classes, m.hi-m.lo
+	lg := make([]float32, rows*c)
+	device.DownloadMat(m.dev, lg, logits)
+	d := make([]float32, rows*c)
+	loss := []float64{0}
+	for i := 0; i < rows; i++ {
+		v := m.lo + i
+		if !m.train[v] {
+			continue
+		}
+		row := lg[i*c : (i+1)*c]
+		mx := math.Inf(-1)
+		for _, x := range row {
+			mx = math.Max(mx, float64(x))
+		}
+		se := 0.0
+		for _, x := range row {
+			se += math.Exp(float64(x) - mx)
+		}
+		loss[0] += math.Log(se) + mx - float64(row[m.labels[v]])
+		for j, x := range row {
+			g := math.Exp(float64(x)-mx) / se
+			if j == int(m.labels[v]) {
+				g--
+			}
+			d[i*c+j] = float32(g / float64(m.nTrain))
+		}
+	}
+	// Every replica of a process row holds the same rows: sum over the
+	// process column only.
+	if m.col.Size() > 1 {
+		if err := m.col.AllReduceF64(loss, collectives.Sum); err != nil {
+			return 0, err
+		}
+	}
+	dz := m.mat(rows, c)
+	device.UploadMat(m.dev, dz, d)
+	specs := m.cfg.LayerSpecs()
+	for l := len(specs) - 1; l >= 0; l-- {
+		s, p := specs[l], m.Params[l]
+		if s.Hidden {
+			m.dev.ReLUBackward(dz, dz, m.z[l])
+		}
+		m.dev.Gemm(spmm.Trans, spmm.NoTrans, 1, m.ah[l], dz, 0, p.dg)
+		if err := device.AllReduce(m.dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
+			return 0, err
+		}
+		g := make([]float32, len(p.G))
+		device.DownloadMat(m.dev, g, p.dg)
+		for k, v := range g {
+			p.G[k] = float64(v)
+		}
+		if !s.NeedInputGrad {
+			break
+		}
+		gw := m.mat(rows, s.In)
+		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, p.dw, 0, gw)
+		if dz, err = m.aggregate(m.at, gw); err != nil {
+			return 0, err
+		}
+	}
+	return loss[0] / float64(m.nTrain), nil
+}
+
+// Step applies one optimizer update to every parameter, identically on
+// every rank (the gradients are already summed).
+func (m *Model) Step() {
+	m.t++
+	for _, p := range m.Params {
+		for k := range p.W {
+			p.W[k], p.m[k], p.v[k] = m.opt.Update(m.t, p.W[k], p.G[k], p.m[k], p.v[k], true)
+		}
+		p.upload(m.dev)
+	}
+}

@@ -17,7 +17,7 @@ type Model struct {
 	opt gcn.Optimizer
 	dev device.Device
 
-	row, col collectives.Comm // process row (size c), process column (size q)
+	row, col  collectives.Comm // process row (size c), process column (size q)
 	n, lo, hi int              // vertices; this rank's block row [lo, hi)
 	nTrain    int
 

@@ -287,3 +287,35 @@ func TestController(t *testing.T) {
 		}
 	}
 }
+
+// TestLoader: the prefetched partitions equal Build's, and the chunk reads
+// are two to start plus one per super-epoch boundary inside a rotation
+// (two where the base rotates).
+func TestLoader(t *testing.T) {
+	adj := randomGraph(30, 60, 5)
+	train := make([]bool, 30)
+	for v := 0; v < 30; v += 3 {
+		train[v] = true
+	}
+	for _, tc := range []struct{ w, c, loads int }{
+		{4, 4, 2 + 2}, // 3 super-epochs, 2 boundaries, one chunk each
+		{2, 4, 2 + 5}, // 6 super-epochs, 5 boundaries of one chunk: at the rotation the new base is the chunk already swept in
+		{1, 1, 1},
+	} {
+		ch, _ := SplitRandom(30, tc.c, 1)
+		sc, _ := NewSchedule(tc.w, tc.c)
+		l := NewLoader(adj, ch, train, sc, 0, Halo, 2)
+		for s := range sc.Cover() {
+			got := l.Next()
+			b, x := sc.Partition(0, s)
+			want := Build(adj, ch, train, b, x, Halo, 2)
+			if !equal(got.Verts, want.Verts) || !equal(got.Train, want.Train) {
+				t.Fatalf("W=%d C=%d super-epoch %d: prefetched partition differs from Build", tc.w, tc.c, s)
+			}
+		}
+		l.Close()
+		if l.Loads != tc.loads {
+			t.Errorf("W=%d C=%d: %d chunk loads over %d super-epochs, want %d", tc.w, tc.c, l.Loads, sc.Cover(), tc.loads)
+		}
+	}
+}

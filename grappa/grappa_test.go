@@ -319,3 +319,20 @@ func TestLoader(t *testing.T) {
 		}
 	}
 }
+
+func TestBytes(t *testing.T) {
+	for _, tc := range []struct {
+		params, w int
+		want      int64
+	}{{1000, 1, 0}, {1000, 2, 4000}, {1000, 4, 6000}, {1000, 8, 7000}} {
+		if got := GradientBytes(tc.params, tc.w); got != tc.want {
+			t.Errorf("GradientBytes(%d, %d) = %d, want %d", tc.params, tc.w, got, tc.want)
+		}
+	}
+	// Path 0-1-2-3: chunk {0,1} has 3 adjacency entries.
+	adj := csr(4, [][2]int32{{0, 1}, {1, 2}, {2, 3}})
+	ch, _ := SplitBlocks(4, 2)
+	if got, want := ChunkBytes(adj, ch, 0, 10), int64(8*2+8*3+4*10*2+5*2); got != want {
+		t.Errorf("ChunkBytes = %d, want %d", got, want)
+	}
+}

@@ -81,6 +81,9 @@ type Comm interface {
 	ReduceScatterF32(dst, src []float32) error
 	// BcastF32 copies root's buf into every rank's buf.
 	BcastF32(buf []float32, root int) error
+	// IBcastF32 starts a nonblocking BcastF32: buf must not be read or
+	// written (nor, on root, changed) until Wait returns.
+	IBcastF32(buf []float32, root int) (Request, error)
 	// BcastBytes copies root's buf into every rank's buf.
 	BcastBytes(buf []byte, root int) error
 	// AlltoallvF32 sends send[sdispl(i) : sdispl(i)+sendCounts[i]] to rank i

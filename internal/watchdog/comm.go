@@ -177,6 +177,14 @@ func (c *Comm) BcastF32(buf []float32, root int) error {
 	return c.inner.BcastF32(buf, root)
 }
 
+func (c *Comm) IBcastF32(buf []float32, root int) (collectives.Request, error) {
+	r, err := c.inner.IBcastF32(buf, root)
+	if err != nil {
+		return r, err
+	}
+	return request{r, c}, nil
+}
+
 func (c *Comm) BcastBytes(buf []byte, root int) error {
 	prev := c.enter(opBcast)
 	defer c.leave(opBcast, prev)

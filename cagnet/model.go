@@ -7,6 +7,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/permute"
 	"scalegnn/spmm"
 )
 
@@ -43,13 +44,33 @@ type Param struct {
 	dw, dg     device.Mat
 }
 
+// Options are the 1.5D settings of a job.
+type Options struct {
+	// Replication is c (grid.replication): the ranks of a process row.
+	Replication int
+	// Permutation reorders the vertices before they are cut into block
+	// rows (None or Single). Double does not apply: a layer's output rows
+	// are the next layer's input rows, so A's rows and columns and H's
+	// rows must share one order.
+	Permutation permute.Scheme
+	// PermSeed draws the permutation.
+	PermSeed uint64
+}
+
 // New builds rank world.Rank()'s share from the whole graph (every rank
 // holds it; a sharded loader is future work). It splits world into the
 // process row and column communicators (collective).
-func New(world collectives.Comm, dev device.Device, c int, cfg gcn.Config, opt gcn.Optimizer, g *gcn.Graph) (*Model, error) {
+func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, opt gcn.Optimizer, g *gcn.Graph) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
+	if o.Permutation == permute.Double {
+		return nil, fmt.Errorf("cagnet: permutation = \"double\" does not apply to train.algorithm = \"1.5d\" (one vertex order serves every layer): use \"single\" or \"none\"")
+	}
+	if o.Permutation == permute.Single {
+		g = permuted(g, permute.New(g.Adj.Rows, permute.Single, o.PermSeed), cfg.Features)
+	}
+	c := o.Replication
 	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual || cfg.Dropout != 0 || cfg.Layer != gcn.GCNLayer {
 		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports the plain GCN only: set input_projection, output_head, norm, residual false, dropout 0 and layer \"gcn\", or use train.algorithm = \"3d\"")
 	}
@@ -110,17 +131,35 @@ func (m *Model) aggregate(blocks []*device.CSR, h device.Mat) (device.Mat, error
 	m.dev.Fill(out, 0)
 	tmp := m.mat(m.hi-m.lo, w)
 	k0, _ := m.L.Stages()
-	for s, a := range blocks {
+	bufs := make([]device.Mat, len(blocks))
+	reqs := make([]collectives.Request, len(blocks))
+	start := func(s int) error {
 		k := k0 + s
-		c0, c1 := m.L.Rows(m.n, k)
-		buf := h
+		bufs[s] = h
 		if k != m.L.Row {
-			buf = m.mat(c1-c0, w)
+			c0, c1 := m.L.Rows(m.n, k)
+			bufs[s] = m.mat(c1-c0, w)
 		}
-		if err := device.Bcast(m.dev, m.col, buf.Flat(), k); err != nil {
+		var err error
+		reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].Flat(), k)
+		return err
+	}
+	if len(blocks) > 0 {
+		if err := start(0); err != nil {
 			return out, err
 		}
-		m.dev.SpMM(tmp, a, buf)
+	}
+	for s, a := range blocks {
+		// Stage s+1's broadcast is in flight while stage s multiplies.
+		if s+1 < len(blocks) {
+			if err := start(s + 1); err != nil {
+				return out, err
+			}
+		}
+		if err := reqs[s].Wait(); err != nil {
+			return out, err
+		}
+		m.dev.SpMM(tmp, a, bufs[s])
 		m.dev.Add(out, out, tmp)
 	}
 	return out, device.AllReduce(m.dev, m.row, out.Flat(), collectives.Sum)

@@ -8,6 +8,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/permute"
 )
 
 // TestMatchesReference holds 1.5D training on in-process ranks to gcn's
@@ -19,9 +20,17 @@ func TestMatchesReference(t *testing.T) {
 	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 11}
 	opt := gcn.DefaultOptimizer()
 	g := gcn.RandomGraph(5, 41, cfg.Features, cfg.Classes, 4) // 41: prime, no block count divides it
-	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {3, 3}} {
-		p, c := pc[0], pc[1]
-		t.Run(fmt.Sprintf("P%d_c%d", p, c), func(t *testing.T) {
+	for _, tc := range []struct {
+		p, c   int
+		scheme permute.Scheme
+	}{
+		{1, 1, permute.None}, {4, 1, permute.None}, {4, 2, permute.None}, {8, 2, permute.None},
+		{6, 3, permute.None}, {8, 4, permute.None}, {3, 3, permute.None},
+		{1, 1, permute.Single}, {4, 1, permute.Single}, {4, 2, permute.Single}, {8, 2, permute.Single},
+		{6, 3, permute.Single}, {8, 4, permute.Single},
+	} {
+		p, c := tc.p, tc.c
+		t.Run(fmt.Sprintf("P%d_c%d_%v", p, c, tc.scheme), func(t *testing.T) {
 			ref := gcn.NewReference(cfg, opt, g.Adj, g.Features, g.Labels, g.Train)
 			var want [][]float64
 			var wantLoss []float64
@@ -36,7 +45,7 @@ func TestMatchesReference(t *testing.T) {
 				want = append(want, q.W)
 			}
 			errs := collectives.RunLocal(p, func(w collectives.Comm) error {
-				m, err := New(w, device.NewCPU(1), c, cfg, opt, g)
+				m, err := New(w, device.NewCPU(1), Options{Replication: c, Permutation: tc.scheme, PermSeed: 3}, cfg, opt, g)
 				if err != nil {
 					return err
 				}
@@ -101,6 +110,27 @@ func TestStagesCoverEveryBlockOnce(t *testing.T) {
 			if s != 1 {
 				t.Errorf("P=%d c=%d: block column %d multiplied %d times", p, c, k, s)
 			}
+		}
+	}
+}
+
+func TestRejectsUnsupported(t *testing.T) {
+	cfg := gcn.Config{Features: 3, Hidden: 4, Classes: 2, Layers: 2}
+	g := gcn.RandomGraph(1, 10, 3, 2, 3)
+	for name, tc := range map[string]struct {
+		o   Options
+		cfg gcn.Config
+	}{
+		"double": {Options{Replication: 1, Permutation: permute.Double}, cfg},
+		"norm":   {Options{Replication: 1}, gcn.Config{Features: 3, Hidden: 4, Classes: 2, Layers: 2, Norm: true}},
+		"c∤P":    {Options{Replication: 2}, cfg},
+	} {
+		errs := collectives.RunLocal(3, func(w collectives.Comm) error {
+			_, err := New(w, device.NewCPU(1), tc.o, tc.cfg, gcn.DefaultOptimizer(), g)
+			return err
+		})
+		if errs[0] == nil {
+			t.Errorf("%s: accepted; want an error", name)
 		}
 	}
 }

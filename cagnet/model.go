@@ -270,3 +270,7 @@ func (m *Model) Step() {
 		p.upload(m.dev)
 	}
 }
+
+// Comms returns the process-row (size c) and process-column (size P/c)
+// communicators, whose counters hold every byte the model moves.
+func (m *Model) Comms() (row, col collectives.Comm) { return m.row, m.col }

@@ -23,7 +23,7 @@ const (
 	GroupDP
 )
 
-func (g Group) String() string { return [...]string{"X", "Y", "Z", "cube", "DP"}[g] }
+func (g Group) String() string { return [...]string{"X", "Y", "Z", "cube", "DP", "row", "col"}[g] }
 
 func groupOf(a grid.Axis) Group { return Group(a) }
 

@@ -1,0 +1,54 @@
+package perfmodel
+
+import (
+	"fmt"
+	"testing"
+
+	"scalegnn/cagnet"
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/permute"
+)
+
+// TestCAGNETVolumeMatchesCounters: for every tested (P, c) the predicted
+// calls and bytes of one 1.5D training step, per kind, equal what the
+// collectives of every rank counted.
+func TestCAGNETVolumeMatchesCounters(t *testing.T) {
+	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2}
+	g := smallGraph(4, 43, cfg.Features, cfg.Classes, 4)
+	j := jobFor(cfg, g, permute.None)
+	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {16, 4}} {
+		p, c := pc[0], pc[1]
+		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
+			m, err := cagnet.New(w, device.NewCPU(1), cagnet.Options{Replication: c}, cfg, gcn.DefaultOptimizer(), g)
+			if err != nil {
+				return err
+			}
+			row, col := m.Comms()
+			row.Counters().Reset()
+			col.Counters().Reset()
+			if _, err := m.LossAndGrad(); err != nil {
+				return err
+			}
+			var wantCalls, wantBytes [5]int64
+			for _, cl := range CAGNETStepTrace(j, p, c, w.Rank()).Comm {
+				wantCalls[cl.Kind]++
+				wantBytes[cl.Kind] += cl.Bytes()
+			}
+			for k := collectives.KindAllReduce; k <= collectives.KindAlltoallv; k++ {
+				calls := row.Counters().Calls(k) + col.Counters().Calls(k)
+				bytes := row.Counters().Bytes(k) + col.Counters().Bytes(k)
+				if calls != wantCalls[k] || bytes != wantBytes[k] {
+					return fmt.Errorf("P=%d c=%d rank %d %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, w.Rank(), k, calls, bytes, wantCalls[k], wantBytes[k])
+				}
+			}
+			return nil
+		})
+		for _, err := range errs {
+			if err != nil {
+				t.Error(err)
+			}
+		}
+	}
+}

@@ -67,3 +67,6 @@ func CAGNETStepTrace(j Job, p, c, rank int) Trace {
 	}
 	return tr
 }
+
+// blockRange is grid.Block for the stage split.
+func blockRange(n, parts, i int) (int, int) { return grid.Block(n, parts, i) }

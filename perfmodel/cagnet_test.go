@@ -52,3 +52,31 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictCAGNETAll lists every c dividing P once, best first, with
+// ordered by predicted epoch, and replication costs memory (c = P: rank 0
+// holds all of Â; c = 1: a P-th of it).
+func TestPredictCAGNETAll(t *testing.T) {
+	j := Job{N: 1 << 17, NNZ: 16 << 17, Features: 128, Hidden: 128, Classes: 16, Layers: 3}
+	preds := PredictCAGNETAll(j, DefaultMachine(), Options{Ranks: 8})
+	want := map[string]bool{"1.5d 8x1": true, "1.5d 4x2": true, "1.5d 2x4": true, "1.5d 1x8": true}
+	if len(preds) != len(want) {
+		t.Fatalf("%d predictions, want %d", len(preds), len(want))
+	}
+	for i, p := range preds {
+		if !want[p.Grid] {
+			t.Errorf("unexpected or repeated grid %q", p.Grid)
+		}
+		delete(want, p.Grid)
+		if i > 0 && preds[i-1].Fits == p.Fits && preds[i-1].Epoch > p.Epoch {
+			t.Errorf("%s (%g s) ranked after %s (%g s)", p.Grid, p.Epoch, preds[i-1].Grid, preds[i-1].Epoch)
+		}
+		if !(p.Epoch > 0) || p.MemTotal <= 0 {
+			t.Errorf("%s: epoch %g s, memory %d", p.Grid, p.Epoch, p.MemTotal)
+		}
+	}
+	// c = P holds the whole graph per rank; c = 1 a P-th of it.
+	if a, b := CAGNETMemory(j, 8, 8).Adjacency, CAGNETMemory(j, 8, 1).Adjacency; a <= b {
+		t.Errorf("adjacency with c = 8: %d bytes, with c = 1: %d; replication must cost memory", a, b)
+	}
+}

@@ -1,0 +1,105 @@
+package perfmodel
+
+import (
+	"fmt"
+	"sort"
+)
+
+// CAGNETGrid formats a 1.5D arrangement as predictions list it:
+// "1.5d QxC" (P/c process rows × c replicas).
+func CAGNETGrid(p, c int) string { return fmt.Sprintf("1.5d %dx%d", p/c, c) }
+
+// cagnetLinks: process rows are c consecutive world ranks, process columns
+// ranks c apart. A group within one node uses the intra-node link;
+// otherwise the inter-node link, shared by the groups of its kind leaving
+// a node at once (c columns per node, or one row per node's ranks/c).
+func (m *Machine) cagnetLinks(p, c, ranksPerNode int) map[Group]Link {
+	if ranksPerNode <= 0 || ranksPerNode > p {
+		ranksPerNode = p
+	}
+	out := map[Group]Link{GroupRow: m.Comm.Intra, GroupCol: m.Comm.Intra}
+	if c > ranksPerNode || ranksPerNode%c != 0 {
+		l := m.Comm.Inter
+		out[GroupRow] = l
+	}
+	if p > ranksPerNode {
+		l := m.Comm.Inter
+		l.Bandwidth /= float64(min(c, ranksPerNode))
+		out[GroupCol] = l
+	}
+	return out
+}
+
+// CAGNETMemory is rank 0's memory in 1.5D: its share of Â and Âᵀ (one
+// block row, the block columns of its stages, nonzeros in expectation),
+// its block row of the features, per layer the tape ((ÂH)_i and Z_i) and
+// the broadcast buffers of one aggregation, and the replicated weights
+// with gradients and moments (float32 on the device, float64 on the host:
+// counted as 4+4+3·8 bytes per entry). Every rank reads the whole graph.
+func CAGNETMemory(j Job, p, c int) Memory {
+	q := p / c
+	rows := int64(blockLen(j.N, q, 0))
+	k0, k1 := 0, 0
+	if q > 0 {
+		k0, k1 = blockRange(q, c, 0)
+	}
+	stages := int64(k1 - k0)
+	nnz := float64(j.NNZ) * float64(stages) / float64(q) / float64(q)
+	var mem Memory
+	mem.Adjacency = 2 * stages * csrBytes(int(rows), nnz/float64(max(stages, 1)))
+	mem.Features = rows*int64(j.Features)*4 + rows*9
+	var weights, maxW int64
+	for _, s := range j.gcnConfig().LayerSpecs() {
+		mem.Activations += 4 * rows * int64(s.In+s.Out+s.Out) // ÂH, Z, ReLU(Z)
+		weights += int64(s.In * s.Out)
+		maxW = max(maxW, int64(s.In))
+	}
+	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums
+	mem.Weights = weights * (4 + 4 + 3*8)
+	mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)
+	return mem
+}
+
+// PredictCAGNET predicts 1.5D with P ranks and replication c.
+func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
+	pr := Prediction{Grid: CAGNETGrid(p, c)}
+	links := m.cagnetLinks(p, c, ranksPerNode)
+	for _, cl := range CAGNETStepTrace(j, p, c, 0).Comm {
+		pr.Comm += CollectiveTime(cl, links[cl.Group])
+		pr.CommBytes += cl.Bytes()
+	}
+	for _, k := range CAGNETStepTrace(j, p, c, 0).Kernels {
+		t := m.KernelTime(k)
+		switch k.Kind {
+		case KernelSpMM:
+			pr.SpMM += t
+		case KernelGEMM:
+			pr.GEMM += t
+		default:
+			pr.Other += t
+		}
+	}
+	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	pr.Memory = CAGNETMemory(j, p, c)
+	pr.MemTotal = pr.Memory.Total()
+	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	return pr
+}
+
+// PredictCAGNETAll predicts every replication c dividing P, best first
+// (fitting ones by epoch time, then the rest), like Predict for 3D grids.
+func PredictCAGNETAll(j Job, m *Machine, o Options) []Prediction {
+	var out []Prediction
+	for c := 1; c <= o.Ranks; c++ {
+		if o.Ranks%c == 0 {
+			out = append(out, PredictCAGNET(j, m, o.Ranks, c, o.RanksPerNode, o.MemPerRank))
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool {
+		if out[a].Fits != out[b].Fits {
+			return out[a].Fits
+		}
+		return out[a].Epoch < out[b].Epoch
+	})
+	return out
+}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 
+	"scalegnn/cagnet"
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
@@ -26,6 +27,12 @@ func runSelftest(stderr io.Writer) int {
 		}
 		if err := agree(firstOf(gcn.Conformance(world, device.Host(1), gcn.DefaultConformance()))); err != nil {
 			return err
+		}
+		if err := agree(firstOf(cagnet.Conformance(world, device.Host(1)))); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks, without and with single permutation\n", world.Size())
 		}
 		if world.Rank() == 0 {
 			var full, dp []grid.Shape

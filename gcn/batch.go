@@ -37,6 +37,13 @@ type BatchBuilder struct {
 	// time.
 	verts []int32
 	draw  sampler.UniformScratch
+
+	// Vertices, when set, replaces the uniform sample with a given batch
+	// (isolated training: the worker's partition, sorted vertex ids) whose
+	// weights are kept (p = 1), and LossMask, indexed by vertex id, then
+	// marks the vertices whose loss it trains on.
+	Vertices func(step int) []int32
+	LossMask []bool
 }
 
 type batchShard struct {
@@ -143,7 +150,10 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 	if sh == nil || sh == full || sh.Orders == nil || sh.Orders.parent != full.Orders || sh.bounds == nil || len(sh.adj) != len(bb.shards) {
 		panic("gcn: BuildInto of a batch that its BatchBuilder's NewBatch did not make")
 	}
-	verts := sampler.UniformInto(bb.verts, &bb.draw, bb.seed, bb.group, step, full.N, bb.b)
+	verts, p := sampler.UniformInto(bb.verts, &bb.draw, bb.seed, bb.group, step, full.N, bb.b), bb.p
+	if bb.Vertices != nil {
+		verts, p = bb.Vertices(step), 1
+	}
 	o := sh.Orders
 	for k := 0; k < 2; k++ {
 		if k == 1 && bb.same {
@@ -166,7 +176,7 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 		rows, rowIDs := bb.local(sh, s.out, s.rowAxis)
 		cols, colIDs := bb.local(sh, s.in, s.colAxis)
 		d := sh.adj[s.key]
-		s.ex.ExtractInto(d.a, d.at, rows, cols, rowIDs, colIDs, bb.p)
+		s.ex.ExtractInto(d.a, d.at, rows, cols, rowIDs, colIDs, p)
 	}
 
 	rows, _ := bb.local(sh, 1, grid.X)
@@ -178,12 +188,15 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 
 	rowAxis, _ := logitsAxes(bb.cfg)
 	lr0, _ := g.Range(full.N, rowAxis)
-	rows, _ = bb.local(sh, grid.OutputOrder(bb.cfg.Layers-1), rowAxis)
+	rows, ids := bb.local(sh, grid.OutputOrder(bb.cfg.Layers-1), rowAxis)
 	n := len(rows)
 	sh.Labels, sh.Train, sh.Val, sh.Test = sh.Labels[:n], sh.Train[:n], sh.Val[:n], sh.Test[:n]
 	for j, p := range rows {
 		i := int(p) - lr0
 		sh.Labels[j], sh.Train[j], sh.Val[j], sh.Test[j] = full.Labels[i], full.Train[i], full.Val[i], full.Test[i]
+		if bb.LossMask != nil {
+			sh.Train[j] = bb.LossMask[ids[j]]
+		}
 	}
 	return nil
 }

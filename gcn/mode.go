@@ -20,6 +20,9 @@ const (
 	// Neighbor trains on neighbor-sampled message-flow graphs with every
 	// rank a data-parallel worker (FastSample; package neighbor).
 	Neighbor
+	// Isolated trains each data-parallel worker on its own partition with
+	// only gradients exchanged (Grappa; package grappa, jobs/isolated.go).
+	Isolated
 )
 
 // Norm is the normalisation after each hidden GCN layer: the job file's
@@ -41,7 +44,7 @@ var (
 )
 
 var (
-	modeNames = []string{"fullgraph", "minibatch", "neighbor"}
+	modeNames = []string{"fullgraph", "minibatch", "neighbor", "isolated"}
 	normNames = []string{"none", "rms"}
 )
 

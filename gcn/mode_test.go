@@ -24,7 +24,7 @@ func TestModeNormText(t *testing.T) {
 		t.Errorf("RMSNorm text %q", b)
 	}
 	var m Mode
-	if err := m.UnmarshalText([]byte("full")); err == nil || err.Error() != `training mode "full": expected one of "fullgraph", "minibatch", "neighbor"` {
+	if err := m.UnmarshalText([]byte("full")); err == nil || err.Error() != `training mode "full": expected one of "fullgraph", "minibatch", "neighbor", "isolated"` {
 		t.Errorf("full: %v", err)
 	}
 	var n Norm

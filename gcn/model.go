@@ -54,7 +54,11 @@ type Model struct {
 	// grads holds every parameter's gradient, in parameter order, so the
 	// data-parallel average is one all-reduce.
 	grads device.Buffer[float32]
-	tp    tape
+	// GradScale, when neither 0 nor 1, scales this worker's gradient
+	// before the data-parallel average: isolated training's coverage
+	// correction factor, set before each step.
+	GradScale float32
+	tp        tape
 	// total (loss sum, training rows) and hits (accuracy's hits and split
 	// sizes) are all-reduced over rows; allocated apart from the Model,
 	// which holds pointers, because cgo collectives refuse memory that does.

@@ -63,6 +63,9 @@ type Config struct {
 	Runtime   RuntimeConfig   `toml:"runtime"`
 	// Checkpoint is [checkpoint] (jobs/checkpoint.go).
 	Checkpoint CheckpointConfig `toml:"checkpoint"`
+	// Grappa is [grappa], read in train.mode = "isolated"
+	// (jobs/isolated_config.go).
+	Grappa GrappaConfig `toml:"grappa"`
 }
 
 // DatasetConfig selects the graph. SBM and RMAT are read only when Source
@@ -467,6 +470,8 @@ func (c *Config) Validate() error {
 		ck.Err = fmt.Errorf("%s: train.batch_size = %d and train.batch_ratio = %g: set only one of them", ck.File, t.BatchSize, t.BatchRatio)
 	case t.Mode == gcn.Neighbor:
 		ck.Err = checkNeighbor(ck.File, c)
+	case t.Mode == gcn.Isolated:
+		ck.Err = checkIsolated(ck.File, c)
 	case len(t.Fanouts) != 0:
 		ck.Err = fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, ck.File)
 	case t.Mode == gcn.FullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):

@@ -31,6 +31,8 @@ type Job struct {
 
 	// nb is a train.mode = "neighbor" job's state (Model is nil then).
 	nb *neighborRun
+	// iso is a train.mode = "isolated" job's state (jobs/isolated.go).
+	iso *isolatedRun
 
 	run *runState // the run OpenOutput started, for Train
 
@@ -89,6 +91,11 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
 	if cfg.Train.Mode == gcn.MiniBatch {
 		if err := j.setupBatches(src.Sizes().N); err != nil {
+			return nil, err
+		}
+	}
+	if cfg.Train.Mode == gcn.Isolated {
+		if err := j.setupIsolated(); err != nil {
 			return nil, err
 		}
 	}

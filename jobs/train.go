@@ -108,6 +108,9 @@ func (j *Job) Train() (_ *Result, err error) {
 				m.Use(sh)
 				batch = sh
 			}
+			if j.iso != nil {
+				j.iso.beforeStep(m)
+			}
 			loss, err := m.TrainStep(step)
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
@@ -124,6 +127,9 @@ func (j *Job) Train() (_ *Result, err error) {
 			if err := run.checkStep(epoch, step-1, loss); err != nil {
 				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: s + 1, lossSum: lossSum}, run)
 			}
+		}
+		if j.iso != nil {
+			j.iso.endEpoch() // the next super-epoch's partition, if it ends here
 		}
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
 		// The split covers the training steps; evaluation is timed whole.

@@ -1,0 +1,51 @@
+package jobs
+
+import (
+	"fmt"
+
+	"scalegnn/grappa"
+)
+
+// GrappaConfig is [grappa]: isolated (gradient-only) training, Grappa
+// §3.3–3.5. Every rank is one worker: grid.d = ranks, x = y = z = 1.
+type GrappaConfig struct {
+	// Partition is "induced" (the two chunks' vertices) or "halo" (plus
+	// every vertex within model.layers hops of their training vertices).
+	Partition string `toml:"partition"`
+	// Correction is "none", "batch" (eq. 12) or "shrinkage" (eq. 18).
+	Correction string `toml:"correction"`
+	// Chunks is the number of chunks; 0 means one per worker.
+	Chunks int `toml:"chunks"`
+	// EpochsPerSuperEpoch is how many epochs a partition trains before
+	// the sweep moves on (default 1).
+	EpochsPerSuperEpoch int `toml:"epochs_per_super_epoch"`
+	// Deficit and DeficitEpochs are the coverage-deficit early switch: a
+	// super-epoch ends early once every worker's 1 − ĉ has exceeded
+	// Deficit for DeficitEpochs epochs in a row (0 disables it).
+	Deficit       float64 `toml:"deficit"`
+	DeficitEpochs int     `toml:"deficit_epochs"`
+}
+
+// checkIsolated is the one place isolated-mode settings are checked.
+func checkIsolated(file string, c *Config) error {
+	t, g, gr := c.Train, c.Grid, c.Grappa
+	switch {
+	case t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0:
+		return fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch: isolated mode trains each worker's whole partition per step (batch_size = 0); remove them`, file)
+	case g.X*g.Y*g.Z != 1:
+		return fmt.Errorf(`%s: grid %dx%dx%d: train.mode = "isolated" makes every rank a worker; set grid.x = y = z = 1 and grid.d = the rank count`, file, g.X, g.Y, g.Z)
+	case c.Dataset.Source == SourcePrepared:
+		return fmt.Errorf(`%s: dataset.source = "prepared": isolated mode reads the graph in memory for now; use the dataset's own source`, file)
+	case gr.Chunks != 0 && gr.Chunks < g.D:
+		return fmt.Errorf("%s: grappa.chunks = %d: expected 0 (one per worker) or at least grid.d = %d", file, gr.Chunks, g.D)
+	case gr.EpochsPerSuperEpoch < 0 || gr.DeficitEpochs < 0 || gr.Deficit < 0:
+		return fmt.Errorf("%s: grappa.epochs_per_super_epoch, deficit and deficit_epochs must be ≥ 0", file)
+	}
+	if _, err := grappa.ParseKind(gr.Partition); err != nil {
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	if _, err := grappa.ParseCorrection(gr.Correction); err != nil {
+		return fmt.Errorf("%s: %v", file, err)
+	}
+	return nil
+}

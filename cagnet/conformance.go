@@ -17,22 +17,22 @@ const ConformanceTol = 2e-5
 
 // conformanceModel is a 3-layer GCN on a 41-vertex random graph (41 is a
 // prime: no block count divides it).
-func conformanceModel() (gcn.Config, gcn.Optimizer, *gcn.Graph) {
-	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 11}
+func conformanceModel(dropout float64) (gcn.Config, gcn.Optimizer, *gcn.Graph) {
+	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 11, Dropout: dropout}
 	return cfg, gcn.DefaultOptimizer(), gcn.RandomGraph(5, 41, cfg.Features, cfg.Classes, 4)
 }
 
 // CheckCase trains 3 steps of 1.5D with replication c on world and holds
 // losses and gradients of every step and the weights after them to the
 // serial float64 reference (collective over world).
-func CheckCase(world collectives.Comm, dev device.Device, c int, scheme permute.Scheme) error {
-	cfg, opt, g := conformanceModel()
+func CheckCase(world collectives.Comm, dev device.Device, c int, scheme permute.Scheme, dropout float64) error {
+	cfg, opt, g := conformanceModel(dropout)
 	ref := gcn.NewReference(cfg, opt, g.Adj, g.Features, g.Labels, g.Train)
 	m, err := New(world, dev, Options{Replication: c, Permutation: scheme, PermSeed: 3}, cfg, opt, g)
 	if err != nil {
 		return err
 	}
-	name := fmt.Sprintf("cagnet 1.5d P=%d c=%d permutation %v rank %d", world.Size(), c, scheme, world.Rank())
+	name := fmt.Sprintf("cagnet 1.5d P=%d c=%d permutation %v dropout %g rank %d", world.Size(), c, scheme, dropout, world.Rank())
 	check := func(what string, got, want []float64) error {
 		for k := range want {
 			if d := math.Abs(got[k] - want[k]); !(d <= ConformanceTol*(1+math.Abs(want[k]))) {
@@ -67,7 +67,7 @@ func CheckCase(world collectives.Comm, dev device.Device, c int, scheme permute.
 }
 
 // Conformance runs CheckCase for every replication c dividing the world
-// size, without and with single permutation, and returns this rank's
+// size, without and with single permutation and dropout, and returns this rank's
 // failures (scalegnn selftest runs it over MPI).
 func Conformance(world collectives.Comm, dev device.Device) []error {
 	var errs []error
@@ -76,8 +76,10 @@ func Conformance(world collectives.Comm, dev device.Device) []error {
 			continue
 		}
 		for _, s := range []permute.Scheme{permute.None, permute.Single} {
-			if err := CheckCase(world, dev, c, s); err != nil {
-				errs = append(errs, err)
+			for _, p := range []float64{0, 0.5} {
+				if err := CheckCase(world, dev, c, s, p); err != nil {
+					errs = append(errs, err)
+				}
 			}
 		}
 	}

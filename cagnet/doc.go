@@ -20,8 +20,12 @@
 // replica holds the same dW), and ∂L/∂H_i = Σ_k (Âᵀ)_ik (dZ Wᵀ)_k with the
 // same staged broadcasts over the stored Âᵀ.
 //
-// Scope today: the Kipf & Welling GCN of gcn.Config without input
-// projection, output head, norm, residual, dropout or SAGE layers, no
-// vertex permutation, one replica (no data-parallel dimension), float32
-// communication, blocking broadcasts. New rejects the rest with an error.
+// Scope today: the Kipf & Welling GCN of gcn.Config (dropout included)
+// without input projection, output head, norm, residual or SAGE layers;
+// no or single vertex permutation (double does not apply: one vertex order
+// serves every layer); one replica (no data-parallel dimension); float32
+// communication; stage k+1's broadcast overlaps stage k's SpMM
+// (device.IBcast). New rejects the rest with an error. Every rank reads
+// the whole graph; the loss is computed on the host from the downloaded
+// logits; the optimizer runs on the host in float64 (gcn.Optimizer.Update).
 package cagnet

@@ -24,6 +24,7 @@ type Model struct {
 
 	a, at  []*device.CSR // Â_ik and (Âᵀ)_ik for k in Stages()
 	x      device.Mat
+	verts  device.Buffer[int32] // original vertex id of each row: dropout masks are keyed by it
 	labels []int32
 	train  []bool
 
@@ -67,12 +68,14 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 	if o.Permutation == permute.Double {
 		return nil, fmt.Errorf("cagnet: permutation = \"double\" does not apply to train.algorithm = \"1.5d\" (one vertex order serves every layer): use \"single\" or \"none\"")
 	}
+	order := permute.New(g.Adj.Rows, permute.None, 0)
 	if o.Permutation == permute.Single {
-		g = permuted(g, permute.New(g.Adj.Rows, permute.Single, o.PermSeed), cfg.Features)
+		order = permute.New(g.Adj.Rows, permute.Single, o.PermSeed)
+		g = permuted(g, order, cfg.Features)
 	}
 	c := o.Replication
-	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual || cfg.Dropout != 0 || cfg.Layer != gcn.GCNLayer {
-		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports the plain GCN only: set input_projection, output_head, norm, residual false, dropout 0 and layer \"gcn\", or use train.algorithm = \"3d\"")
+	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual || cfg.Layer != gcn.GCNLayer {
+		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports the plain GCN only: set input_projection, output_head, norm, residual false and layer \"gcn\", or use train.algorithm = \"3d\"")
 	}
 	l, err := NewLayout(world.Size(), c, world.Rank())
 	if err != nil {
@@ -98,6 +101,8 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 		m.a = append(m.a, dev.UploadCSR(subBlock(g.Adj, m.lo, m.hi, c0, c1)))
 		m.at = append(m.at, dev.UploadCSR(subBlock(at, m.lo, m.hi, c0, c1)))
 	}
+	m.verts = device.Alloc[int32](dev, m.hi-m.lo)
+	device.Upload(dev, m.verts, 0, order.P1[m.lo:m.hi])
 	m.x = m.mat(m.hi-m.lo, cfg.Features)
 	device.UploadMat(dev, m.x, g.Features[m.lo*cfg.Features:m.hi*cfg.Features])
 	for _, p := range gcn.InitialParams(cfg) {
@@ -165,12 +170,29 @@ func (m *Model) aggregate(blocks []*device.CSR, h device.Mat) (device.Mat, error
 	return out, device.AllReduce(m.dev, m.row, out.Flat(), collectives.Sum)
 }
 
-// Forward returns this block row's logits and records the tape.
-func (m *Model) Forward() (device.Mat, error) {
+// dropout applies layer l's input dropout mask of optimizer step m.t (the
+// reference's masks: keyed by seed, step, site l, vertex id and column) to
+// a, in the forward pass to the input and in the backward pass to its
+// gradient. Every replica of a process row draws the same mask.
+func (m *Model) dropout(a device.Mat, l int) device.Mat {
+	if m.cfg.Dropout == 0 {
+		return a
+	}
+	out := m.mat(a.Rows(), a.Cols())
+	m.dev.Dropout(out, a, device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts})
+	return out
+}
+
+// Forward returns this block row's logits and records the tape; training
+// applies dropout.
+func (m *Model) Forward(training bool) (device.Mat, error) {
 	m.ah, m.z = m.ah[:0], m.z[:0]
 	h := m.x
 	specs := m.cfg.LayerSpecs()
 	for l, s := range specs {
+		if training {
+			h = m.dropout(h, l)
+		}
 		ah, err := m.aggregate(m.a, h)
 		if err != nil {
 			return h, err
@@ -191,7 +213,7 @@ func (m *Model) Forward() (device.Mat, error) {
 // Param.G; it returns the mean cross-entropy over the training vertices.
 // The loss is computed on the host in float64 from the downloaded logits.
 func (m *Model) LossAndGrad() (float64, error) {
-	logits, err := m.Forward()
+	logits, err := m.Forward(true)
 	if err != nil {
 		return 0, err
 	}
@@ -255,6 +277,7 @@ func (m *Model) LossAndGrad() (float64, error) {
 		if dz, err = m.aggregate(m.at, gw); err != nil {
 			return 0, err
 		}
+		dz = m.dropout(dz, l)
 	}
 	return loss[0] / float64(m.nTrain), nil
 }

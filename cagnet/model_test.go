@@ -24,7 +24,10 @@ func TestMatchesReference(t *testing.T) {
 		{6, 3, permute.Single}, {8, 4, permute.Single},
 	} {
 		errs := collectives.RunLocal(tc.p, func(w collectives.Comm) error {
-			return CheckCase(w, device.NewCPU(1), tc.c, tc.scheme)
+			if err := CheckCase(w, device.NewCPU(1), tc.c, tc.scheme, 0); err != nil {
+				return err
+			}
+			return CheckCase(w, device.NewCPU(1), tc.c, tc.scheme, 0.5)
 		})
 		for _, err := range errs {
 			if err != nil {

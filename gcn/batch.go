@@ -160,7 +160,10 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 			o.pos[1], o.Order[1] = o.pos[0], o.Order[0]
 			break
 		}
-		o.pos[k] = sampler.PositionsInto(o.pos[k], verts, full.Orders.inv[k])
+		// Full capacity and a matching Order length: isolated batches
+		// (Vertices) differ in size from step to step.
+		o.pos[k] = sampler.PositionsInto(o.pos[k][:cap(o.pos[k])], verts, full.Orders.inv[k])
+		o.Order[k] = o.Order[k][:len(o.pos[k])]
 		for i, p := range o.pos[k] {
 			o.Order[k][i] = full.Orders.Order[k][p]
 		}

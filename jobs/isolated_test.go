@@ -58,8 +58,14 @@ func TestIsolatedJob(t *testing.T) {
 			t.Errorf("epoch %d: loss %.9g full-graph, %.9g isolated on one worker", e+1, a, b)
 		}
 	}
-	cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\ncorrection = \"batch\"\npartition = \"induced\"", filepath.Join(tmp, "four"))
-	cfg.Grid.D = 4
+	for _, part := range []string{"induced", "halo"} { // halo partitions differ in size
+		cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\ncorrection = \"batch\"\npartition = \""+part+"\"", filepath.Join(tmp, part))
+		cfg.Grid.D = 4
+		checkIsolatedBytes(t, cfg)
+	}
+}
+
+func checkIsolatedBytes(t *testing.T, cfg Config) {
 	res, four := trainLocal(t, cfg)
 	if res.Mode != "isolated" {
 		t.Errorf("summary mode %q, want isolated", res.Mode)

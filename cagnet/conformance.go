@@ -63,6 +63,16 @@ func CheckCase(world collectives.Comm, dev device.Device, c int, scheme permute.
 			return err
 		}
 	}
+	acc, err := m.Accuracy()
+	if err != nil {
+		return err
+	}
+	logits := ref.Forward(false, 0)
+	for k, mask := range [][]bool{g.Train, g.Val, g.Test} {
+		if want := ref.Accuracy(logits, mask); acc[k] != want {
+			return fmt.Errorf("%s: accuracy %d (train, val, test) = %v, reference %v", name, k, acc[k], want)
+		}
+	}
 	return nil
 }
 

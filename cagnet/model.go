@@ -27,6 +27,8 @@ type Model struct {
 	verts  device.Buffer[int32] // original vertex id of each row: dropout masks are keyed by it
 	labels []int32
 	train  []bool
+	val    []bool
+	test   []bool
 
 	Params []*Param
 	t      int
@@ -81,13 +83,14 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows, labels: g.Labels, train: g.Train}
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows}
 	if m.row, err = world.Split(l.Row, l.Col); err != nil {
 		return nil, err
 	}
 	if m.col, err = world.Split(l.Col, l.Row); err != nil {
 		return nil, err
 	}
+	m.labels, m.train, m.val, m.test = g.Labels, g.Train, g.Val, g.Test
 	m.lo, m.hi = l.Rows(m.n, l.Row)
 	for _, t := range g.Train {
 		if t {

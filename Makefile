@@ -96,6 +96,7 @@ mpitest: build threadtest
 	tail -n 1 runs/cora-1.log runs/cora-8.log
 	grep -q '"threads_per_rank": $(CORES),' runs/cora-1.log && grep -q '"threads_per_rank": $(THREADS8),' runs/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
+	rm -rf runs/cora-15d-8 && $(MPIRUN) -np 8 ./scalegnn -config examples/cora-15d-8.toml 2>runs/cora-15d-8.log && ./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-15d-8/metrics.jsonl || (cat runs/cora-15d-8.log; exit 1)
 	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6
 	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7

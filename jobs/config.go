@@ -147,6 +147,9 @@ type TrainConfig struct {
 	// ScaleGNN).
 	Mode   gcn.Mode `toml:"mode"`
 	Epochs int      `toml:"epochs"`
+	// Algorithm is the full-graph parallel algorithm: "3d" (Plexus, the
+	// default when empty) or "1.5d" (CAGNET, jobs/algorithm.go).
+	Algorithm string `toml:"algorithm"`
 	// BatchSize is the number of vertices per mini-batch; BatchRatio gives
 	// it as a fraction of the vertices instead. Exactly one of them is set
 	// in mini-batch mode, neither in full-graph mode.
@@ -189,6 +192,9 @@ type GridConfig struct {
 	Y int `toml:"y"`
 	Z int `toml:"z"`
 	D int `toml:"d"`
+	// Replication is c of train.algorithm = "1.5d": P = x·y·z ranks as
+	// P/c process rows × c replicas (0 or 1: none).
+	Replication int `toml:"replication"`
 	// Auto chooses X, Y, Z (and D in mini-batch training) at start-up with
 	// the performance model: the fastest predicted grid of the launch's
 	// ranks that fits in MemPerRank. Machine and RanksPerNode are used
@@ -472,6 +478,8 @@ func (c *Config) Validate() error {
 		ck.Err = checkNeighbor(ck.File, c)
 	case t.Mode == gcn.Isolated:
 		ck.Err = checkIsolated(ck.File, c)
+	case t.Algorithm != "" && t.Algorithm != Algorithm3D || c.Grid.Replication > 1:
+		ck.Err = checkAlgorithm(ck.File, c)
 	case len(t.Fanouts) != 0:
 		ck.Err = fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, ck.File)
 	case t.Mode == gcn.FullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):

@@ -6,6 +6,7 @@ import (
 
 	"go.uber.org/zap"
 
+	"scalegnn/cagnet"
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
 	"scalegnn/dataset"
@@ -31,6 +32,8 @@ type Job struct {
 
 	// nb is a train.mode = "neighbor" job's state (Model is nil then).
 	nb *neighborRun
+	// ca is a train.algorithm = "1.5d" job's model (Model is nil then).
+	ca *cagnet.Model
 	// iso is a train.mode = "isolated" job's state (jobs/isolated.go).
 	iso *isolatedRun
 
@@ -77,6 +80,9 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	}
 	if cfg.Train.Mode == gcn.Neighbor {
 		return setupNeighbor(cfg, g, src, mcfg, world, dev, log)
+	}
+	if cfg.Train.Algorithm == Algorithm15D {
+		return setupCAGNET(cfg, g, src, mcfg, world, dev, log)
 	}
 	sh, err := gcn.NewShards(g, mcfg, src)
 	if err != nil {

@@ -53,6 +53,9 @@ func (j *Job) Train() (_ *Result, err error) {
 	if j.nb != nil {
 		return j.trainNeighbor()
 	}
+	if j.ca != nil {
+		return j.trainCAGNET()
+	}
 	cfg, m := j.Cfg, j.Model
 	run, err := j.beginRun()
 	if err != nil {

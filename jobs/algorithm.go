@@ -1,0 +1,142 @@
+package jobs
+
+import (
+	"fmt"
+	"time"
+
+	"go.uber.org/zap"
+
+	"scalegnn/cagnet"
+	"scalegnn/collectives"
+	"scalegnn/dataset"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/grid"
+	"scalegnn/permute"
+)
+
+// The values of train.algorithm.
+const (
+	Algorithm3D  = "3d"
+	Algorithm15D = "1.5d"
+)
+
+// checkAlgorithm validates train.algorithm and grid.replication.
+func checkAlgorithm(file string, c *Config) error {
+	t, g, m := c.Train, c.Grid, c.Model
+	switch {
+	case t.Algorithm != Algorithm15D && t.Algorithm != Algorithm3D && t.Algorithm != "":
+		return fmt.Errorf(`%s: train.algorithm = %q: expected "3d" (the default) or "1.5d"`, file, t.Algorithm)
+	case t.Algorithm != Algorithm15D:
+		return fmt.Errorf(`%s: grid.replication = %d applies to train.algorithm = "1.5d": set it or remove grid.replication`, file, g.Replication)
+	case t.Mode != gcn.FullGraph:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" trains the full graph: set train.mode = "fullgraph"`, file)
+	case g.Auto || g.D > 1:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" takes P = grid.x·y·z ranks and grid.replication; grid.auto and grid.d > 1 are not supported with it yet: set them off`, file)
+	case g.Replication < 0 || g.Replication > 1 && (g.X*g.Y*g.Z)%g.Replication != 0:
+		return fmt.Errorf(`%s: grid.replication = %d with x·y·z = %d ranks: replication must divide the rank count`, file, g.Replication, g.X*g.Y*g.Z)
+	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm || m.Layer != gcn.GCNLayer:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" trains the plain GCN: set model.input_projection, output_head and residual false, model.norm = "none" and model.layer = "gcn"`, file)
+	case t.CommDtype == collectives.BF16:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" communicates in float32 only: remove train.comm_dtype = "bf16"`, file)
+	case c.Permute.Scheme == permute.Double:
+		return fmt.Errorf(`%s: permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`, file)
+	case c.Dataset.Source == SourcePrepared:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" reads the graph whole: use an in-memory dataset source, not a prepared one`, file)
+	case c.Checkpoint.Enabled() || c.Output.SaveModel:
+		return fmt.Errorf(`%s: train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model`, file)
+	}
+	return nil
+}
+
+// setupCAGNET builds a 1.5D job: every rank loads the whole graph (again:
+// the Source gcn built hides it) and cagnet.New keeps its block row.
+func setupCAGNET(cfg *Config, g *grid.Grid, _ gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+	graph, err := LoadGraph(cfg.Dataset)
+	if err != nil {
+		return nil, err
+	}
+	gg := &gcn.Graph{Adj: dataset.NormalizeGCN(graph.Adj), Features: graph.Features, Labels: graph.Labels,
+		Train: graph.Train, Val: graph.Val, Test: graph.Test, Classes: graph.Classes}
+	c := max(cfg.Grid.Replication, 1)
+	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Permutation: cfg.Permute.Scheme, PermSeed: uint64(cfg.Permute.Seed)},
+		mcfg, OptimizerFor(cfg), gg)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
+	}
+	if world.Rank() == 0 {
+		log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C))
+	}
+	return &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: 1, ca: m}, nil
+}
+
+// trainCAGNET is Train for a 1.5D job: one full-graph step per epoch,
+// evaluation every eval_every epochs and at the end, the same metrics
+// lines and summary.json as 3D. In the metrics, gemm_s is the step's whole
+// time and comm_3d_bytes the bytes of the process row and column
+// communicators.
+func (j *Job) trainCAGNET() (_ *Result, err error) {
+	cfg, m := j.Cfg, j.ca
+	run, err := j.beginRun()
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			_ = run.end(fmt.Errorf("%v", r))
+			panic(r)
+		}
+		err = run.end(err)
+	}()
+	row, col := m.Comms()
+	bytesOf := func() int64 { return row.Counters().TotalBytes() + col.Counters().TotalBytes() }
+	res := run.res
+	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
+		b0 := bytesOf()
+		t0 := time.Now()
+		j.enter(epoch, epoch-1)
+		loss, err := m.LossAndGrad()
+		if err != nil {
+			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
+		}
+		m.Step()
+		j.progressed()
+		if err := run.checkStep(epoch, epoch-1, loss); err != nil {
+			return nil, err
+		}
+		trainTime := time.Since(t0)
+		em := EpochMetrics{Epoch: epoch, Loss: loss, Steps: 1}
+		var st stepTimes
+		var evalBytes int64
+		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
+			t1 := time.Now()
+			j.enter(epoch, -1)
+			e0 := bytesOf()
+			acc, err := m.Accuracy()
+			if err != nil {
+				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
+			}
+			evalBytes = bytesOf() - e0
+			j.progressed()
+			st.eval = time.Since(t1)
+			em.SetAccuracies(acc[0], acc[1], acc[2])
+			res.Final = gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]}
+			if acc[1] > res.BestValAcc || res.BestEpoch < 0 {
+				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc[1], acc[2], epoch
+			}
+		}
+		bytes := [2]int64{bytesOf() - b0 - evalBytes, 0}
+		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, evalBytes, bytes); err != nil {
+			return nil, err
+		}
+		em.EvalBytes, em.PMMBytes = em.PMMBytes, 0
+		stop, err := run.epochDone(em)
+		if err != nil {
+			return nil, err
+		}
+		if stop {
+			break
+		}
+	}
+	return res, nil
+}

@@ -1,0 +1,33 @@
+package jobs
+
+import (
+	"strings"
+	"testing"
+)
+
+// TestAlgorithmConfigErrors: each misuse of train.algorithm and
+// grid.replication is one line naming the key and the fix.
+func TestAlgorithmConfigErrors(t *testing.T) {
+	a := "[train]\nalgorithm = \"1.5d\"\n"
+	for _, test := range []struct{ name, data, want string }{
+		{"unknown", "[train]\nalgorithm = \"2d\"\n", `train.algorithm = "2d": expected "3d"`},
+		{"replication without 1.5d", "[grid]\nx = 4\nreplication = 2\n", `grid.replication = 2 applies to train.algorithm = "1.5d"`},
+		{"not dividing", a + "[grid]\nx = 6\nreplication = 4\n", "grid.replication = 4 with x·y·z = 6 ranks"},
+		{"minibatch", a + "mode = \"minibatch\"\nbatch_size = 8\n", `set train.mode = "fullgraph"`},
+		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains the plain GCN"},
+		{"double", a + "[permute]\nscheme = \"double\"\n", `permute.scheme = "double" does not apply`},
+		{"auto", a + "[grid]\nauto = true\n", "grid.auto and grid.d > 1 are not supported"},
+	} {
+		_, err := ParseConfig("job.toml", []byte(test.data))
+		if err == nil {
+			t.Errorf("%s: no error", test.name)
+			continue
+		}
+		if msg := err.Error(); !strings.HasPrefix(msg, "job.toml: ") || !strings.Contains(msg, test.want) || strings.Contains(msg, "\n") {
+			t.Errorf("%s: error %q; expected one line containing %q", test.name, msg, test.want)
+		}
+	}
+	if _, err := ParseConfig("job.toml", []byte(a+"[grid]\nx = 8\nreplication = 2\n")); err != nil {
+		t.Errorf("a valid 1.5d job: %v", err)
+	}
+}

@@ -11,8 +11,7 @@
 // Every rank is one worker (a 1×1×1 grid per replica, Gd = ranks): a
 // partition is a small subgraph that fits one device, so sharding it over a
 // 3D grid would add activation traffic that isolation exists to remove.
-package grappa
-
+//
 // Measured on Cora with 8 workers (jobs, examples/cora-isolated.toml): halo
 // partitions hold 48% of the vertices and give every training vertex its
 // whole 2-hop field, so ĉ = 1 and all three corrections are the identity;
@@ -20,3 +19,4 @@ package grappa
 // and a factor below one weakens the data gradient against an optimizer's
 // L2 weight decay (Adam adds wd·w to the scaled gradient): eq. 18's
 // factors of about 0.01 then let the decay dominate and training collapses.
+package grappa

@@ -81,13 +81,7 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			_ = run.end(fmt.Errorf("%v", r))
-			panic(r)
-		}
-		err = run.end(err)
-	}()
+	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
 	row, col := m.Comms()
 	bytesOf := func() int64 { return row.Counters().TotalBytes() + col.Counters().TotalBytes() }
 	res := run.res

@@ -96,13 +96,7 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		if r := recover(); r != nil {
-			_ = run.end(fmt.Errorf("%v", r))
-			panic(r)
-		}
-		err = run.end(err)
-	}()
+	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
 	defer nr.builder.Close()
 	batches := sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, 0, cfg.Train.Prefetch)
 	defer batches.Close()

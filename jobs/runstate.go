@@ -147,6 +147,19 @@ func (r *runState) end(err error) error {
 	return werr
 }
 
+// finish is every training loop's deferred end: run.end with the loop's
+// error, through errp. A panic (a GPU out of memory, which the command
+// reports as one line) is a failure too, not a completed run: it is
+// recorded in summary.json, then goes on. Defer it directly (recover
+// works only there).
+func (r *runState) finish(errp *error) {
+	if p := recover(); p != nil {
+		_ = r.end(fmt.Errorf("%v", p))
+		panic(p)
+	}
+	*errp = r.end(*errp)
+}
+
 // logDone logs the final line of a completed run.
 func (r *runState) logDone() {
 	res, log := r.res, r.j.log

@@ -61,16 +61,7 @@ func (j *Job) Train() (_ *Result, err error) {
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		// summary.json: completed, interrupted, diverged or failed. A
-		// panic (a GPU out of memory, which the caller reports) is a
-		// failure too, not a completed run: record it, then let it go on.
-		if r := recover(); r != nil {
-			_ = run.end(fmt.Errorf("%v", r))
-			panic(r)
-		}
-		err = run.end(err)
-	}()
+	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
 	var pos position
 	if j.resume != nil {
 		if pos, err = run.resumeFrom(j.resume); err != nil {

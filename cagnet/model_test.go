@@ -24,10 +24,10 @@ func TestMatchesReference(t *testing.T) {
 		{6, 3, permute.Single}, {8, 4, permute.Single},
 	} {
 		errs := collectives.RunLocal(tc.p, func(w collectives.Comm) error {
-			if err := CheckCase(w, device.NewCPU(1), tc.c, tc.scheme, 0); err != nil {
+			if err := CheckCase(w, device.Host(1), tc.c, tc.scheme, 0); err != nil {
 				return err
 			}
-			return CheckCase(w, device.NewCPU(1), tc.c, tc.scheme, 0.5)
+			return CheckCase(w, device.Host(1), tc.c, tc.scheme, 0.5)
 		})
 		for _, err := range errs {
 			if err != nil {
@@ -40,7 +40,7 @@ func TestMatchesReference(t *testing.T) {
 // TestConformanceEveryReplication: the selftest suite passes on 8 ranks.
 func TestConformanceEveryReplication(t *testing.T) {
 	errs := collectives.RunLocal(8, func(w collectives.Comm) error {
-		if errs := Conformance(w, device.NewCPU(1)); len(errs) > 0 {
+		if errs := Conformance(w, device.Host(1)); len(errs) > 0 {
 			return errs[0]
 		}
 		return nil
@@ -94,7 +94,7 @@ func TestRejectsUnsupported(t *testing.T) {
 		"c∤P":    {Options{Replication: 2}, cfg},
 	} {
 		errs := collectives.RunLocal(3, func(w collectives.Comm) error {
-			_, err := New(w, device.NewCPU(1), tc.o, tc.cfg, gcn.DefaultOptimizer(), g)
+			_, err := New(w, device.Host(1), tc.o, tc.cfg, gcn.DefaultOptimizer(), g)
 			return err
 		})
 		if errs[0] == nil {

@@ -21,7 +21,7 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {16, 4}} {
 		p, c := pc[0], pc[1]
 		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
-			m, err := cagnet.New(w, device.NewCPU(1), cagnet.Options{Replication: c}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := cagnet.New(w, device.Host(1), cagnet.Options{Replication: c}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}

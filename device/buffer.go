@@ -47,7 +47,7 @@ func (b Buffer[T]) addr(i int) uintptr {
 	return b.blk.ptr + uintptr(int64(b.off+i)*elemSize[T]())
 }
 
-// checkIndex returns the host elements an index check may read: the
+// checkable returns the host elements an index check may read: the
 // buffer itself on a host device, a Share's source on a GPU, nil when
 // only the device holds them (not checked).
 func (b Buffer[T]) checkable() []T {

@@ -344,12 +344,12 @@ func (d *CUDA) UploadCSRInto(dst *CSR, a *spmm.CSR) {
 	for i, p := range a.RowPtr {
 		g.rp32[i] = int32(p)
 	}
-	d.reuse(&g.rowPtr, g.rp32)
-	d.reuse(&g.colIdx, a.ColIdx[:nnz])
-	d.reuse(&g.val, a.Val[:nnz])
+	reuseInto(d, &g.rowPtr, g.rp32)
+	reuseInto(d, &g.colIdx, a.ColIdx[:nnz])
+	reuseInto(d, &g.val, a.Val[:nnz])
 }
 
-// reuse uploads src into *b, growing it (by half again) when too small.
+// reuseInto uploads src into *b, growing it (by half again) when too small.
 func reuseInto[T Elem](d *CUDA, b *Buffer[T], src []T) {
 	need := int64(len(src)) * elemSize[T]()
 	if b.blk == nil || b.off != 0 || b.blk.bytes < need {
@@ -357,17 +357,6 @@ func reuseInto[T Elem](d *CUDA, b *Buffer[T], src []T) {
 	}
 	b.n, b.shadow = len(src), nil
 	Upload[T](d, *b, 0, src)
-}
-
-func (d *CUDA) reuse(b any, src any) {
-	switch b := b.(type) {
-	case *Buffer[int32]:
-		reuseInto(d, b, src.([]int32))
-	case *Buffer[float32]:
-		reuseInto(d, b, src.([]float32))
-	default:
-		panic("device: reuse of an unexpected buffer type")
-	}
 }
 
 // SpMM computes dst = a·b with cuSPARSE.

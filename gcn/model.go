@@ -204,8 +204,9 @@ func (m *Model) gemmAdd(tA, tB spmm.Op, a, b, dst device.Mat) {
 
 // waitDevice waits for a device that queues its work (a GPU), so that
 // the SpMM and GEMM times are the products' and not their launches'. It
-// costs a few microseconds per product, about 1% of an R-MAT scale-20
-// epoch on an H100; the host devices run their work in the call.
+// costs a few microseconds per product: the R-MAT scale-20 epoch on the
+// H100 measured 25.3 ms with it and 24.7 ms without, in separate runs
+// (not side by side); the host devices run their work in the call.
 func (m *Model) waitDevice() {
 	if s, ok := m.dev.(interface{ Sync() }); ok {
 		s.Sync()

@@ -62,7 +62,7 @@ func CAGNETMemory(j Job, p, c int) Memory {
 
 // PredictCAGNET predicts 1.5D with P ranks and replication c.
 func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
-	pr := Prediction{Grid: CAGNETGrid(p, c)}
+	pr := Prediction{Algorithm: AlgorithmCAGNET, Grid: CAGNETGrid(p, c)}
 	links := m.cagnetLinks(p, c, ranksPerNode)
 	for _, cl := range CAGNETStepTrace(j, p, c, 0).Comm {
 		pr.Comm += CollectiveTime(cl, links[cl.Group])

@@ -25,7 +25,10 @@ type Options struct {
 
 // Prediction is the predicted cost of one grid.
 type Prediction struct {
-	Shape grid.Shape `json:"-"`
+	// Algorithm is what trains: AlgorithmPlexus ("3d", the 3D/4D grids),
+	// AlgorithmCAGNET ("1.5d"), AlgorithmNeighbor or AlgorithmIsolated.
+	Algorithm string     `json:"algorithm"`
+	Shape     grid.Shape `json:"-"`
 	Grid  string     `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
 	// Epoch is the predicted seconds per epoch: Comm + SpMM + GEMM + Other.
 	Epoch float64 `json:"epoch_s"`
@@ -55,7 +58,7 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 	at := Coords{}
 	links := m.Links(s, ranksPerNode)
 	cube := grid.Shape{D: 1, X: s.X, Y: s.Y, Z: s.Z}
-	pr := Prediction{Shape: s, Grid: GridString(s)}
+	pr := Prediction{Algorithm: AlgorithmPlexus, Shape: s, Grid: GridString(s)}
 	add := func(tr Trace, weight float64, linksOf map[Group]Link) {
 		for _, c := range tr.Comm {
 			pr.Comm += weight * CollectiveTime(c, linksOf[c.Group])

@@ -1,0 +1,56 @@
+package perfmodel
+
+import "sort"
+
+// The algorithms a prediction can be for (Prediction.Algorithm); the
+// first two are train.algorithm's values, the last two train.mode's.
+const (
+	AlgorithmPlexus   = "3d"
+	AlgorithmCAGNET   = "1.5d"
+	AlgorithmNeighbor = "neighbor"
+	AlgorithmIsolated = "isolated"
+)
+
+// Choices says which algorithms PredictAll lists for one job.
+type Choices struct {
+	// Plexus lists every 3D grid (4D with Gd > 1 for mini-batch jobs).
+	Plexus bool
+	// CAGNET lists every 1.5D arrangement P/c × c (full-graph jobs).
+	CAGNET bool
+}
+
+// PredictAll predicts every configuration of every chosen algorithm for
+// the job, ranked together: those that fit in memory first, then by epoch
+// time. It is what `perfmodel predict` lists and what grid.auto chooses
+// from.
+func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
+	var out []Prediction
+	if c.Plexus {
+		p, err := Predict(j, m, o)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p...)
+	}
+	if c.CAGNET {
+		if err := j.Validate(); err != nil {
+			return nil, err
+		}
+		if o.RanksPerNode == 0 {
+			o.RanksPerNode = m.RanksPerNode
+		}
+		out = append(out, PredictCAGNETAll(j, m, o)...)
+	}
+	sortPredictions(out)
+	return out, nil
+}
+
+// sortPredictions ranks fitting predictions first, each part by epoch time.
+func sortPredictions(p []Prediction) {
+	sort.SliceStable(p, func(a, b int) bool {
+		if p[a].Fits != p[b].Fits {
+			return p[a].Fits
+		}
+		return p[a].Epoch < p[b].Epoch
+	})
+}

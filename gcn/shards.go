@@ -2,6 +2,7 @@ package gcn
 
 import (
 	"fmt"
+	"scalegnn/internal/hugepage"
 	"slices"
 
 	"scalegnn/grid"
@@ -185,7 +186,7 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	fc0, fc1 := g.Range(cfg.Features, colAxis)
 	var err error
 	if si, ok := src.(SourceInto); ok {
-		sh.X = make([]float32, (fr1-fr0)*(fc1-fc0))
+		sh.X = hugepage.Make[float32]((fr1 - fr0) * (fc1 - fc0))
 		err = si.FeatureBlockInto(sh.X, 1, fr0, fr1, fc0, fc1)
 	} else {
 		sh.X, err = src.FeatureBlock(1, fr0, fr1, fc0, fc1)
@@ -235,7 +236,9 @@ func readShard(src Source, ro, r0, r1, co, c0, c1 int, withT bool) (*adjShard, e
 		if err != nil {
 			return nil, err
 		}
-		a := &spmm.CSR{Rows: r1 - r0, Cols: c1 - c0, RowPtr: make([]int64, r1-r0+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+		// Huge pages: the shards are most of what a rank touches first while it
+		// loads (internal/hugepage says why and what it saves).
+		a := &spmm.CSR{Rows: r1 - r0, Cols: c1 - c0, RowPtr: hugepage.Make[int64](r1 - r0 + 1), ColIdx: hugepage.Make[int32](int(nnz)), Val: hugepage.Make[float32](int(nnz))}
 		return a, si.AdjBlockInto(a, ro, r0, r1, co, c0, c1)
 	}
 	if withT && si.Mirrored(ro, co) {

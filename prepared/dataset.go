@@ -3,6 +3,7 @@ package prepared
 import (
 	"fmt"
 	"path/filepath"
+	"scalegnn/internal/hugepage"
 	"sync"
 
 	"scalegnn/gcn"
@@ -164,7 +165,7 @@ func (d *Dataset) AdjBlock(rowOrder, r0, r1, colOrder, c0, c1 int) (*spmm.CSR, e
 	if err != nil {
 		return nil, err
 	}
-	a := &spmm.CSR{RowPtr: make([]int64, r1-r0+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+	a := &spmm.CSR{RowPtr: hugepage.Make[int64](r1 - r0 + 1), ColIdx: hugepage.Make[int32](int(nnz)), Val: hugepage.Make[float32](int(nnz))}
 	return a, d.AdjBlockInto(a, rowOrder, r0, r1, colOrder, c0, c1)
 }
 
@@ -212,7 +213,7 @@ func (d *Dataset) FeatureBlock(order, r0, r1, c0, c1 int) ([]float32, error) {
 	if c0 < 0 || c1 < c0 || c1 > d.Meta.Features {
 		return nil, fmt.Errorf("%s: feature columns [%d, %d) of a dataset with %d features", d.dir, c0, c1, d.Meta.Features)
 	}
-	x := make([]float32, (r1-r0)*(c1-c0))
+	x := hugepage.Make[float32]((r1 - r0) * (c1 - c0))
 	return x, d.FeatureBlockInto(x, order, r0, r1, c0, c1)
 }
 

@@ -1,6 +1,7 @@
 package spmm
 
 import (
+	"scalegnn/internal/hugepage"
 	"sort"
 
 	"scalegnn/internal/par"
@@ -12,7 +13,7 @@ import (
 // cheaper than a scattered product every step.
 func Transpose(a *CSR) *CSR {
 	nnz := a.NNZ()
-	t := &CSR{RowPtr: make([]int64, a.Cols+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+	t := &CSR{RowPtr: hugepage.Make[int64](a.Cols + 1), ColIdx: hugepage.Make[int32](int(nnz)), Val: hugepage.Make[float32](int(nnz))}
 	TransposeInto(t, a, 0)
 	return t
 }

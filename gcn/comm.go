@@ -90,19 +90,12 @@ func (m *Model) startOrNot(c collectives.Comm, x device.Mat) (collectives.Reques
 func (m *Model) syncDP() error {
 	dp := m.g.DP
 	if dp.Size() == 1 {
-		if m.GradScale != 0 && m.GradScale != 1 {
-			all := device.Matrix(m.grads, 1, m.grads.Len())
-			m.dev.Scale(all, m.GradScale, all)
-		}
+		m.scaleGrads()
 		return nil
 	}
 	t0 := time.Now()
 	defer func() { m.Times.DP += time.Since(t0) }()
-	if m.GradScale != 0 && m.GradScale != 1 {
-		// Each worker's own factor, before the average (Grappa eq. 10).
-		all := device.Matrix(m.grads, 1, m.grads.Len())
-		m.dev.Scale(all, m.GradScale, all)
-	}
+	m.scaleGrads() // each worker's own factor, before the average (Grappa eq. 10)
 	if err := device.AllReduce(m.dev, dp, m.grads, collectives.Sum); err != nil {
 		return err
 	}

@@ -58,7 +58,12 @@ type Model struct {
 	// before the data-parallel average: isolated training's coverage
 	// correction factor, set before each step.
 	GradScale float32
-	tp        tape
+	// decayFolded says scaleGrads put the coupled weight decay into this
+	// step's gradient, so Step must not add it again; decayTmp is its
+	// scratch (gcn/gradscale.go).
+	decayFolded bool
+	decayTmp    device.Buffer[float32]
+	tp          tape
 	// total (loss sum, training rows) and hits (accuracy's hits and split
 	// sizes) are all-reduced over rows; allocated apart from the Model,
 	// which holds pointers, because cgo collectives refuse memory that does.

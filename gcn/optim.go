@@ -95,6 +95,6 @@ func (m *Model) Step() {
 	m.t++
 	st := m.Opt.step(m.t)
 	for _, p := range m.Params {
-		m.dev.OptimStep(p.W, p.G, p.m, p.v, st.device(p.decay))
+		m.dev.OptimStep(p.W, p.G, p.m, p.v, st.device(p.decay && !m.decayFolded))
 	}
 }

@@ -1,6 +1,9 @@
 package perfmodel
 
-import "sort"
+import (
+	"cmp"
+	"sort"
+)
 
 // The algorithms a prediction can be for (Prediction.Algorithm); the
 // first two are train.algorithm's values, the last two train.mode's.
@@ -17,6 +20,8 @@ type Choices struct {
 	Plexus bool
 	// CAGNET lists every 1.5D arrangement P/c × c (full-graph jobs).
 	CAGNET bool
+	// Neighbor lists the neighbor mode (PredictNeighbor; Job.Neighbor).
+	Neighbor bool
 }
 
 // PredictAll predicts every configuration of every chosen algorithm for
@@ -40,6 +45,13 @@ func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 			o.RanksPerNode = m.RanksPerNode
 		}
 		out = append(out, PredictCAGNETAll(j, m, o)...)
+	}
+	if c.Neighbor {
+		p, err := PredictNeighbor(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
 	}
 	sortPredictions(out)
 	return out, nil

@@ -51,6 +51,8 @@ type Job struct {
 	// prepared dataset); false when every rank first holds the whole graph,
 	// which then counts toward its peak memory.
 	ShardedLoad bool
+	// Neighbor describes a train.mode = "neighbor" job (PredictNeighbor).
+	Neighbor NeighborJob
 }
 
 // Validate reports the first field that makes the job impossible to model.

@@ -142,6 +142,7 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 		}
 		j.StepsPerEpoch = t.StepsPerEpoch
 	}
+	j.Neighbor = neighborPerfJob(cfg, gs)
 	return j
 }
 

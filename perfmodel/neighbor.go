@@ -12,7 +12,9 @@ type NeighborJob struct {
 	// Fanouts[l] is the most neighbours a destination of layer l keeps,
 	// first layer first (train.fanouts).
 	Fanouts []int
-	// Seeds is the seeds per rank per step (train.batch_size).
+	// Seeds is the seeds per rank per step (train.batch_size); 0 takes
+	// DefaultSeeds, or TrainVertices/ranks where that is fewer (a
+	// mini-batch job listed beside its neighbor-mode alternative).
 	Seeds int
 	// TrainVertices is the size of the training set: an epoch is
 	// ceil(TrainVertices / (ranks·Seeds)) steps.
@@ -36,6 +38,18 @@ type NeighborJob struct {
 // 20 run: sample_s / sampled edges). Machines differ; a job's own
 // metrics give its value.
 const DefaultBuildEdge = 60e-9
+
+// DefaultSeeds is the seeds per rank of a job that names none: DGL's
+// and FastSample's usual 1024.
+const DefaultSeeds = 1024
+
+// withSeeds returns j with Neighbor.Seeds resolved for ranks ranks.
+func (j Job) withSeeds(ranks int) Job {
+	if j.Neighbor.Seeds == 0 {
+		j.Neighbor.Seeds = max(1, min(DefaultSeeds, j.Neighbor.TrainVertices/max(ranks, 1)))
+	}
+	return j
+}
 
 // MFGSize is the expected size of one layer's message-flow graph on one
 // rank: Dst destinations, Src sources (the destinations first), Edges

@@ -240,6 +240,7 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 // evaluation spread over EvalEvery epochs. CommBytes counts the training
 // bytes (NeighborStepBytes per step) and evaluation's.
 func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int64) (Prediction, error) {
+	j = j.withSeeds(ranks)
 	if err := j.validateNeighbor(ranks); err != nil {
 		return Prediction{}, err
 	}

@@ -1,10 +1,16 @@
 package jobs
 
 import (
+	"fmt"
 	"math"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scalegnn/dataset"
+	"scalegnn/gcn"
+	"scalegnn/permute"
+	"scalegnn/prepared"
 )
 
 // TestNeighborConfigErrors: each bad neighbor-mode job file is one line
@@ -80,5 +86,54 @@ dir = "`+dir+`"
 		if a.DPBytes != 0 || b.DPBytes == 0 || (b.TestAcc != nil && b.EvalBytes == 0) {
 			t.Errorf("epoch %d: training bytes %d on 1 rank, %d on 4; evaluation bytes %d", a.Epoch, a.DPBytes, b.DPBytes, b.EvalBytes)
 		}
+	}
+}
+
+// TestNeighborPreparedTrainsLikeInMemory: a neighbor-mode job trains
+// identically (every epoch's loss, the final accuracies, bit for bit)
+// from a prepared dataset as from the graph in memory, with block counts
+// the rank count does not divide, with and without a permutation.
+func TestNeighborPreparedTrainsLikeInMemory(t *testing.T) {
+	for _, c := range []struct {
+		scheme        permute.Scheme
+		ranks, blocks int
+		layer         gcn.Layer
+	}{
+		{permute.None, 1, 2, gcn.SAGELayer},
+		{permute.None, 3, 2, gcn.GCNLayer},
+		{permute.Single, 4, 3, gcn.SAGELayer},
+	} {
+		t.Run(fmt.Sprintf("%s-%d-ranks-%d-blocks-%v", c.scheme, c.ranks, c.blocks, c.layer), func(t *testing.T) {
+			tmp := t.TempDir()
+			cfg := DefaultConfig()
+			cfg.Model.Layer = c.layer
+			cfg.Train.Mode, cfg.Train.Fanouts, cfg.Train.BatchSize, cfg.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 24, true
+			cfg.Train.Epochs, cfg.Train.EvalEvery = 3, 1
+			cfg.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: c.ranks}
+			cfg.Permute = PermuteConfig{Scheme: c.scheme, Seed: 5}
+			cfg.Output.Dir = filepath.Join(tmp, "mem")
+			want, wantM := trainLocal(t, cfg)
+
+			g, err := dataset.Builtin("cora")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(tmp, "cora-prepared")
+			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: c.blocks, Scheme: c.scheme, Seed: 5}); err != nil {
+				t.Fatal(err)
+			}
+			cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
+			cfg.Output.Dir = filepath.Join(tmp, "prepared")
+			got, gotM := trainLocal(t, cfg)
+			if got.FinalLoss != want.FinalLoss || got.Final != want.Final || len(gotM) != len(wantM) {
+				t.Fatalf("prepared: loss %v, accuracy %+v; in memory: loss %v, accuracy %+v", got.FinalLoss, got.Final, want.FinalLoss, want.Final)
+			}
+			for e := range wantM {
+				if wantM[e].Loss != gotM[e].Loss || wantM[e].DPBytes != gotM[e].DPBytes {
+					t.Fatalf("epoch %d: loss %v and %d bytes from the prepared dataset, %v and %d in memory",
+						e+1, gotM[e].Loss, gotM[e].DPBytes, wantM[e].Loss, wantM[e].DPBytes)
+				}
+			}
+		})
 	}
 }

@@ -20,14 +20,16 @@ const perfmodelUsage = `usage:
   scalegnn perfmodel predict -config job.toml -ranks G [-ranks-per-node K] [-mem-per-rank 40GiB]
                              [-machine machine.toml] [-d D] [-top 10] [-json] [-plot out.png]
                              [-n N -nnz NNZ] [-imbalance 1.1]
-      predicted epoch time and memory per rank of every grid of G ranks, best first
+      predicted epoch time and memory per rank of every algorithm and grid of G ranks, best first
+      (a full-graph job lists 3D grids and 1.5D arrangements unless train.algorithm names one)
   scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick] [-device cpu|native|cuda]
       measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
       (launch with mpirun/srun exactly as training will be launched; -device as runtime.device,
       a GPU per rank bound as in training; the profile records the device)
   scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-json] [-plot out.png] runs/*/summary.json
       compare predicted with measured epoch times: Spearman rank correlation and the
-      gap between the predicted-best grid's measured time and the measured best
+      gap between the predicted-best grid's measured time and the measured best; each run
+      matches the prediction of its summary's algorithm, grid and replication
 `
 
 func runPerfmodel(args []string, stdout, stderr io.Writer) int {
@@ -83,6 +85,7 @@ type predicted struct {
 	machine *perfmodel.Machine
 	mem     int64
 	preds   []perfmodel.Prediction
+	choices perfmodel.Choices
 }
 
 func (p *predictFlags) run() (*predicted, error) {
@@ -123,7 +126,8 @@ func (p *predictFlags) run() (*predicted, error) {
 	}
 	out.job = jobs.PerfJob(out.cfg, out.gs)
 	out.job.Imbalance = p.imbalance
-	out.preds, err = perfmodel.Predict(out.job, out.machine, perfmodel.Options{Ranks: p.ranks, RanksPerNode: p.perNode, MemPerRank: out.mem, D: p.d})
+	out.choices = jobs.PerfChoices(out.cfg)
+	out.preds, err = perfmodel.PredictAll(out.job, out.machine, perfmodel.Options{Ranks: p.ranks, RanksPerNode: p.perNode, MemPerRank: out.mem, D: p.d}, out.choices)
 	if err != nil {
 		return nil, err
 	}
@@ -171,10 +175,10 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	} else {
 		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %d layers, hidden %d, %s, %s communication\n",
 			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, r.job.Layers, r.job.Hidden, r.job.Mode, r.job.CommDType)
-		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids\n\n", pf.ranks, r.machine.Name, len(r.preds))
+		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids of %s\n\n", pf.ranks, r.machine.Name, len(r.preds), choicesText(r.choices))
 		writeTable(stdout, r.preds, *top, nil)
 		if bestErr == nil {
-			fmt.Fprintf(stdout, "\nrecommended grid: %s (predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
+			fmt.Fprintf(stdout, "\nrecommended grid: %s (%s, predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Algorithm, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
 		}
 	}
 	if bestErr != nil {
@@ -187,7 +191,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 // writeTable prints the predictions; measured, when not nil, adds a column.
 func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "rank\tgrid\tepoch_s\tcomm_s\tspmm_s\tgemm_s\tother_s\tcomm/rank\tmemory/rank\tfits\t"
+	head := "rank\talgorithm\tgrid\tepoch_s\tcomm_s\tspmm_s\tgemm_s\tother_s\tcomm/rank\tmemory/rank\tfits\t"
 	if measured != nil {
 		head += "measured_s\t"
 	}
@@ -200,7 +204,7 @@ func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []f
 		if !p.Fits {
 			fits = "no"
 		}
-		line := fmt.Sprintf("%d\t%s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t", i+1, p.Grid, p.Epoch, p.Comm, p.SpMM, p.GEMM, p.Other,
+		line := fmt.Sprintf("%d\t%s\t%s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t", i+1, p.Algorithm, p.Grid, p.Epoch, p.Comm, p.SpMM, p.GEMM, p.Other,
 			perfmodel.FormatBytes(p.CommBytes), perfmodel.FormatBytes(p.MemTotal), fits)
 		if measured != nil {
 			if measured[i] == measured[i] {
@@ -220,8 +224,48 @@ func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []f
 // measuredRun is one training run read back for scoring.
 type measuredRun struct {
 	dir   string
-	shape grid.Shape
+	key   configKey
 	epoch float64 // mean epoch time after the first epoch
+}
+
+// configKey identifies a configuration: the algorithm and its shape (a 3D
+// grid, or perfmodel.CAGNETShape's P/c × c).
+type configKey struct {
+	algorithm string
+	shape     grid.Shape
+}
+
+func keyOf(p perfmodel.Prediction) configKey { return configKey{p.Algorithm, p.Shape} }
+
+// runKey is the configuration a run's summary records. A summary without
+// an algorithm was written before 1.5D existed: its mode's algorithm.
+func runKey(run *jobs.Run) configKey {
+	s := run.Summary
+	alg := s.Algorithm
+	if alg == "" {
+		switch s.Mode {
+		case perfmodel.AlgorithmNeighbor, perfmodel.AlgorithmIsolated:
+			alg = s.Mode
+		default:
+			alg = perfmodel.AlgorithmPlexus
+		}
+	}
+	if alg == perfmodel.AlgorithmCAGNET {
+		return configKey{alg, perfmodel.CAGNETShape(run.Grid.Ranks(), max(s.Replication, 1))}
+	}
+	return configKey{alg, run.Grid}
+}
+
+// choicesText names the algorithms a prediction lists.
+func choicesText(c perfmodel.Choices) string {
+	var names []string
+	if c.Plexus {
+		names = append(names, perfmodel.AlgorithmPlexus)
+	}
+	if c.CAGNET {
+		names = append(names, perfmodel.AlgorithmCAGNET)
+	}
+	return strings.Join(names, " and ")
 }
 
 // readMeasured reads a finished run (its directory or summary.json, see
@@ -240,7 +284,7 @@ func readMeasured(path string) (measuredRun, error) {
 	if len(times) > 1 {
 		times = times[1:]
 	}
-	r := measuredRun{dir: run.Dir, shape: run.Grid}
+	r := measuredRun{dir: run.Dir, key: runKey(run)}
 	for _, m := range times {
 		r.epoch += m.EpochSec / float64(len(times))
 	}
@@ -268,29 +312,33 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	if err != nil {
 		return fail(err)
 	}
-	measured := map[grid.Shape]measuredRun{}
+	measured := map[configKey]measuredRun{}
 	for _, a := range fs.Args() {
 		run, err := readMeasured(a)
 		if err != nil {
 			return fail(err)
 		}
-		measured[run.shape] = run
+		if old, ok := measured[run.key]; ok {
+			return fail(fmt.Errorf("%s and %s: both ran %s %s; score one run per configuration", old.dir, run.dir, run.key.algorithm, perfmodel.GridString(run.key.shape)))
+		}
+		measured[run.key] = run
 	}
 	var names []string
 	var pred, meas []float64
 	var preds []perfmodel.Prediction
 	var column []float64
 	for _, p := range r.preds {
-		run, ok := measured[p.Shape]
+		run, ok := measured[keyOf(p)]
 		if !ok {
 			continue
 		}
-		delete(measured, p.Shape)
+		delete(measured, keyOf(p))
 		names, pred, meas = append(names, p.Grid), append(pred, p.Epoch), append(meas, run.epoch)
 		preds, column = append(preds, p), append(column, run.epoch)
 	}
-	for s, run := range measured {
-		return fail(fmt.Errorf("%s: grid %v is not a grid of %d ranks", run.dir, s, pf.ranks))
+	for k, run := range measured {
+		return fail(fmt.Errorf("%s: %s grid %v is not among the predictions for %d ranks of %s (check -ranks and the job's train.algorithm)",
+			run.dir, k.algorithm, k.shape, pf.ranks, choicesText(r.choices)))
 	}
 	sc := perfmodel.ScoreOf(names, pred, meas)
 	if pf.plot != "" {
@@ -302,7 +350,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	if pf.jsonOut {
 		rows := make([]map[string]any, len(names))
 		for i := range names {
-			rows[i] = map[string]any{"grid": names[i], "predicted_s": pred[i], "measured_s": meas[i]}
+			rows[i] = map[string]any{"algorithm": preds[i].Algorithm, "grid": names[i], "predicted_s": pred[i], "measured_s": meas[i]}
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -82,5 +83,138 @@ func TestPerfmodelBadInput(t *testing.T) {
 		if code == 0 || !strings.Contains(errs, c.want) || strings.Count(strings.TrimSpace(errs), "\n") > 0 && !strings.Contains(errs, "usage") {
 			t.Errorf("scalegnn perfmodel %s: exit %d, stderr %q; want a non-zero exit and one line with %q", strings.Join(c.args, " "), code, errs, c.want)
 		}
+	}
+}
+
+// algorithmJob writes a full-graph R-MAT job (single permutation, which
+// both algorithms take) with extra appended, and returns its path.
+func algorithmJob(t *testing.T, extra string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "job.toml")
+	body := "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 14\nfeatures = 32\nclasses = 4\n" +
+		"[model]\nlayers = 3\nhidden = 64\n[permute]\nscheme = \"single\"\n" + extra
+	if err := os.WriteFile(path, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPerfmodelPredictAlgorithms: a full-graph job without train.algorithm
+// ranks the 10 3D grids and the 4 1.5D arrangements of 8 ranks together,
+// each row and JSON entry naming its algorithm; train.algorithm = "1.5d"
+// lists only 1.5D.
+func TestPerfmodelPredictAlgorithms(t *testing.T) {
+	for _, tc := range []struct {
+		extra     string
+		want      map[string]int
+		wantTotal int
+	}{
+		{"", map[string]int{"3d": 10, "1.5d": 4}, 14},
+		{"[train]\nalgorithm = \"1.5d\"\n", map[string]int{"1.5d": 4}, 4},
+		{"[train]\nalgorithm = \"3d\"\n", map[string]int{"3d": 10}, 10},
+	} {
+		job := algorithmJob(t, tc.extra)
+		code, out, errs := perfmodelCmd("predict", "-config", job, "-ranks", "8", "-json", "-machine", "dev-2core-8ranks")
+		if code != 0 {
+			t.Fatalf("%q: exit %d: %s", tc.extra, code, errs)
+		}
+		var doc struct {
+			Predictions []struct {
+				Algorithm string  `json:"algorithm"`
+				Grid      string  `json:"grid"`
+				Epoch     float64 `json:"epoch_s"`
+			} `json:"predictions"`
+		}
+		if err := json.Unmarshal([]byte(out), &doc); err != nil {
+			t.Fatalf("JSON: %v\n%s", err, out)
+		}
+		got := map[string]int{}
+		for i, p := range doc.Predictions {
+			got[p.Algorithm]++
+			if i > 0 && doc.Predictions[i-1].Epoch > p.Epoch {
+				t.Errorf("%q: %s %s ranked after a slower one", tc.extra, p.Algorithm, p.Grid)
+			}
+		}
+		if len(doc.Predictions) != tc.wantTotal || len(got) != len(tc.want) {
+			t.Errorf("%q: predictions per algorithm %v, want %v", tc.extra, got, tc.want)
+		}
+		for a, n := range tc.want {
+			if got[a] != n {
+				t.Errorf("%q: %d %s predictions, want %d", tc.extra, got[a], a, n)
+			}
+		}
+		code, out, _ = perfmodelCmd("predict", "-config", job, "-ranks", "8", "-top", "0", "-machine", "dev-2core-8ranks")
+		if code != 0 || (tc.want["1.5d"] > 0) != strings.Contains(out, " 1.5d  1.5d 4x2 ") || !strings.Contains(out, "algorithm") {
+			t.Errorf("%q: table without the algorithm column or the 1.5d rows:\n%s", tc.extra, out)
+		}
+	}
+}
+
+// fakeRun writes a completed run directory: summary.json with the given
+// algorithm, grid and replication, and epochs of the given seconds.
+func fakeRun(t *testing.T, dir, algorithm, grid string, replication int, epochs ...float64) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var m strings.Builder
+	for i, s := range epochs {
+		fmt.Fprintf(&m, "{\"epoch\": %d, \"loss\": 1, \"epoch_s\": %g}\n", i+1, s)
+	}
+	sum := fmt.Sprintf(`{"status": "completed", "epochs": %d, "epochs_run": %d, "grid": %q, "ranks": 8, "mode": "fullgraph", "algorithm": %q, "replication": %d}`,
+		len(epochs), len(epochs), grid, algorithm, replication)
+	if algorithm == "" {
+		sum = fmt.Sprintf(`{"status": "completed", "epochs": %d, "epochs_run": %d, "grid": %q, "ranks": 8, "mode": "fullgraph"}`, len(epochs), len(epochs), grid)
+	}
+	for name, body := range map[string]string{"metrics.jsonl": m.String(), "summary.json": sum} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+// TestPerfmodelScoreAlgorithms: score matches each run to the prediction
+// of its algorithm, grid and replication (a summary without an algorithm
+// is a 3D run), so a 3D 8x1x1 run and a 1.5D run on x = 8 with c = 2 are
+// told apart; a 1.5D run scored against a 3D-only job is refused in one
+// line naming the run.
+func TestPerfmodelScoreAlgorithms(t *testing.T) {
+	dir := t.TempDir()
+	runs := []string{
+		fakeRun(t, filepath.Join(dir, "a"), "3d", "8x1x1 (d=1)", 0, 9, 2),
+		fakeRun(t, filepath.Join(dir, "b"), "", "2x2x2 (d=1)", 0, 9, 1),
+		fakeRun(t, filepath.Join(dir, "c"), "1.5d", "8x1x1 (d=1)", 2, 9, 3),
+		fakeRun(t, filepath.Join(dir, "d"), "1.5d", "8x1x1 (d=1)", 1, 9, 4),
+	}
+	job := algorithmJob(t, "")
+	code, out, errs := perfmodelCmd(append([]string{"score", "-config", job, "-ranks", "8", "-machine", "dev-2core-8ranks", "-json"}, runs...)...)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Grids []struct {
+			Algorithm string  `json:"algorithm"`
+			Grid      string  `json:"grid"`
+			Measured  float64 `json:"measured_s"`
+		} `json:"grids"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	want := map[string]float64{"3d 8x1x1": 2, "3d 2x2x2": 1, "1.5d 1.5d 4x2": 3, "1.5d 1.5d 8x1": 4}
+	for _, g := range doc.Grids {
+		k := g.Algorithm + " " + g.Grid
+		if w, ok := want[k]; !ok || w != g.Measured {
+			t.Errorf("%s measured %g; want %v", k, g.Measured, want)
+		}
+		delete(want, k)
+	}
+	if len(want) != 0 {
+		t.Errorf("runs not matched: %v", want)
+	}
+	code, _, errs = perfmodelCmd("score", "-config", algorithmJob(t, "[train]\nalgorithm = \"3d\"\n"), "-ranks", "8", runs[2])
+	if code == 0 || !strings.Contains(errs, runs[2]+": 1.5d grid") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+		t.Errorf("a 1.5d run against a 3d-only job: exit %d, %q", code, errs)
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/perfmodel"
 	"scalegnn/permute"
 )
 
@@ -23,30 +24,64 @@ const (
 
 // checkAlgorithm validates train.algorithm and grid.replication.
 func checkAlgorithm(file string, c *Config) error {
-	t, g, m := c.Train, c.Grid, c.Model
+	t, g := c.Train, c.Grid
 	switch {
 	case t.Algorithm != Algorithm15D && t.Algorithm != Algorithm3D && t.Algorithm != "":
 		return fmt.Errorf(`%s: train.algorithm = %q: expected "3d" (the default) or "1.5d"`, file, t.Algorithm)
 	case t.Algorithm != Algorithm15D:
 		return fmt.Errorf(`%s: grid.replication = %d applies to train.algorithm = "1.5d": set it or remove grid.replication`, file, g.Replication)
-	case t.Mode != gcn.FullGraph:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" trains the full graph: set train.mode = "fullgraph"`, file)
-	case g.Auto || g.D > 1:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" takes P = grid.x·y·z ranks and grid.replication; grid.auto and grid.d > 1 are not supported with it yet: set them off`, file)
+	case g.Auto && g.Replication > 1:
+		return fmt.Errorf(`%s: grid.auto = true chooses grid.replication too: remove grid.replication = %d or set grid.auto = false`, file, g.Replication)
 	case g.Replication < 0 || g.Replication > 1 && (g.X*g.Y*g.Z)%g.Replication != 0:
 		return fmt.Errorf(`%s: grid.replication = %d with x·y·z = %d ranks: replication must divide the rank count`, file, g.Replication, g.X*g.Y*g.Z)
-	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm || m.Layer != gcn.GCNLayer:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" trains the plain GCN: set model.input_projection, output_head and residual false, model.norm = "none" and model.layer = "gcn"`, file)
-	case t.CommDtype == collectives.BF16:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" communicates in float32 only: remove train.comm_dtype = "bf16"`, file)
-	case c.Permute.Scheme == permute.Double:
-		return fmt.Errorf(`%s: permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`, file)
-	case c.Dataset.Source == SourcePrepared:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" reads the graph whole: use an in-memory dataset source, not a prepared one`, file)
-	case c.Checkpoint.Enabled() || c.Output.SaveModel:
-		return fmt.Errorf(`%s: train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model`, file)
+	}
+	if err := cagnetScope(c); err != nil {
+		return fmt.Errorf("%s: %w", file, err)
 	}
 	return nil
+}
+
+// cagnetScope says why package cagnet cannot train the job, or nil: the
+// one rule that both the config check of train.algorithm = "1.5d" and the
+// performance model's list of algorithms (PerfChoices) follow.
+func cagnetScope(c *Config) error {
+	t, g, m := c.Train, c.Grid, c.Model
+	switch {
+	case t.Mode != gcn.FullGraph:
+		return fmt.Errorf(`train.algorithm = "1.5d" trains the full graph: set train.mode = "fullgraph"`)
+	case g.D > 1:
+		return fmt.Errorf(`train.algorithm = "1.5d" takes P = grid.x·y·z ranks and grid.replication; grid.d > 1 is not supported with it yet: set grid.d = 1`)
+	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm || m.Layer != gcn.GCNLayer:
+		return fmt.Errorf(`train.algorithm = "1.5d" trains the plain GCN: set model.input_projection, output_head and residual false, model.norm = "none" and model.layer = "gcn"`)
+	case t.CommDtype == collectives.BF16:
+		return fmt.Errorf(`train.algorithm = "1.5d" communicates in float32 only: remove train.comm_dtype = "bf16"`)
+	case c.Permute.Scheme == permute.Double:
+		return fmt.Errorf(`permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`)
+	case c.Dataset.Source == SourcePrepared:
+		return fmt.Errorf(`train.algorithm = "1.5d" reads the graph whole: use an in-memory dataset source, not a prepared one`)
+	case c.Checkpoint.Enabled() || c.Output.SaveModel:
+		return fmt.Errorf(`train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model`)
+	}
+	return nil
+}
+
+// AlgorithmOf is the algorithm a job trains with, as the performance
+// model names it (perfmodel.Prediction.Algorithm) and summary.json records
+// it: train.algorithm in full-graph training ("3d" when unset), otherwise
+// the 3D/4D grids of mini-batch training or the mode's own algorithm.
+func AlgorithmOf(cfg *Config) string {
+	switch cfg.Train.Mode {
+	case gcn.FullGraph:
+		if cfg.Train.Algorithm == Algorithm15D {
+			return perfmodel.AlgorithmCAGNET
+		}
+		return perfmodel.AlgorithmPlexus
+	case gcn.Neighbor:
+		return perfmodel.AlgorithmNeighbor
+	case gcn.Isolated:
+		return perfmodel.AlgorithmIsolated
+	}
+	return perfmodel.AlgorithmPlexus
 }
 
 // setupCAGNET builds a 1.5D job: every rank loads the whole graph (again:

@@ -16,7 +16,8 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 		{"minibatch", a + "mode = \"minibatch\"\nbatch_size = 8\n", `set train.mode = "fullgraph"`},
 		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains the plain GCN"},
 		{"double", a + "[permute]\nscheme = \"double\"\n", `permute.scheme = "double" does not apply`},
-		{"auto", a + "[grid]\nauto = true\n", "grid.auto and grid.d > 1 are not supported"},
+		{"auto with replication", a + "[grid]\nauto = true\nreplication = 2\n", "grid.auto = true chooses grid.replication too"},
+		{"d", a + "[grid]\nx = 4\nd = 2\n", "grid.d > 1 is not supported"},
 	} {
 		_, err := ParseConfig("job.toml", []byte(test.data))
 		if err == nil {
@@ -27,7 +28,9 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 			t.Errorf("%s: error %q; expected one line containing %q", test.name, msg, test.want)
 		}
 	}
-	if _, err := ParseConfig("job.toml", []byte(a+"[grid]\nx = 8\nreplication = 2\n")); err != nil {
-		t.Errorf("a valid 1.5d job: %v", err)
+	for _, ok := range []string{a + "[grid]\nx = 8\nreplication = 2\n", a + "[grid]\nauto = true\n"} {
+		if _, err := ParseConfig("job.toml", []byte(ok)); err != nil {
+			t.Errorf("a valid 1.5d job %q: %v", ok, err)
+		}
 	}
 }

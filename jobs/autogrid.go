@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"strings"
 
 	"go.uber.org/zap"
 
@@ -10,7 +11,8 @@ import (
 )
 
 // ResolveAutoGrid chooses the grid of a job with grid.auto = true for a
-// launch of ranks ranks, ranksPerNode of them per node (grid.ranks_per_node
+// launch of ranks ranks, and its algorithm among those PerfChoices lists
+// (3D or 1.5D for a full-graph job without train.algorithm), ranksPerNode of them per node (grid.ranks_per_node
 // overrides it): it predicts every grid with the machine profile of
 // grid.machine (built-in defaults when empty), takes the fastest one that
 // fits in what a rank may use (MemoryLimit: grid.mem_per_rank and limits,
@@ -53,16 +55,51 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 		}
 		return err
 	}
-	cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z, cfg.Grid.D = best.Shape.X, best.Shape.Y, best.Shape.Z, best.Shape.D
-	cfg.Grid.Auto = false
+	applyChoice(cfg, best, ranks)
 	runnersUp := make([]string, 0, 3)
 	for _, p := range preds[1:min(len(preds), 4)] {
 		runnersUp = append(runnersUp, fmt.Sprintf("%s %.3gs", p.Grid, p.Epoch))
 	}
-	log.Info("grid chosen by the performance model", zap.String("grid", best.Grid), zap.Int("ranks", ranks),
+	log.Info("grid chosen by the performance model", zap.String("algorithm", best.Algorithm), zap.String("grid", best.Grid),
+		zap.String("why", choiceReason(preds, best)), zap.Int("ranks", ranks),
 		zap.Int("ranks_per_node", ranksPerNode), zap.String("machine", m.Name),
 		zap.Float64("predicted_epoch_s", best.Epoch), zap.String("predicted_memory_per_rank", perfmodel.FormatBytes(best.MemTotal)),
 		zap.String("memory_limit", from),
 		zap.Strings("next_best", runnersUp), zap.Int("grids", len(preds)))
 	return nil
+}
+
+// applyChoice writes the chosen configuration into cfg and turns grid.auto
+// off, so that the effective job file records what ran: a 3D grid as
+// grid.x, y, z, d; a 1.5D arrangement as train.algorithm = "1.5d", grid.x =
+// P (y = z = d = 1) and grid.replication = c.
+func applyChoice(cfg *Config, best perfmodel.Prediction, ranks int) {
+	g := &cfg.Grid
+	g.Auto = false
+	if best.Algorithm == perfmodel.AlgorithmCAGNET {
+		cfg.Train.Algorithm = Algorithm15D
+		g.X, g.Y, g.Z, g.D, g.Replication = ranks, 1, 1, 1, best.Shape.Y
+		return
+	}
+	g.X, g.Y, g.Z, g.D = best.Shape.X, best.Shape.Y, best.Shape.Z, best.Shape.D
+}
+
+// choiceReason says why best won: fastest that fits, and by how much it
+// beats the best configuration of each other algorithm considered (or that
+// it was the only algorithm considered).
+func choiceReason(preds []perfmodel.Prediction, best perfmodel.Prediction) string {
+	why := fmt.Sprintf("fastest predicted %s configuration that fits", best.Algorithm)
+	seen := map[string]bool{best.Algorithm: true}
+	var others []string
+	for _, p := range preds {
+		if seen[p.Algorithm] || !p.Fits {
+			continue
+		}
+		seen[p.Algorithm] = true
+		others = append(others, fmt.Sprintf("%s's best, %s, predicts %.3gs (%.2fx)", p.Algorithm, p.Grid, p.Epoch, p.Epoch/best.Epoch))
+	}
+	if len(others) == 0 {
+		return why + "; the only algorithm considered (train.algorithm, the mode or the model fix it)"
+	}
+	return why + "; " + strings.Join(others, "; ")
 }

@@ -2,13 +2,16 @@ package jobs
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"scalegnn/collectives"
 	"scalegnn/internal/memlimit"
+	"scalegnn/perfmodel"
 )
 
 // TestResolveAutoGrid: grid.auto picks a grid of the launch's ranks, turns
@@ -64,7 +67,9 @@ func TestResolveAutoGrid(t *testing.T) {
 func TestAutoGridOnDetectedLimits(t *testing.T) {
 	job := func(extra string) *Config {
 		t.Helper()
-		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[grid]\nauto = true\nmachine = \"perlmutter-plexus\"\n"+extra))
+		// train.algorithm = "3d": these cases are about memory limits
+		// among 3D grids (TestAutoChoosesAlgorithm covers 1.5D).
+		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[train]\nalgorithm = \"3d\"\n[grid]\nauto = true\nmachine = \"perlmutter-plexus\"\n"+extra))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -129,6 +134,79 @@ func TestAgreeLimits(t *testing.T) {
 	}) {
 		if err != nil {
 			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+}
+
+// TestAutoChoosesAlgorithm: on the development machine's profile with a
+// network a thousand times faster (latency 0, 1 TB/s) and SpMM cache
+// misses dear, the model predicts 1.5D on 8x1 faster than every 3D grid
+// for a narrow model (its stages multiply blocks of H that stay in cache),
+// and grid.auto then runs 1.5D (train.algorithm, grid.x = P,
+// grid.replication = c; the job still validates, and the log says why);
+// train.algorithm = "3d" keeps it to the 3D grids, and "1.5d" with auto
+// chooses c only.
+func TestAutoChoosesAlgorithm(t *testing.T) {
+	m, err := perfmodel.LoadMachine("dev-2core-8ranks")
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Name = "fast-network"
+	m.Comm.Intra.Latency, m.Comm.Intra.Bandwidth = 0, 1000
+	m.SpMM.Miss, m.SpMM.Cache = 1e-7, 1<<20
+	path := filepath.Join(t.TempDir(), "fast.toml")
+	if err := m.WriteFile(path, "test profile: a fast network, dear cache misses"); err != nil {
+		t.Fatal(err)
+	}
+	job := func(extra string) *Config {
+		t.Helper()
+		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 100000\n[model]\nhidden = 16\n"+extra+
+			"[grid]\nauto = true\nmachine = \""+path+"\"\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return cfg
+	}
+	for _, tc := range []struct {
+		name, extra string
+		want        string // the chosen algorithm
+		wantX, c    int
+	}{
+		{"both listed", "", perfmodel.AlgorithmCAGNET, 8, 1},
+		{"3d fixed", "[train]\nalgorithm = \"3d\"\n", perfmodel.AlgorithmPlexus, 0, 0},
+		{"1.5d fixed", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.AlgorithmCAGNET, 8, 1},
+	} {
+		cfg := job(tc.extra)
+		gs, err := EstimateGraphSize(cfg.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds, _, err := ChooseGrid(cfg, gs, m, 8, 8, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if preds[0].Algorithm != tc.want {
+			t.Fatalf("%s: the model ranks %s %s first, want %s", tc.name, preds[0].Algorithm, preds[0].Grid, tc.want)
+		}
+		var log strings.Builder
+		if err := ResolveAutoGrid(cfg, 8, 8, nil, zap.New(zapcore.NewCore(zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig()), zapcore.AddSync(&log), zap.InfoLevel))); err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		g := cfg.Grid
+		if got := AlgorithmOf(cfg); got != tc.want || g.Auto || g.X*g.Y*g.Z != 8 {
+			t.Errorf("%s: chose %s %+v, want %s on 8 ranks with auto off", tc.name, got, g, tc.want)
+		}
+		if tc.c > 0 && (g.X != tc.wantX || g.Replication != tc.c) {
+			t.Errorf("%s: chose grid.x = %d, replication %d; want %d and %d", tc.name, g.X, g.Replication, tc.wantX, tc.c)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("%s: the resolved job no longer validates: %v", tc.name, err)
+		}
+		if !strings.Contains(log.String(), `"algorithm":"`+tc.want+`"`) || !strings.Contains(log.String(), `"why":"fastest predicted `+tc.want) {
+			t.Errorf("%s: the start-up log does not say which algorithm and why: %s", tc.name, log.String())
+		}
+		if tc.name == "both listed" && !strings.Contains(log.String(), "3d's best") {
+			t.Errorf("%s: the log does not compare with 3D's best: %s", tc.name, log.String())
 		}
 	}
 }

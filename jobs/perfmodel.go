@@ -146,11 +146,31 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 	return j
 }
 
-// ChooseGrid predicts every grid of ranks ranks for the job and returns the
-// predictions, best first, and the best one that fits in memPerRank (0: no
-// limit).
+// PerfChoices lists the algorithms the performance model ranks for the
+// job (perfmodel.PredictAll): a full-graph job lists Plexus's 3D grids and
+// CAGNET's 1.5D arrangements, unless train.algorithm names one of them
+// (then only it) or the job lies outside what package cagnet trains
+// (cagnetScope: then 3D only); mini-batch-type modes list the Plexus 4D
+// grids.
+func PerfChoices(cfg *Config) perfmodel.Choices {
+	t := cfg.Train
+	if t.Mode != gcn.FullGraph {
+		return perfmodel.Choices{Plexus: true}
+	}
+	switch t.Algorithm {
+	case Algorithm3D:
+		return perfmodel.Choices{Plexus: true}
+	case Algorithm15D:
+		return perfmodel.Choices{CAGNET: true}
+	}
+	return perfmodel.Choices{Plexus: true, CAGNET: cagnetScope(cfg) == nil}
+}
+
+// ChooseGrid predicts every configuration of every algorithm PerfChoices
+// lists for ranks ranks and returns the predictions, best first, and the
+// best one that fits in memPerRank (0: no limit).
 func ChooseGrid(cfg *Config, gs GraphSize, m *perfmodel.Machine, ranks, ranksPerNode int, memPerRank int64) ([]perfmodel.Prediction, perfmodel.Prediction, error) {
-	preds, err := perfmodel.Predict(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank})
+	preds, err := perfmodel.PredictAll(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank}, PerfChoices(cfg))
 	if err != nil {
 		return nil, perfmodel.Prediction{}, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/dataset"
+	"scalegnn/perfmodel"
 )
 
 // TestExpectedRMATNonzeros compares the closed-form expectation with
@@ -41,5 +42,30 @@ func TestEstimateGraphSizeSBM(t *testing.T) {
 	want := float64(dataset.NormalizeGCN(g.Adj).NNZ())
 	if gs.N != g.N || math.Abs(float64(gs.NNZ)-want) > 0.005*want || gs.Features != g.F || gs.Classes != g.Classes {
 		t.Errorf("estimate %+v, generated N=%d nnz=%.0f F=%d C=%d", gs, g.N, want, g.F, g.Classes)
+	}
+}
+
+// TestPerfChoices: a full-graph job lists 3D and 1.5D unless
+// train.algorithm names one or the model lies outside cagnet's scope;
+// mini-batch lists the 3D/4D grids.
+func TestPerfChoices(t *testing.T) {
+	for _, tc := range []struct {
+		name, body string
+		want       perfmodel.Choices
+	}{
+		{"full graph", "", perfmodel.Choices{Plexus: true, CAGNET: true}},
+		{"explicit 3d", "[train]\nalgorithm = \"3d\"\n", perfmodel.Choices{Plexus: true}},
+		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
+		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true}},
+		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{Plexus: true}},
+		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true}},
+	} {
+		cfg, err := ParseConfig("job.toml", []byte(tc.body))
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		if got := PerfChoices(cfg); got != tc.want {
+			t.Errorf("%s: PerfChoices %+v, want %+v", tc.name, got, tc.want)
+		}
 	}
 }

@@ -37,7 +37,11 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 	cfg := j.Cfg
 	r := &runState{j: j, opts: opts, stop: stopRule{target: cfg.Train.TargetAcc, patience: cfg.Train.Patience},
 		res: &Result{Status: StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
-			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps}}
+			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps,
+			Algorithm: AlgorithmOf(cfg)}}
+	if j.ca != nil {
+		r.res.Replication = j.ca.L.C
+	}
 	if j.world.Rank() == 0 {
 		upTo := 0
 		if j.resume != nil {

@@ -69,6 +69,11 @@ type Result struct {
 	Ranks         int      `json:"ranks"`
 	Permutation   string   `json:"permutation"`
 	Mode          string   `json:"mode"`
+	// Algorithm is what trained, as the performance model names it
+	// (AlgorithmOf: "3d", "1.5d", ...); Replication is c of "1.5d".
+	// perfmodel score matches a run to its prediction by them and the grid.
+	Algorithm   string `json:"algorithm,omitempty"`
+	Replication int    `json:"replication,omitempty"`
 	// StepsPerEpoch is 1 in full-graph training.
 	StepsPerEpoch int `json:"steps_per_epoch"`
 }

@@ -25,47 +25,108 @@ const (
 // the first layer, the staged broadcasts over Âᵀ again. Groups of one rank
 // issue no call. Only the plain GCN is modelled (cagnet's scope).
 func CAGNETStepTrace(j Job, p, c, rank int) Trace {
-	if c < 1 || p%c != 0 || rank < 0 || rank >= p {
-		panic(fmt.Sprintf("perfmodel: CAGNETStepTrace(P=%d, c=%d, rank=%d): c must divide P and rank lie in [0, P)", p, c, rank))
-	}
-	q, row, col := p/c, rank/c, rank%c
-	k0, k1 := grid.Block(q, c, col)
-	rows := blockLen(j.N, q, row)
-	var tr Trace
-	nnz := float64(j.NNZ) / float64(q) / float64(q) // expected nonzeros of one block Â_ik
-	add := func(ph Phase, name string, l int, k collectives.Kind, g Group, size int, elems int64, eb int) {
-		if size > 1 {
-			tr.Comm = append(tr.Comm, Collective{Phase: ph, Name: name, Layer: l, Kind: k, Group: g, Size: size, Elems: elems, ElemBytes: eb})
-		}
-	}
-	aggregate := func(ph Phase, name string, l, w int) {
-		for k := k0; k < k1; k++ {
-			add(ph, name, l, collectives.KindBcast, GroupCol, q, int64(blockLen(j.N, q, k)*w), 4)
-			tr.Kernels = append(tr.Kernels, Kernel{Phase: ph, Kind: KernelSpMM, Name: name, Layer: l, Rows: rows, Inner: blockLen(j.N, q, k), Width: w, NNZ: nnz})
-			tr.Kernels = append(tr.Kernels, Kernel{Phase: ph, Kind: KernelElementwise, Name: name + ".acc", Layer: l, Elems: float64(rows * w)})
-		}
-		add(ph, name+".sum", l, collectives.KindAllReduce, GroupRow, c, int64(rows*w), 4)
-	}
+	t := newCAGNETTracer(j, p, c, rank)
 	specs := j.gcnConfig().LayerSpecs()
-	for l, s := range specs {
-		aggregate(PhaseForward, "H", l, s.In)
-		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseForward, Kind: KernelGEMM, Name: "Z", Layer: l, M: rows, N: s.Out, K: s.In})
-		if s.Hidden {
-			tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseForward, Kind: KernelElementwise, Name: "relu", Layer: l, Elems: float64(rows * s.Out)})
-		}
-	}
-	add(PhaseLoss, "loss.total", -1, collectives.KindAllReduce, GroupCol, q, 1, 8)
+	t.forward(PhaseForward, j.Dropout > 0)
+	// The loss and its gradient are computed on the host from the
+	// downloaded logits (max, exp-sum, gradient: about six passes).
+	t.elementwise(PhaseLoss, "loss", -1, 6*float64(t.rows*j.Classes))
+	t.add(PhaseLoss, "loss.total", -1, collectives.KindAllReduce, GroupCol, t.q, 1, 8)
+	var weights int
 	for l := len(specs) - 1; l >= 0; l-- {
 		s := specs[l]
-		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.In, N: s.Out, K: rows, TransA: true})
-		add(PhaseBackward, "dW", l, collectives.KindAllReduce, GroupCol, q, int64(s.In*s.Out), 4)
+		weights += s.In * s.Out
+		if s.Hidden {
+			t.elementwise(PhaseBackward, "relu", l, 3*float64(t.rows*s.Out))
+		}
+		t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.In, N: s.Out, K: t.rows, TransA: true})
+		t.add(PhaseBackward, "dW", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*s.Out), 4)
 		if !s.NeedInputGrad {
 			break
 		}
-		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dH", Layer: l, M: rows, N: s.In, K: s.Out, TransB: true})
-		aggregate(PhaseBackward, "dH", l, s.In)
+		t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dH", Layer: l, M: t.rows, N: s.In, K: s.Out, TransB: true})
+		t.aggregate(PhaseBackward, "dH", l, s.In)
+		if j.Dropout > 0 {
+			t.elementwise(PhaseBackward, "dropout", l, 2*float64(t.rows*s.In))
+		}
 	}
-	return tr
+	// The optimizer runs on the host in float64: seven streams per weight.
+	t.elementwise(PhaseBackward, "optimizer", -1, 7*float64(weights))
+	return t.tr
+}
+
+// CAGNETEvalTrace is what the rank does in one evaluation (cagnet's
+// Accuracy): the forward pass without dropout, the argmax on the host and
+// the six hit counts summed over the process column.
+func CAGNETEvalTrace(j Job, p, c, rank int) Trace {
+	t := newCAGNETTracer(j, p, c, rank)
+	t.forward(PhaseEval, false)
+	t.elementwise(PhaseEval, "accuracy", -1, float64(t.rows*j.Classes))
+	t.add(PhaseEval, "accuracy", -1, collectives.KindAllReduce, GroupCol, t.q, 6, 8)
+	return t.tr
+}
+
+// cagnetTracer records one rank's 1.5D calls.
+type cagnetTracer struct {
+	j            Job
+	tr           Trace
+	c, q, rows   int
+	k0, k1       int
+	nnz          float64 // expected nonzeros of one block Â_ik
+	payloadBytes int     // element bytes of the broadcasts and partial sums
+}
+
+func newCAGNETTracer(j Job, p, c, rank int) *cagnetTracer {
+	if c < 1 || p%c != 0 || rank < 0 || rank >= p {
+		panic(fmt.Sprintf("perfmodel: CAGNET trace (P=%d, c=%d, rank=%d): c must divide P and rank lie in [0, P)", p, c, rank))
+	}
+	q, row, col := p/c, rank/c, rank%c
+	t := &cagnetTracer{j: j, c: c, q: q, rows: blockLen(j.N, q, row), nnz: float64(j.NNZ) / float64(q) / float64(q), payloadBytes: 4}
+	t.k0, t.k1 = grid.Block(q, c, col)
+	if j.CommDType == collectives.BF16 {
+		t.payloadBytes = 2
+	}
+	return t
+}
+
+func (t *cagnetTracer) add(ph Phase, name string, l int, k collectives.Kind, g Group, size int, elems int64, eb int) {
+	if size > 1 {
+		t.tr.Comm = append(t.tr.Comm, Collective{Phase: ph, Name: name, Layer: l, Kind: k, Group: g, Size: size, Elems: elems, ElemBytes: eb})
+	}
+}
+
+func (t *cagnetTracer) kernel(k Kernel) { t.tr.Kernels = append(t.tr.Kernels, k) }
+
+func (t *cagnetTracer) elementwise(ph Phase, name string, l int, elems float64) {
+	t.kernel(Kernel{Phase: ph, Kind: KernelElementwise, Name: name, Layer: l, Elems: elems})
+}
+
+// aggregate is cagnet's aggregate: per stage a broadcast of block row k
+// over the process column, an SpMM and an accumulation; then the partial
+// sums' all-reduce over the process row.
+func (t *cagnetTracer) aggregate(ph Phase, name string, l, w int) {
+	for k := t.k0; k < t.k1; k++ {
+		inner := blockLen(t.j.N, t.q, k)
+		t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w), t.payloadBytes)
+		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: name, Layer: l, Rows: t.rows, Inner: inner, Width: w, NNZ: t.nnz})
+		t.elementwise(ph, name+".acc", l, 3*float64(t.rows*w))
+	}
+	t.add(ph, name+".sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*w), t.payloadBytes)
+}
+
+// forward is Model.Forward: per layer (input dropout when training),
+// aggregation, the GEMM with W and the ReLU of hidden layers.
+func (t *cagnetTracer) forward(ph Phase, dropout bool) {
+	for l, s := range t.j.gcnConfig().LayerSpecs() {
+		if dropout {
+			t.elementwise(ph, "dropout", l, 2*float64(t.rows*s.In))
+		}
+		t.aggregate(ph, "H", l, s.In)
+		t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "Z", Layer: l, M: t.rows, N: s.Out, K: s.In})
+		if s.Hidden {
+			t.elementwise(ph, "relu", l, 2*float64(t.rows*s.Out))
+		}
+	}
 }
 
 // blockRange is grid.Block for the stage split.

@@ -2,7 +2,10 @@ package perfmodel
 
 import (
 	"fmt"
+	"math"
 	"sort"
+
+	"scalegnn/grid"
 )
 
 // CAGNETGrid formats a 1.5D arrangement as predictions list it:
@@ -60,23 +63,43 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	return mem
 }
 
-// PredictCAGNET predicts 1.5D with P ranks and replication c.
+// CAGNETShape is the Shape of a 1.5D prediction: X = P/c process rows,
+// Y = c replicas (Z = D = 1). With Algorithm it identifies the
+// configuration, as GridString's shape does a 3D grid's.
+func CAGNETShape(p, c int) grid.Shape { return grid.Shape{D: 1, X: p / c, Y: c, Z: 1} }
+
+// PredictCAGNET predicts 1.5D with P ranks and replication c: rank 0's
+// training step plus, weighted 1/eval_every, its evaluation, as
+// PredictShape counts a 3D grid's.
 func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
-	pr := Prediction{Algorithm: AlgorithmCAGNET, Grid: CAGNETGrid(p, c)}
+	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
 	links := m.cagnetLinks(p, c, ranksPerNode)
-	for _, cl := range CAGNETStepTrace(j, p, c, 0).Comm {
-		pr.Comm += CollectiveTime(cl, links[cl.Group])
-		pr.CommBytes += cl.Bytes()
+	add := func(tr Trace, weight float64) {
+		for _, cl := range tr.Comm {
+			pr.Comm += weight * CollectiveTime(cl, links[cl.Group])
+			pr.CommBytes += int64(math.Round(weight * float64(cl.Bytes())))
+		}
+		for _, k := range tr.Kernels {
+			t := weight * m.KernelTime(k)
+			switch k.Kind {
+			case KernelSpMM:
+				pr.SpMM += t
+			case KernelGEMM:
+				pr.GEMM += t
+			default:
+				pr.Other += t
+			}
+		}
 	}
-	for _, k := range CAGNETStepTrace(j, p, c, 0).Kernels {
-		t := m.KernelTime(k)
-		switch k.Kind {
-		case KernelSpMM:
-			pr.SpMM += t
-		case KernelGEMM:
-			pr.GEMM += t
-		default:
-			pr.Other += t
+	add(CAGNETStepTrace(j, p, c, 0), 1)
+	if m.SpMM.Form == SpMMPlexus {
+		pr.SpMM += m.cagnetPlexusSpMM(j, p, c, true)
+	}
+	if j.EvalEvery > 0 {
+		w := 1 / float64(j.EvalEvery)
+		add(CAGNETEvalTrace(j, p, c, 0), w)
+		if m.SpMM.Form == SpMMPlexus {
+			pr.SpMM += w * m.cagnetPlexusSpMM(j, p, c, false)
 		}
 	}
 	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
@@ -84,6 +107,27 @@ func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) 
 	pr.MemTotal = pr.Memory.Total()
 	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
 	return pr
+}
+
+// cagnetPlexusSpMM is the SpMM time under SpMMPlexus, whose eq. 4.4 is
+// fitted on 3D grids: a rank's 1.5D SpMMs multiply N/q rows of Â (and of
+// Âᵀ backward) by the layer's whole width, the work of a 3D grid with q
+// row blocks and no feature split (G_P = G_R = q, G_Q = 1), on the same
+// NNZ·D/P nonzero-columns per rank. Forward only when training is false.
+func (m *Machine) cagnetPlexusSpMM(j Job, p, c int, training bool) float64 {
+	var t float64
+	q := float64(p / c)
+	n := float64(j.N)
+	for l, sp := range j.layers() {
+		d := float64(sp.in)
+		ratio := n / q / d
+		term := m.SpMM.Flops + m.SpMM.Fwd*ratio
+		if training && l > 0 {
+			term += m.SpMM.Bwd * ratio
+		}
+		t += math.Sqrt(float64(j.NNZ)*d) * term
+	}
+	return math.Max(t, 0)
 }
 
 // PredictCAGNETAll predicts every replication c dividing P, best first

@@ -12,8 +12,8 @@ import (
 )
 
 // TestCAGNETVolumeMatchesCounters: for every tested (P, c) the predicted
-// calls and bytes of one 1.5D training step, per kind, equal what the
-// collectives of every rank counted.
+// calls and bytes of one 1.5D training step and of one evaluation, per
+// kind, equal what the collectives of every rank counted.
 func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2}
 	g := smallGraph(4, 43, cfg.Features, cfg.Classes, 4)
@@ -26,22 +26,31 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 				return err
 			}
 			row, col := m.Comms()
-			row.Counters().Reset()
-			col.Counters().Reset()
-			if _, err := m.LossAndGrad(); err != nil {
+			check := func(what string, tr Trace, run func() error) error {
+				row.Counters().Reset()
+				col.Counters().Reset()
+				if err := run(); err != nil {
+					return err
+				}
+				var wantCalls, wantBytes [5]int64
+				for _, cl := range tr.Comm {
+					wantCalls[cl.Kind]++
+					wantBytes[cl.Kind] += cl.Bytes()
+				}
+				for k := collectives.KindAllReduce; k <= collectives.KindAlltoallv; k++ {
+					calls := row.Counters().Calls(k) + col.Counters().Calls(k)
+					bytes := row.Counters().Bytes(k) + col.Counters().Bytes(k)
+					if calls != wantCalls[k] || bytes != wantBytes[k] {
+						return fmt.Errorf("P=%d c=%d rank %d %s %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, w.Rank(), what, k, calls, bytes, wantCalls[k], wantBytes[k])
+					}
+				}
+				return nil
+			}
+			if err := check("training step", CAGNETStepTrace(j, p, c, w.Rank()), func() error { _, err := m.LossAndGrad(); return err }); err != nil {
 				return err
 			}
-			var wantCalls, wantBytes [5]int64
-			for _, cl := range CAGNETStepTrace(j, p, c, w.Rank()).Comm {
-				wantCalls[cl.Kind]++
-				wantBytes[cl.Kind] += cl.Bytes()
-			}
-			for k := collectives.KindAllReduce; k <= collectives.KindAlltoallv; k++ {
-				calls := row.Counters().Calls(k) + col.Counters().Calls(k)
-				bytes := row.Counters().Bytes(k) + col.Counters().Bytes(k)
-				if calls != wantCalls[k] || bytes != wantBytes[k] {
-					return fmt.Errorf("P=%d c=%d rank %d %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, w.Rank(), k, calls, bytes, wantCalls[k], wantBytes[k])
-				}
+			if err := check("evaluation", CAGNETEvalTrace(j, p, c, w.Rank()), func() error { _, err := m.Accuracy(); return err }); err != nil {
+				return err
 			}
 			return nil
 		})

@@ -5,8 +5,10 @@ import (
 
 	"go.uber.org/zap"
 
+	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
+	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
 
@@ -18,11 +20,16 @@ import (
 // partition's correction factor (Model.GradScale), is averaged in the one
 // data-parallel all-reduce. Nothing else crosses ranks while training.
 //
-// The batch is the whole partition (batch_size = 0), so a partition's
+// With batch_size = 0 the batch is the whole partition, so a partition's
 // coverage ĉ and factor are constant over its super-epoch and are computed
-// once, when it is loaded. Every rank holds the whole graph (the in-memory
-// source), so the coverage-deficit switch is computed by every rank for
-// every worker alike, with no vote to exchange.
+// once, when it is loaded. With batch_size = B > 0 each step draws B of the
+// partition's training vertices (uniformly, a function of seed, worker and
+// step), trains on their k-hop closure inside the partition
+// (grappa.Partition.Batch) with the loss on the B vertices only, and
+// scales by that batch's factor. Every rank holds the whole graph (a 1×1×1
+// grid's shards are all of it, from memory or a prepared dataset), so the
+// coverage-deficit switch is computed by every rank for every worker
+// alike, with no vote to exchange.
 type isolatedRun struct {
 	adj    *spmm.CSR
 	train  []bool
@@ -38,26 +45,35 @@ type isolatedRun struct {
 
 	superEpoch int
 	part       grappa.Partition
-	mask       []bool // the partition's training vertices, by vertex id
+	mask       []bool // the step's loss vertices, by vertex id
 	factor     float64
 	minCov     float64 // the lowest ĉ over the workers this super-epoch
+
+	// batch is train.batch_size (0: the whole partition); seed, draw and
+	// scratch draw a step's batch, masked lists the vertices set in mask.
+	batch   int
+	seed    uint64
+	draw    []int32
+	scratch sampler.UniformScratch
+	masked  []int32
 }
 
 // setupIsolated builds the chunks and the schedule, loads the first
 // partition and points the job's batch builder at it.
-func (j *Job) setupIsolated() error {
+func (j *Job) setupIsolated(src gcn.Source) error {
 	cfg := j.Cfg
 	gr := cfg.Grappa
-	graph, err := LoadGraph(cfg.Dataset) // the raw adjacency and split, in vertex ids
+	adj, train, err := isolatedGraph(src) // the structure and split, in vertex ids
 	if err != nil {
 		return err
 	}
+	n := adj.Rows
 	w := j.Grid.Shape.D
 	c := gr.Chunks
 	if c == 0 {
 		c = w
 	}
-	ch, err := grappa.SplitRandom(graph.N, c, uint64(cfg.Train.Seed))
+	ch, err := grappa.SplitRandom(n, c, uint64(cfg.Train.Seed))
 	if err != nil {
 		return fmt.Errorf("%s: %v", cfg.label(), err)
 	}
@@ -75,29 +91,74 @@ func (j *Job) setupIsolated() error {
 	if gr.DeficitEpochs == 0 {
 		deficit = 2 // never exceeded: 1 − ĉ ≤ 1
 	}
-	iso := &isolatedRun{adj: graph.Adj, train: graph.Train, ch: ch, sc: sc, kind: kind, hops: cfg.Model.Layers,
-		corr: corr, worker: j.Grid.CD, log: j.log,
+	iso := &isolatedRun{adj: adj, train: train, ch: ch, sc: sc, kind: kind, hops: cfg.Model.Layers,
+		corr: corr, worker: j.Grid.CD, log: j.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
-	iso.loader = grappa.NewLoader(graph.Adj, ch, graph.Train, sc, iso.worker, kind, iso.hops)
+	iso.draw = make([]int32, iso.batch)
+	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops)
 	// The whole graph's vertex count bounds every partition, so the batch
 	// buffers never regrow.
-	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), graph.N)
+	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), n)
 	if err != nil {
 		return err
 	}
-	j.batches.Vertices = func(int) []int32 { return iso.part.Verts }
+	j.batches.Vertices = iso.vertices
 	// The partition changes between epochs, after the controller's
-	// decision: the next batch must not be built before it.
+	// decision, and a batch's factor is set as it is built: the next batch
+	// must not be built before the step that uses it.
 	cfg.Train.Prefetch = false
-	j.steps, j.iso = 1, iso
+	j.steps, j.iso = isolatedSteps(cfg, dataset.Count(train), c), iso
 	iso.next()
 	j.batches.LossMask = iso.mask
 	if j.world.Rank() == 0 {
 		j.log.Info("isolated training", zap.Int("workers", w), zap.Int("chunks", c), zap.String("partition", gr.Partition),
 			zap.String("correction", gr.Correction), zap.Int("epochs_per_super_epoch", eps),
-			zap.Int("cover_super_epochs", sc.Cover()))
+			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps))
 	}
 	return nil
+}
+
+// isolatedSteps is the steps per epoch: 1 for whole partitions, else
+// train.steps_per_epoch or, by default, enough batches to cover a
+// partition's expected training vertices once (two chunks of C hold
+// 2/C of them), the same count on every worker and super-epoch, since the
+// workers all-reduce every step.
+func isolatedSteps(cfg *Config, train, chunks int) int {
+	b := cfg.Train.BatchSize
+	switch {
+	case b == 0:
+		return 1
+	case cfg.Train.StepsPerEpoch > 0:
+		return cfg.Train.StepsPerEpoch
+	}
+	per := train
+	if chunks > 1 {
+		per = (2*train + chunks - 1) / chunks
+	}
+	return max(1, (per+b-1)/b)
+}
+
+// vertices is the batch builder's batch of step: the whole partition, or
+// a batch of its training vertices closed under k hops inside it, whose
+// loss vertices it marks in mask and whose factor it sets.
+func (iso *isolatedRun) vertices(step int) []int32 {
+	p := iso.part
+	if iso.batch == 0 || len(p.Train) == 0 {
+		return p.Verts
+	}
+	idx := sampler.UniformInto(iso.draw, &iso.scratch, iso.seed, iso.worker, step, len(p.Train), min(iso.batch, len(p.Train)))
+	b := p.Batch(iso.adj, idx, iso.hops)
+	for _, v := range iso.masked {
+		iso.mask[v] = false
+	}
+	iso.masked = iso.masked[:0]
+	for _, t := range b.Train {
+		iso.mask[b.Verts[t]] = true
+		iso.masked = append(iso.masked, b.Verts[t])
+	}
+	local, global := grappa.Degrees(iso.adj, b)
+	iso.factor = iso.corr.Factor(local, global)
+	return b.Verts
 }
 
 // next moves to the next super-epoch's partition (prefetched by the
@@ -108,11 +169,14 @@ func (iso *isolatedRun) next() {
 		iso.mask = make([]bool, len(iso.train))
 	}
 	clear(iso.mask)
-	for _, t := range iso.part.Train {
-		iso.mask[iso.part.Verts[t]] = true
+	iso.masked = iso.masked[:0]
+	if iso.batch == 0 || len(iso.part.Train) == 0 {
+		for _, t := range iso.part.Train {
+			iso.mask[iso.part.Verts[t]] = true
+		}
+		local, global := grappa.Degrees(iso.adj, iso.part)
+		iso.factor = iso.corr.Factor(local, global)
 	}
-	local, global := grappa.Degrees(iso.adj, iso.part)
-	iso.factor = iso.corr.Factor(local, global)
 	iso.minCov = 1
 	if iso.ctl.Patience > 0 {
 		for w := range iso.sc.W {

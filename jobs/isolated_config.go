@@ -30,12 +30,12 @@ type GrappaConfig struct {
 func checkIsolated(file string, c *Config) error {
 	t, g, gr := c.Train, c.Grid, c.Grappa
 	switch {
-	case t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0:
-		return fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch: isolated mode trains each worker's whole partition per step (batch_size = 0); remove them`, file)
+	case t.BatchRatio != 0:
+		return fmt.Errorf(`%s: train.batch_ratio = %g: isolated mode takes train.batch_size, the training vertices of a worker's partition per step (0: all of them); set that instead`, file, t.BatchRatio)
+	case t.StepsPerEpoch != 0 && t.BatchSize == 0:
+		return fmt.Errorf(`%s: train.steps_per_epoch = %d with train.batch_size = 0: a whole partition is one step per epoch; set train.batch_size or remove steps_per_epoch`, file, t.StepsPerEpoch)
 	case g.X*g.Y*g.Z != 1:
 		return fmt.Errorf(`%s: grid %dx%dx%d: train.mode = "isolated" makes every rank a worker; set grid.x = y = z = 1 and grid.d = the rank count`, file, g.X, g.Y, g.Z)
-	case c.Dataset.Source == SourcePrepared:
-		return fmt.Errorf(`%s: dataset.source = "prepared": isolated mode reads the graph in memory for now; use the dataset's own source`, file)
 	case gr.Chunks != 0 && gr.Chunks < g.D:
 		return fmt.Errorf("%s: grappa.chunks = %d: expected 0 (one per worker) or at least grid.d = %d", file, gr.Chunks, g.D)
 	case gr.EpochsPerSuperEpoch < 0 || gr.DeficitEpochs < 0 || gr.Deficit < 0:

@@ -29,7 +29,8 @@ dir = "`+dir+`"
 
 func TestIsolatedConfigErrors(t *testing.T) {
 	for _, tc := range []struct{ extra, want string }{
-		{"mode = \"isolated\"\nbatch_size = 10", "batch_size"},
+		{"mode = \"isolated\"\nbatch_ratio = 0.1", "train.batch_ratio = 0.1"},
+		{"mode = \"isolated\"\nsteps_per_epoch = 3", "train.steps_per_epoch = 3 with train.batch_size = 0"},
 		{"mode = \"isolated\"\n[grid]\nx = 2", "grid.x = y = z = 1"},
 		{"mode = \"isolated\"\n[grappa]\ncorrection = \"exact\"", `correction "exact"`},
 		{"mode = \"isolated\"\n[grappa]\npartition = \"metis\"", `partition "metis"`},

@@ -101,7 +101,7 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 		}
 	}
 	if cfg.Train.Mode == gcn.Isolated {
-		if err := j.setupIsolated(); err != nil {
+		if err := j.setupIsolated(src); err != nil {
 			return nil, err
 		}
 	}

@@ -143,6 +143,7 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 		j.StepsPerEpoch = t.StepsPerEpoch
 	}
 	j.Neighbor = neighborPerfJob(cfg, gs)
+	j.Isolated = isolatedPerfJob(cfg, j.Neighbor.TrainVertices)
 	return j
 }
 
@@ -155,7 +156,7 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 func PerfChoices(cfg *Config) perfmodel.Choices {
 	t := cfg.Train
 	if t.Mode != gcn.FullGraph {
-		return perfmodel.Choices{Plexus: true}
+		return perfmodel.Choices{Plexus: true, Isolated: true}
 	}
 	switch t.Algorithm {
 	case Algorithm3D:

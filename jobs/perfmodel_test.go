@@ -58,7 +58,7 @@ func TestPerfChoices(t *testing.T) {
 		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
 		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true}},
 		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{Plexus: true}},
-		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true}},
+		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Isolated: true}},
 	} {
 		cfg, err := ParseConfig("job.toml", []byte(tc.body))
 		if err != nil {

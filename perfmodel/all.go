@@ -22,6 +22,8 @@ type Choices struct {
 	CAGNET bool
 	// Neighbor lists the neighbor mode (PredictNeighbor; Job.Neighbor).
 	Neighbor bool
+	// Isolated lists the isolated mode (PredictIsolated; Job.Isolated).
+	Isolated bool
 }
 
 // PredictAll predicts every configuration of every chosen algorithm for
@@ -48,6 +50,13 @@ func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 	}
 	if c.Neighbor {
 		p, err := PredictNeighbor(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, p)
+	}
+	if c.Isolated {
+		p, err := PredictIsolated(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)
 		if err != nil {
 			return nil, err
 		}

@@ -53,6 +53,8 @@ type Job struct {
 	ShardedLoad bool
 	// Neighbor describes a train.mode = "neighbor" job (PredictNeighbor).
 	Neighbor NeighborJob
+	// Isolated describes a train.mode = "isolated" job (PredictIsolated).
+	Isolated IsolatedJob
 }
 
 // Validate reports the first field that makes the job impossible to model.

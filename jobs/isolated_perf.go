@@ -1,0 +1,20 @@
+package jobs
+
+import (
+	"scalegnn/gcn"
+	"scalegnn/perfmodel"
+)
+
+// isolatedPerfJob is the [grappa] part of the job for the performance
+// model; the training set's size comes from the neighbor part, which
+// counts it for every mode but full-graph. A job of another mode is listed
+// as its isolated alternative with [grappa]'s defaults and whole
+// partitions.
+func isolatedPerfJob(cfg *Config, train int) perfmodel.IsolatedJob {
+	gr := cfg.Grappa
+	iso := perfmodel.IsolatedJob{Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train}
+	if cfg.Train.Mode == gcn.Isolated {
+		iso.BatchSize, iso.StepsPerEpoch = cfg.Train.BatchSize, cfg.Train.StepsPerEpoch
+	}
+	return iso
+}

@@ -1,0 +1,284 @@
+package perfmodel
+
+import (
+	"fmt"
+	"math"
+
+	"scalegnn/collectives"
+	"scalegnn/gcn"
+	"scalegnn/grid"
+)
+
+// IsolatedJob is what the model needs to know about a train.mode =
+// "isolated" job (Grappa, package grappa) beyond Job: every rank is a
+// worker that trains its partition (two of Chunks chunks, with or without
+// the k-hop halo of its training vertices) alone on a 1×1×1 grid and
+// all-reduces its gradient once per step.
+type IsolatedJob struct {
+	// Chunks is the number of chunks; 0 means one per worker.
+	Chunks int
+	// Halo: partitions hold the k-hop closure of their training vertices
+	// (grappa.partition = "halo"); otherwise the two chunks' induced
+	// subgraph.
+	Halo bool
+	// BatchSize is the training vertices of a step (train.batch_size);
+	// 0 trains the whole partition in one step per epoch.
+	BatchSize int
+	// StepsPerEpoch with BatchSize > 0; 0 means enough batches to cover a
+	// partition's training vertices once.
+	StepsPerEpoch int
+	// EpochsPerSuperEpoch is how many epochs a partition trains (0: 1).
+	EpochsPerSuperEpoch int
+	// TrainVertices is the size of the training set; 0 takes
+	// Neighbor.TrainVertices.
+	TrainVertices int
+	// BuildNNZ is the seconds a worker spends per nonzero of a step's
+	// subgraph cutting it from the graph (gcn.BatchBuilder, on the
+	// critical path: the batch's factor is set as it is built); 0 takes
+	// DefaultIsolatedBuildNNZ.
+	BuildNNZ float64
+}
+
+// DefaultIsolatedBuildNNZ is the build time per nonzero of a step's
+// subgraph measured on the development machine (bench/isolated-vs-4d.sh:
+// sample_s over the partition's nonzeros). Machines differ.
+const DefaultIsolatedBuildNNZ = 20e-9
+
+// IsolatedGrid formats the isolated mode's arrangement as predictions list
+// it.
+func IsolatedGrid(workers int) string { return fmt.Sprintf("isolated %d workers", workers) }
+
+// chunks is the resolved chunk count for workers workers.
+func (j Job) isolatedChunks(workers int) int {
+	if j.Isolated.Chunks > 0 {
+		return j.Isolated.Chunks
+	}
+	return workers
+}
+
+func (j Job) isolatedTrain() int {
+	if j.Isolated.TrainVertices > 0 {
+		return j.Isolated.TrainVertices
+	}
+	return j.Neighbor.TrainVertices
+}
+
+// IsolatedSteps is the steps of one epoch, as jobs.isolatedSteps counts
+// them: 1 for whole partitions, else StepsPerEpoch or the batches that
+// cover a partition's expected ⌈2T/C⌉ training vertices once.
+func (j Job) IsolatedSteps(workers int) int {
+	b := j.Isolated.BatchSize
+	switch {
+	case b == 0:
+		return 1
+	case j.Isolated.StepsPerEpoch > 0:
+		return j.Isolated.StepsPerEpoch
+	}
+	t, c := j.isolatedTrain(), j.isolatedChunks(workers)
+	if c > 1 {
+		t = (2*t + c - 1) / c
+	}
+	return max(1, (t+b-1)/b)
+}
+
+// IsolatedSize is the expected size of one step's subgraph on workers
+// workers: its vertices and the nonzeros of its Â (self loops included).
+//
+// A partition holds a fraction f = 2/C of the vertices (1 with one
+// chunk). Induced: f·N vertices, and an edge survives when both ends are
+// in, so f²·(NNZ − N) off-diagonal nonzeros. Halo: the chunks plus the
+// k-hop ball of the f·T training vertices; the ball's size is a mean field
+// over degree classes (ball, the frontier's edge ends hitting a vertex of
+// degree k with probability 1 − exp(−E·k/2M)), and the ball's vertices
+// outside the chunks, a share 1 − f, are added. Its nonzeros: the ball
+// within k − 1 hops (I) keeps every edge, 2·E_I − E_I²/2M entries counting
+// both directions once, and the rest of the vertices keep an edge when
+// both ends are in, as a random set would. A batch (BatchSize > 0) is the
+// ball of its B vertices inside the partition: inside a chunk pair for
+// induced partitions (degrees thinned by f), the whole graph's for halo.
+func (j Job) IsolatedSize(workers int) (verts, nnz float64) {
+	n := float64(j.N)
+	off := math.Max(0, float64(j.NNZ)-n)
+	f := 1.0
+	if c := j.isolatedChunks(workers); c > 1 {
+		f = math.Min(1, 2/float64(c))
+	}
+	seeds := f * float64(j.isolatedTrain())
+	hops := j.Layers
+	if b := j.Isolated.BatchSize; b > 0 {
+		seeds = math.Min(float64(b), seeds)
+		keep := 1.0
+		if !j.Isolated.Halo {
+			keep = f
+		}
+		inner, ball, eInner := ballOf(j.degrees(), seeds, hops, keep)
+		nnz = 2*eInner - eInner*eInner/(off*keep*keep) + off*keep*keep*sq((ball-inner)/(keep*n))
+		return ball, math.Min(nnz, off*keep*keep) + ball
+	}
+	if !j.Isolated.Halo {
+		return f * n, f*f*off + f*n
+	}
+	inner, ball, eInner := ballOf(j.degrees(), seeds, hops, 1)
+	verts = math.Min(n, f*n+(1-f)*(ball-seeds))
+	nnz = 2*eInner - eInner*eInner/off + off*sq((verts-inner)/n)
+	return verts, math.Min(nnz, off) + verts
+}
+
+func sq(x float64) float64 { return x * x }
+
+// ballOf is the mean-field k-hop ball of seeds vertices drawn uniformly
+// from a domain holding a share keep of every degree class of histogram h
+// (whose vertices keep a share keep of their edges): the ball within
+// hops − 1 hops (inner) and its edge ends (eInner), and the whole ball.
+func ballOf(h []float64, seeds float64, hops int, keep float64) (inner, ball, eInner float64) {
+	var n, twoM float64
+	for k, c := range h {
+		n += c
+		twoM += float64(k) * c
+	}
+	if n == 0 || twoM == 0 {
+		return seeds, seeds, 0
+	}
+	cnt := make([]float64, len(h))
+	front := make([]float64, len(h))
+	for k, c := range h {
+		cnt[k] = seeds * c / n
+		front[k] = cnt[k]
+	}
+	for hop := range hops {
+		var e float64
+		for k, c := range front {
+			e += c * float64(k) * keep
+		}
+		if hop == hops-1 {
+			for k, c := range cnt {
+				inner += c
+				eInner += c * float64(k) * keep
+			}
+		}
+		for k, c := range h {
+			pi := -math.Expm1(-e * float64(k) / (twoM * keep))
+			add := (keep*c - cnt[k]) * pi
+			front[k] = math.Max(0, add)
+			cnt[k] += front[k]
+		}
+	}
+	for _, c := range cnt {
+		ball += c
+	}
+	return inner, ball, eInner
+}
+
+// partitionJob is one step's subgraph as a full-graph job on one rank:
+// its trace is the worker's local compute.
+func (j Job) partitionJob(workers int) Job {
+	v, nnz := j.IsolatedSize(workers)
+	p := j
+	p.Mode, p.N, p.NNZ, p.EvalEvery, p.Imbalance, p.BatchSize, p.StepsPerEpoch = gcn.FullGraph, max(1, int(math.Round(v))), int64(math.Round(nnz)), 0, 0, 0, 0
+	return p
+}
+
+// IsolatedParams is the length of the gradient all-reduce: every
+// parameter of the model (gcn.Model's gradient buffer).
+func (j Job) IsolatedParams() int {
+	t := newTracer(j, grid.Shape{D: 1, X: 1, Y: 1, Z: 1}, Coords{}, Local{}, true)
+	n := 0
+	for _, pb := range t.params() {
+		n += pb.elems
+	}
+	return n
+}
+
+// IsolatedStepTrace is one worker's training step: forward, loss and
+// backward on its step subgraph (a one-rank full-graph step of
+// partitionJob), the coverage factor's scale, the gradient all-reduce over
+// the workers and its average, and the optimizer.
+func (j Job) IsolatedStepTrace(workers int) Trace {
+	tr := StepTrace(j.partitionJob(workers), grid.Shape{D: 1, X: 1, Y: 1, Z: 1}, Coords{}, Local{})
+	p := j.IsolatedParams()
+	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseDP, Kind: KernelElementwise, Name: "grappa.scale", Layer: -1, Elems: 2 * float64(p)})
+	if workers > 1 {
+		tr.Comm = append(tr.Comm, Collective{Phase: PhaseDP, Name: "dp.grads", Layer: -1, Kind: collectives.KindAllReduce,
+			Group: GroupDP, Size: workers, Elems: int64(p), ElemBytes: 4})
+		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseDP, Kind: KernelElementwise, Name: "dp.scale", Layer: -1, Elems: 2 * float64(p)})
+	}
+	return tr
+}
+
+// IsolatedChunkBytes is what one chunk load reads, as grappa.ChunkBytes
+// counts it, for a chunk of the expected N/C rows and NNZ/C nonzeros.
+func (j Job) IsolatedChunkBytes(workers int) int64 {
+	c := float64(j.isolatedChunks(workers))
+	rows, nnz := float64(j.N)/c, float64(j.NNZ)/c
+	return int64(math.Round(8*rows + 8*nnz + 4*float64(j.Features)*rows + 5*rows))
+}
+
+// IsolatedMemory is a worker's peak memory: the whole graph's one-rank
+// shards and full-graph evaluation (every worker evaluates alone), the
+// step subgraph's shards and arena (partitionJob's, weights counted once),
+// the graph's structure and split in vertex ids that partitions are cut
+// from, and the partition being prefetched.
+func (j Job) IsolatedMemory(workers int) Memory {
+	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
+	full := j
+	full.Mode, full.BatchSize, full.StepsPerEpoch = gcn.FullGraph, 0, 0
+	mem := EstimateMemory(full, one, Coords{})
+	pm := EstimateMemory(j.partitionJob(workers), one, Coords{})
+	v, _ := j.IsolatedSize(workers)
+	mem.Adjacency += pm.Adjacency + csrBytes(j.N, float64(j.NNZ))
+	mem.Features += pm.Features + int64(j.N)
+	mem.Activations += pm.Activations + int64(2*4*v)
+	return mem
+}
+
+// PredictIsolated predicts the isolated mode on workers ranks: the step
+// trace times the steps of an epoch, the step subgraph's build on the
+// critical path, the full-graph evaluation on one rank spread over
+// EvalEvery epochs, and the repartition per super-epoch spread over its
+// epochs: the next partition is built while the current one trains, so
+// only a build longer than the super-epoch shows. CommBytes is the
+// gradient all-reduce's bytes (chunk loads are reads, not collectives:
+// IsolatedChunkBytes per load).
+func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank int64) (Prediction, error) {
+	if err := j.Validate(); err != nil {
+		return Prediction{}, err
+	}
+	if workers < 1 || j.isolatedTrain() < 1 {
+		return Prediction{}, fmt.Errorf("perfmodel: isolated job on %d workers with %d training vertices: need at least one of each", workers, j.isolatedTrain())
+	}
+	if c := j.Isolated.Chunks; c != 0 && c < workers {
+		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d chunks on %d workers: expected 0 or at least one chunk per worker", c, workers)
+	}
+	pr := Prediction{Algorithm: AlgorithmIsolated, Grid: IsolatedGrid(workers), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
+	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
+	steps := float64(j.IsolatedSteps(workers))
+	var step Prediction
+	addTrace(&step, j.IsolatedStepTrace(workers), link, m)
+	build := j.Isolated.BuildNNZ
+	if build == 0 {
+		build = DefaultIsolatedBuildNNZ
+	}
+	_, nnz := j.IsolatedSize(workers)
+	pr.Comm, pr.SpMM, pr.GEMM = steps*step.Comm, steps*step.SpMM, steps*step.GEMM
+	pr.Other = steps * (step.Other + build*nnz)
+	pr.CommBytes = int64(steps) * step.CommBytes
+	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	if j.EvalEvery > 0 {
+		var ev Prediction
+		addTrace(&ev, EvalTrace(j, grid.Shape{D: 1, X: 1, Y: 1, Z: 1}, Coords{}, Local{}), link, m)
+		w := 1 / float64(j.EvalEvery)
+		pr.SpMM += w * ev.SpMM
+		pr.GEMM += w * ev.GEMM
+		pr.Other += w * ev.Other
+	}
+	eps := float64(max(1, j.Isolated.EpochsPerSuperEpoch))
+	if j.isolatedChunks(workers) > 1 {
+		// The partition build walks its nonzeros once more.
+		pr.Other += math.Max(0, build*nnz-eps*train) / eps
+	}
+	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	pr.Memory = j.IsolatedMemory(workers)
+	pr.MemTotal = pr.Memory.Total()
+	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	return pr, nil
+}

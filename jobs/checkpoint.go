@@ -78,6 +78,9 @@ type position struct {
 // fingerprint returns the dataset's fingerprint, computed once
 // (collectively: every rank calls it at the same point).
 func (j *Job) fingerprint() (checkpoint.Dataset, error) {
+	if j.nb != nil {
+		return j.neighborFingerprint()
+	}
 	if j.dataset == nil {
 		f, err := j.Model.Fingerprint()
 		if err != nil {
@@ -109,10 +112,10 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 		return "", err
 	}
 	man := checkpoint.Manifest{Step: pos.step, Epoch: pos.epoch, EpochSteps: pos.epochSteps, EpochLossSum: pos.lossSum,
-		OptimizerStep: j.Model.OptimizerSteps(), Dataset: ds, Model: checkpoint.ModelOf(j.Model.Cfg),
+		OptimizerStep: j.optimizerSteps(), Dataset: ds, Model: checkpoint.ModelOf(j.modelConfig()),
 		Grid: j.Grid.Shape.String(), Run: run}
 	t0 := time.Now()
-	dir, err := checkpoint.Save(j.world, root, keep, j.Model, man, cfg.Bytes())
+	dir, err := j.saveParams(root, keep, man, cfg.Bytes())
 	if err != nil {
 		return "", err
 	}
@@ -186,7 +189,7 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 	if j.world.Rank() == 0 {
 		man, err = checkpoint.Verify(dir)
 		if err == nil {
-			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.Model.Cfg))
+			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.modelConfig()))
 		}
 	}
 	if err := collectives.AgreeError(j.world, err); err != nil {
@@ -197,7 +200,7 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 			return nil, err
 		}
 	}
-	if err := checkpoint.Load(j.world, dir, j.Model, man); err != nil {
+	if err := j.loadParams(dir, man); err != nil {
 		return nil, err
 	}
 	j.resume = man

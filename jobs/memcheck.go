@@ -53,6 +53,9 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 	}
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	need := perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)).Total()
+	if n, ok := neighborMemory(cfg, gs, shape.Ranks()); ok {
+		need = n
+	}
 	if need <= limit {
 		return nil
 	}

@@ -38,8 +38,6 @@ func checkNeighbor(file string, c *Config) error {
 		return fmt.Errorf(`%s: train.mode = "neighbor" makes every rank a data-parallel worker: set grid.x = y = z = 1 and grid.d = the number of ranks (grid.auto = false)`, file)
 	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
 		return fmt.Errorf(`%s: train.mode = "neighbor" trains a plain stack of graph layers: set model.input_projection, output_head and residual to false and model.norm = "none"`, file)
-	case c.Checkpoint.Enabled() || c.Output.SaveModel:
-		return fmt.Errorf(`%s: train.mode = "neighbor" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model`, file)
 	}
 	for l, f := range t.Fanouts {
 		if f < 1 {
@@ -89,7 +87,10 @@ func setupNeighbor(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, w
 // modes. In the metrics, gemm_s is the model's device work, comm_s the
 // feature exchange, dp_s the gradient all-reduce and optimizer step,
 // dp_bytes the training bytes (exchange and gradients; comm_3d_bytes
-// stays 0) and eval_bytes evaluation's all-gathers.
+// stays 0) and eval_bytes evaluation's all-gathers. Checkpoints and
+// -resume work as in the other modes (the model is written whole by
+// rank 0, see neighbor_checkpoint.go); a resume continues exactly, the
+// seeds, samples and dropout being functions of the step.
 func (j *Job) trainNeighbor() (_ *Result, err error) {
 	cfg, nr := j.Cfg, j.nb
 	run, err := j.beginRun()
@@ -97,18 +98,32 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 		return nil, err
 	}
 	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
+	var pos position
+	if j.resume != nil {
+		if pos, err = run.resumeFrom(j.resume); err != nil {
+			return nil, err
+		}
+		j.resume = nil
+	}
 	defer nr.builder.Close()
-	batches := sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, 0, cfg.Train.Prefetch)
+	// Seeds, neighbours and dropout are functions of the step: the
+	// prefetcher starts at the checkpoint's.
+	batches := sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, pos.step, cfg.Train.Prefetch)
 	defer batches.Close()
 	res := run.res
-	step := 0
-	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
+	step := pos.step
+	lastCkpt := time.Now()
+	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
 		nr.trainer.Times = neighbor.Times{}
 		bytes0 := j.commBytes()
 		var st stepTimes
 		t0 := time.Now()
-		lossSum := 0.0
-		for s := 0; s < j.steps; s++ {
+		lossSum, first := 0.0, 0
+		if epoch == pos.epoch+1 {
+			// An epoch a signal stopped part-way continues where it was.
+			lossSum, first = pos.lossSum, pos.epochSteps
+		}
+		for s := first; s < j.steps; s++ {
 			j.enter(epoch, step)
 			b, wait, took, err := batches.Next()
 			if err != nil {
@@ -125,7 +140,7 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 			lossSum += loss
 			step++
 			if err := run.checkStep(epoch, step-1, loss); err != nil {
-				return nil, err
+				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: s + 1, lossSum: lossSum}, run)
 			}
 		}
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
@@ -164,8 +179,21 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 		if err != nil {
 			return nil, err
 		}
+		if due, err := j.checkpointDue(epoch, lastCkpt); err != nil {
+			return nil, err
+		} else if due && !stop && epoch < cfg.Train.Epochs {
+			if _, err := j.saveCheckpoint(cfg.CheckpointDir(), cfg.Checkpoint.Keep, position{step: step, epoch: epoch}, run); err != nil {
+				return nil, err
+			}
+			lastCkpt = time.Now()
+		}
 		if stop {
 			break
+		}
+	}
+	if cfg.Output.SaveModel {
+		if _, err := j.saveCheckpoint(cfg.ModelDir(), 1, position{step: step, epoch: res.EpochsRun}, run); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

@@ -7,7 +7,12 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
+	"scalegnn/checkpoint"
+	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
@@ -135,5 +140,74 @@ func TestNeighborPreparedTrainsLikeInMemory(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestNeighborResumeExact: a neighbor-mode job on 3 ranks (dropout on,
+// Adam) that writes a checkpoint after epoch 2 of 5 and is resumed from
+// it trains epochs 3 to 5 exactly as the run that never stopped: the same
+// losses and accuracies bit for bit, the same bytes. It needs the
+// weights, both Adam moments and the step count restored, and the
+// sampling restarted at the checkpoint's step.
+func TestNeighborResumeExact(t *testing.T) {
+	tmp := t.TempDir()
+	cfg := DefaultConfig()
+	cfg.Model.Layer = gcn.SAGELayer
+	cfg.Train.Mode, cfg.Train.Fanouts, cfg.Train.BatchSize, cfg.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 20, true
+	cfg.Train.Epochs, cfg.Train.EvalEvery = 5, 1
+	cfg.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: 3}
+	cfg.Checkpoint = CheckpointConfig{Every: 2, Keep: 1}
+	cfg.Output.Dir = filepath.Join(tmp, "run")
+	_, want := trainLocal(t, cfg)
+	ckpt, _, err := checkpoint.Latest(cfg.CheckpointDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	man, err := checkpoint.ReadManifest(ckpt)
+	if err != nil || man.Epoch != 4 {
+		t.Fatalf("latest checkpoint %s: epoch %v, %v; expected epoch 4 (every 2, keep 1)", ckpt, man, err)
+	}
+	// Resume from epoch 2's: write it again from a run of 2 epochs.
+	short := cfg
+	short.Train.Epochs, short.Checkpoint.Every = 3, 2
+	short.Output.Dir, short.Checkpoint.Dir = filepath.Join(tmp, "short"), filepath.Join(tmp, "ckpt2")
+	trainLocal(t, short)
+	if ckpt, _, err = checkpoint.Latest(short.Checkpoint.Dir); err != nil {
+		t.Fatal(err)
+	}
+	resumed := cfg
+	resumed.Output.Dir, resumed.Checkpoint = filepath.Join(tmp, "resumed"), CheckpointConfig{}
+	for r, err := range collectives.RunLocal(3, func(w collectives.Comm) error {
+		c := resumed
+		j, err := Setup(&c, w, device.NewNative(1), zap.NewNop())
+		if err != nil {
+			return err
+		}
+		if _, err := j.LoadCheckpoint(ckpt); err != nil {
+			return err
+		}
+		if err := j.OpenOutput(OutputOptions{Resume: true}); err != nil {
+			return err
+		}
+		_, err = j.Train()
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	got, err := ReadMetrics(resumed.MetricsPath())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 3 || got[0].Epoch != 3 {
+		t.Fatalf("resumed run wrote %d epochs starting at %d; expected epochs 3 to 5", len(got), got[0].Epoch)
+	}
+	for _, g := range got {
+		w := want[g.Epoch-1]
+		if g.Loss != w.Loss || *g.TestAcc != *w.TestAcc || *g.ValAcc != *w.ValAcc || g.DPBytes != w.DPBytes {
+			t.Errorf("epoch %d: resumed loss %v, accuracy %v/%v, %d bytes; uninterrupted %v, %v/%v, %d bytes",
+				g.Epoch, g.Loss, *g.ValAcc, *g.TestAcc, g.DPBytes, w.Loss, *w.ValAcc, *w.TestAcc, w.DPBytes)
+		}
 	}
 }

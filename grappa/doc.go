@@ -15,8 +15,11 @@
 // Measured on Cora with 8 workers (jobs, examples/cora-isolated.toml): halo
 // partitions hold 48% of the vertices and give every training vertex its
 // whole 2-hop field, so ĉ = 1 and all three corrections are the identity;
-// induced partitions hold 25% of the vertices and 6% of the edges, ĉ ≈ 0.44,
-// and a factor below one weakens the data gradient against an optimizer's
-// L2 weight decay (Adam adds wd·w to the scaled gradient): eq. 18's
-// factors of about 0.01 then let the decay dominate and training collapses.
+// induced partitions hold 25% of the vertices and 6% of the edges, ĉ ≈ 0.44.
+// A factor scales the gradient of the worker's whole objective, coupled
+// weight decay included (gcn.Model.GradScale): scaling the data gradient
+// alone let eq. 18's factors of about 0.01 hand the balance to the decay,
+// and training collapsed. Under Adam a factor common to every worker then
+// changes nothing (Adam is invariant to the gradient's scale); what a
+// factor does is weigh workers, and a batch's steps, against each other.
 package grappa

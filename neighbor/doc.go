@@ -44,5 +44,14 @@
 // communicator of its own (an all-gather per layer), so its bytes are
 // counted apart.
 //
+// Checkpoints. The model is whole on every rank: package jobs writes it
+// from rank 0 (DownloadParam, checkpoint.SaveReplicated) and a resume
+// uploads it on every rank (UploadParam, SetOptimizerSteps); with the
+// step counter restored, the resumed run continues exactly. Fingerprint
+// identifies the dataset a checkpoint belongs to.
+//
+// perfmodel.PredictNeighbor models a step's time, bytes (StepBytes) and
+// memory at the expected MFG sizes.
+//
 // docs/architecture.md shows how this package fits with the others.
 package neighbor

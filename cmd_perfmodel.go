@@ -26,7 +26,7 @@ const perfmodelUsage = `usage:
       measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
       (launch with mpirun/srun exactly as training will be launched; -device as runtime.device,
       a GPU per rank bound as in training; the profile records the device)
-  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-json] [-plot out.png] runs/*/summary.json
+  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-skip-epochs 1] [-json] [-plot out.png] runs/*/summary.json
       compare predicted with measured epoch times: Spearman rank correlation and the
       gap between the predicted-best grid's measured time and the measured best; each run
       matches the prediction of its summary's algorithm, grid and replication
@@ -269,10 +269,10 @@ func choicesText(c perfmodel.Choices) string {
 }
 
 // readMeasured reads a finished run (its directory or summary.json, see
-// jobs.ReadRun): its grid and the mean epoch_s over the epochs after the
-// first (which also pays for warm-up); one epoch alone counts if that is
-// all there is.
-func readMeasured(path string) (measuredRun, error) {
+// jobs.ReadRun): its configuration and the mean epoch_s over the epochs
+// after the first skip (which also pay for warm-up); the last epoch alone
+// counts if there are no more.
+func readMeasured(path string, skip int) (measuredRun, error) {
 	run, err := jobs.ReadRun(path)
 	if err != nil {
 		return measuredRun{}, err
@@ -281,9 +281,7 @@ func readMeasured(path string) (measuredRun, error) {
 		return measuredRun{}, fmt.Errorf("%s: the run did not complete (summary.json missing or not \"completed\")", run.Dir)
 	}
 	times := run.Metrics
-	if len(times) > 1 {
-		times = times[1:]
-	}
+	times = times[min(skip, len(times)-1):]
 	r := measuredRun{dir: run.Dir, key: runKey(run)}
 	for _, m := range times {
 		r.epoch += m.EpochSec / float64(len(times))
@@ -297,7 +295,12 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
 	var pf predictFlags
 	pf.register(fs)
+	skip := fs.Int("skip-epochs", 1, "leave out each run's first epochs (warm-up) from its mean epoch time")
 	if err := fs.Parse(args); err != nil {
+		return 2
+	}
+	if *skip < 0 {
+		fmt.Fprintf(stderr, "scalegnn perfmodel score: -skip-epochs %d: expected an integer >= 0\n", *skip)
 		return 2
 	}
 	if fs.NArg() == 0 {
@@ -314,7 +317,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	}
 	measured := map[configKey]measuredRun{}
 	for _, a := range fs.Args() {
-		run, err := readMeasured(a)
+		run, err := readMeasured(a, *skip)
 		if err != nil {
 			return fail(err)
 		}
@@ -354,7 +357,9 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 		}
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		enc.Encode(map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name, "grids": rows, "score": sc})
+		if err := enc.Encode(map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name, "grids": rows, "score": sc}); err != nil {
+			return fail(fmt.Errorf("writing JSON (a score needs at least two runs): %v", err))
+		}
 		return 0
 	}
 	writeTable(stdout, preds, 0, column)

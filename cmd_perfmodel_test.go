@@ -213,6 +213,11 @@ func TestPerfmodelScoreAlgorithms(t *testing.T) {
 	if len(want) != 0 {
 		t.Errorf("runs not matched: %v", want)
 	}
+	// -skip-epochs 0 averages the warm-up epoch (9 s) in too.
+	code, out, errs = perfmodelCmd(append([]string{"score", "-config", job, "-ranks", "8", "-skip-epochs", "0", "-json"}, runs[:2]...)...)
+	if code != 0 || !strings.Contains(out, `"measured_s": 5.5`) {
+		t.Errorf("-skip-epochs 0: exit %d, %s %s; want 3d 8x1x1 measured 5.5", code, out, errs)
+	}
 	code, _, errs = perfmodelCmd("score", "-config", algorithmJob(t, "[train]\nalgorithm = \"3d\"\n"), "-ranks", "8", runs[2])
 	if code == 0 || !strings.Contains(errs, runs[2]+": 1.5d grid") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("a 1.5d run against a 3d-only job: exit %d, %q", code, errs)

@@ -20,12 +20,22 @@
 // replica holds the same dW), and ∂L/∂H_i = Σ_k (Âᵀ)_ik (dZ Wᵀ)_k with the
 // same staged broadcasts over the stored Âᵀ.
 //
-// Scope today: the Kipf & Welling GCN of gcn.Config (dropout included)
-// without input projection, output head, norm, residual or SAGE layers;
-// no or single vertex permutation (double does not apply: one vertex order
-// serves every layer); one replica (no data-parallel dimension); float32
-// communication; stage k+1's broadcast overlaps stage k's SpMM
-// (device.IBcast). New rejects the rest with an error. Every rank reads
-// the whole graph; the loss is computed on the host from the downloaded
+// A SAGE layer (gcn.SAGELayer) aggregates with D^-1 A (gcn.MeanAdjacency
+// of the given Â) and adds its input's own block row times W_self, which
+// every rank holds; backward, dW_self = H_iᵀ dZ_i joins dW's all-reduce
+// over the process column and dZ W_selfᵀ is added to ∂L/∂H_i.
+//
+// With Options.BF16 the broadcasts and the process row's all-reduce of
+// the partial sums travel as bfloat16 (ibcastBF16: packed halfwords two to
+// a float32 word); the loss and weight gradients stay float32/float64.
+//
+// Scope: GCN and SAGE layers (dropout included) without input projection,
+// output head, norm or residual; no or single vertex permutation (double
+// does not apply: one vertex order serves every layer); no data-parallel
+// replicas (full-graph training has none, as in 3D); stage k+1's broadcast
+// overlaps stage k's SpMM (device.IBcast). New rejects the rest with an
+// error. Buffers (tape, gradients, stage buffers, bf16 staging) are
+// allocated on first use and reused by later steps. Every rank reads the
+// whole graph; the loss is computed on the host from the downloaded
 // logits; the optimizer runs on the host in float64 (gcn.Optimizer.Update).
 package cagnet

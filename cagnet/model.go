@@ -31,10 +31,32 @@ type Model struct {
 	test   []bool
 
 	Params []*Param
-	t      int
+	// w and self index Params per layer: W (gcn<l>.weight) and, for SAGE
+	// layers, W_self (gcn<l>.self; -1 for GCN layers).
+	w, self []int
+	t       int
+	bf16    bool
 
-	// tape of the last forward pass, per layer: (ÂH)_i and Z_i.
-	ah, z []device.Mat
+	// tape of the last forward pass, per layer: the input after dropout,
+	// (ÂH)_i, Z_i and the ReLU's output.
+	in, ah, z, act []device.Mat
+
+	// ws holds the buffers reused from step to step (bufs): the tape's,
+	// the backward pass's and the aggregation's, so that a step allocates
+	// no device memory after the first.
+	ws map[wsKey]device.Mat
+	// stage holds one broadcast buffer per stage and width; bf16 the
+	// packing staging of the bfloat16 collectives.
+	stage map[[2]int]device.Mat
+	pack  device.Buffer[uint16]
+	// host buffers of the loss (logits, gradient).
+	lg, dl []float32
+}
+
+// wsKey names a reused buffer: what it holds and the layer.
+type wsKey struct {
+	name  string
+	layer int
 }
 
 // Param is a replicated parameter: float64 master weights and moments on
@@ -45,6 +67,8 @@ type Param struct {
 	Rows, Cols int
 	W, G, m, v []float64
 	dw, dg     device.Mat
+	decay      bool
+	g32, w32   []float32 // host staging of the gradient and weights
 }
 
 // Options are the 1.5D settings of a job.
@@ -58,6 +82,11 @@ type Options struct {
 	Permutation permute.Scheme
 	// PermSeed draws the permutation.
 	PermSeed uint64
+	// BF16 sends the broadcasts of H (and of the backward pass's
+	// gradients) and the process row's all-reduce of the partial sums as
+	// bfloat16 (train.comm_dtype = "bf16"); the loss and the weight
+	// gradients stay float32/float64, as in 3D.
+	BF16 bool
 }
 
 // New builds rank world.Rank()'s share from the whole graph (every rank
@@ -76,14 +105,20 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 		g = permuted(g, order, cfg.Features)
 	}
 	c := o.Replication
-	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual || cfg.Layer != gcn.GCNLayer {
-		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports the plain GCN only: set input_projection, output_head, norm, residual false and layer \"gcn\", or use train.algorithm = \"3d\"")
+	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual {
+		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports GCN and SAGE layers without extras: set input_projection, output_head, norm, residual false, or use train.algorithm = \"3d\"")
+	}
+	adj := g.Adj
+	if cfg.Layer == gcn.SAGELayer {
+		// SAGE aggregates with D^-1 A (the mean over the neighbours).
+		adj = gcn.MeanAdjacency(adj)
 	}
 	l, err := NewLayout(world.Size(), c, world.Rank())
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows}
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows, bf16: o.BF16,
+		ws: map[wsKey]device.Mat{}, stage: map[[2]int]device.Mat{}}
 	if m.row, err = world.Split(l.Row, l.Col); err != nil {
 		return nil, err
 	}
@@ -97,25 +132,61 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 			m.nTrain++
 		}
 	}
-	at := spmm.Transpose(g.Adj)
+	at := spmm.Transpose(adj)
 	k0, k1 := l.Stages()
 	for k := k0; k < k1; k++ {
 		c0, c1 := l.Rows(m.n, k)
-		m.a = append(m.a, dev.UploadCSR(subBlock(g.Adj, m.lo, m.hi, c0, c1)))
+		m.a = append(m.a, dev.UploadCSR(subBlock(adj, m.lo, m.hi, c0, c1)))
 		m.at = append(m.at, dev.UploadCSR(subBlock(at, m.lo, m.hi, c0, c1)))
 	}
 	m.verts = device.Alloc[int32](dev, m.hi-m.lo)
 	device.Upload(dev, m.verts, 0, order.P1[m.lo:m.hi])
 	m.x = m.mat(m.hi-m.lo, cfg.Features)
 	device.UploadMat(dev, m.x, g.Features[m.lo*cfg.Features:m.hi*cfg.Features])
-	for _, p := range gcn.InitialParams(cfg) {
+	index := map[string]int{}
+	for i, p := range gcn.InitialParams(cfg) {
 		q := &Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: p.W,
 			G: make([]float64, len(p.W)), m: make([]float64, len(p.W)), v: make([]float64, len(p.W)),
-			dw: m.mat(p.Rows, p.Cols), dg: m.mat(p.Rows, p.Cols)}
+			dw: m.mat(p.Rows, p.Cols), dg: m.mat(p.Rows, p.Cols), decay: p.Decay}
 		q.upload(dev)
 		m.Params = append(m.Params, q)
+		index[p.Name] = i
+	}
+	for l, s := range cfg.LayerSpecs() {
+		w, ok := index[fmt.Sprintf("gcn%d.weight", l)]
+		if !ok {
+			panic(fmt.Sprintf("cagnet: no parameter gcn%d.weight among gcn.InitialParams", l))
+		}
+		self := -1
+		if s.Self {
+			if self, ok = index[fmt.Sprintf("gcn%d.self", l)]; !ok {
+				panic(fmt.Sprintf("cagnet: no parameter gcn%d.self among gcn.InitialParams", l))
+			}
+		}
+		m.w, m.self = append(m.w, w), append(m.self, self)
+	}
+	if o.BF16 {
+		maxW := cfg.Features
+		for _, s := range cfg.LayerSpecs() {
+			maxW = max(maxW, s.In, s.Out)
+		}
+		// The largest block row: a stage buffer may be one row longer
+		// than this rank's.
+		m.pack = device.Alloc[uint16](dev, (m.n+l.Q-1)/l.Q*maxW)
 	}
 	return m, nil
+}
+
+// buf returns the reused rows × cols buffer named (name, layer),
+// allocating it on first use.
+func (m *Model) buf(name string, layer, rows, cols int) device.Mat {
+	k := wsKey{name, layer}
+	b, ok := m.ws[k]
+	if !ok || b.Rows() != rows || b.Cols() != cols {
+		b = m.mat(rows, cols)
+		m.ws[k] = b
+	}
+	return b
 }
 
 func (m *Model) mat(r, c int) device.Mat {
@@ -123,21 +194,22 @@ func (m *Model) mat(r, c int) device.Mat {
 }
 
 func (p *Param) upload(dev device.Device) {
-	w := make([]float32, len(p.W))
-	for k, v := range p.W {
-		w[k] = float32(v)
+	if len(p.w32) != len(p.W) {
+		p.w32 = make([]float32, len(p.W))
 	}
-	device.UploadMat(dev, p.dw, w)
+	for k, v := range p.W {
+		p.w32[k] = float32(v)
+	}
+	device.UploadMat(dev, p.dw, p.w32)
 }
 
-// aggregate returns Σ_k blocks[k]·H_k summed over the process row: the
-// staged broadcasts of Algorithm 2. h is this rank's block row of H
-// (rows_i × w), which it broadcasts when its process row's stage comes.
-func (m *Model) aggregate(blocks []*device.CSR, h device.Mat) (device.Mat, error) {
+// aggregate computes dst = Σ_k blocks[k]·H_k summed over the process
+// row: the staged broadcasts of Algorithm 2. h is this rank's block row of
+// H (rows_i × w), which it broadcasts when its process row's stage comes.
+// The first stage's product lands in dst, later ones in a scratch buffer
+// added to it; stage buffers are reused from call to call.
+func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) error {
 	w := h.Cols()
-	out := m.mat(m.hi-m.lo, w)
-	m.dev.Fill(out, 0)
-	tmp := m.mat(m.hi-m.lo, w)
 	k0, _ := m.L.Stages()
 	bufs := make([]device.Mat, len(blocks))
 	reqs := make([]collectives.Request, len(blocks))
@@ -146,68 +218,98 @@ func (m *Model) aggregate(blocks []*device.CSR, h device.Mat) (device.Mat, error
 		bufs[s] = h
 		if k != m.L.Row {
 			c0, c1 := m.L.Rows(m.n, k)
-			bufs[s] = m.mat(c1-c0, w)
+			bufs[s] = m.stageBuf(s, c1-c0, w)
 		}
 		var err error
-		reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].Flat(), k)
+		if m.bf16 {
+			reqs[s], err = ibcastBF16(m.dev, m.col, bufs[s].Flat(), m.pack, k)
+		} else {
+			reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].Flat(), k)
+		}
 		return err
 	}
 	if len(blocks) > 0 {
 		if err := start(0); err != nil {
-			return out, err
+			return err
 		}
+	} else {
+		m.dev.Fill(dst, 0)
 	}
 	for s, a := range blocks {
 		// Stage s+1's broadcast is in flight while stage s multiplies.
 		if s+1 < len(blocks) {
 			if err := start(s + 1); err != nil {
-				return out, err
+				return err
 			}
 		}
 		if err := reqs[s].Wait(); err != nil {
-			return out, err
+			return err
 		}
+		if s == 0 {
+			m.dev.SpMM(dst, a, bufs[s])
+			continue
+		}
+		tmp := m.buf("stage.tmp", w, dst.Rows(), w)
 		m.dev.SpMM(tmp, a, bufs[s])
-		m.dev.Add(out, out, tmp)
+		m.dev.Add(dst, dst, tmp)
 	}
-	return out, device.AllReduce(m.dev, m.row, out.Flat(), collectives.Sum)
+	if m.bf16 {
+		return device.AllReduceBF16(m.dev, m.row, dst.Flat(), m.pack)
+	}
+	return device.AllReduce(m.dev, m.row, dst.Flat(), collectives.Sum)
+}
+
+// stageBuf is the reused receive buffer of stage s at width w.
+func (m *Model) stageBuf(s, rows, w int) device.Mat {
+	k := [2]int{s, w}
+	b, ok := m.stage[k]
+	if !ok || b.Rows() != rows {
+		b = m.mat(rows, w)
+		m.stage[k] = b
+	}
+	return b
 }
 
 // dropout applies layer l's input dropout mask of optimizer step m.t (the
 // reference's masks: keyed by seed, step, site l, vertex id and column) to
 // a, in the forward pass to the input and in the backward pass to its
 // gradient. Every replica of a process row draws the same mask.
-func (m *Model) dropout(a device.Mat, l int) device.Mat {
+func (m *Model) dropout(name string, a device.Mat, l int) device.Mat {
 	if m.cfg.Dropout == 0 {
 		return a
 	}
-	out := m.mat(a.Rows(), a.Cols())
+	out := m.buf(name, l, a.Rows(), a.Cols())
 	m.dev.Dropout(out, a, device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts})
 	return out
 }
 
 // Forward returns this block row's logits and records the tape; training
-// applies dropout.
+// applies dropout. A SAGE layer adds its input's own rows times W_self
+// (every rank holds its block row of the input).
 func (m *Model) Forward(training bool) (device.Mat, error) {
-	m.ah, m.z = m.ah[:0], m.z[:0]
-	h := m.x
 	specs := m.cfg.LayerSpecs()
+	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
+	h, rows := m.x, m.hi-m.lo
 	for l, s := range specs {
 		if training {
-			h = m.dropout(h, l)
+			h = m.dropout("in", h, l)
 		}
-		ah, err := m.aggregate(m.a, h)
-		if err != nil {
+		ah := m.buf("ah", l, rows, s.In)
+		if err := m.aggregate(ah, m.a, h); err != nil {
 			return h, err
 		}
-		z := m.mat(m.hi-m.lo, s.Out)
-		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, ah, m.Params[l].dw, 0, z)
-		m.ah, m.z = append(m.ah, ah), append(m.z, z)
+		z := m.buf("z", l, rows, s.Out)
+		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, ah, m.Params[m.w[l]].dw, 0, z)
+		if m.self[l] >= 0 {
+			m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
+		}
+		m.in, m.ah, m.z = append(m.in, h), append(m.ah, ah), append(m.z, z)
 		h = z
 		if s.Hidden {
-			h = m.mat(m.hi-m.lo, s.Out)
+			h = m.buf("act", l, rows, s.Out)
 			m.dev.ReLU(h, z)
 		}
+		m.act = append(m.act, h)
 	}
 	return h, nil
 }
@@ -221,9 +323,12 @@ func (m *Model) LossAndGrad() (float64, error) {
 		return 0, err
 	}
 	c, rows := m.cfg.Classes, m.hi-m.lo
-	lg := make([]float32, rows*c)
+	if len(m.lg) != rows*c {
+		m.lg, m.dl = make([]float32, rows*c), make([]float32, rows*c)
+	}
+	lg, d := m.lg, m.dl
 	device.DownloadMat(m.dev, lg, logits)
-	d := make([]float32, rows*c)
+	clear(d)
 	loss := []float64{0}
 	for i := 0; i < rows; i++ {
 		v := m.lo + i
@@ -255,34 +360,54 @@ func (m *Model) LossAndGrad() (float64, error) {
 			return 0, err
 		}
 	}
-	dz := m.mat(rows, c)
+	dz := m.buf("dz", len(m.z)-1, rows, c)
 	device.UploadMat(m.dev, dz, d)
 	specs := m.cfg.LayerSpecs()
 	for l := len(specs) - 1; l >= 0; l-- {
-		s, p := specs[l], m.Params[l]
+		s, p := specs[l], m.Params[m.w[l]]
 		if s.Hidden {
 			m.dev.ReLUBackward(dz, dz, m.z[l])
 		}
-		m.dev.Gemm(spmm.Trans, spmm.NoTrans, 1, m.ah[l], dz, 0, p.dg)
-		if err := device.AllReduce(m.dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
+		if err := m.weightGrad(p, m.ah[l], dz); err != nil {
 			return 0, err
 		}
-		g := make([]float32, len(p.G))
-		device.DownloadMat(m.dev, g, p.dg)
-		for k, v := range g {
-			p.G[k] = float64(v)
+		if m.self[l] >= 0 {
+			if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz); err != nil {
+				return 0, err
+			}
 		}
 		if !s.NeedInputGrad {
 			break
 		}
-		gw := m.mat(rows, s.In)
+		gw := m.buf("gw", l, rows, s.In)
 		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, p.dw, 0, gw)
-		if dz, err = m.aggregate(m.at, gw); err != nil {
+		din := m.buf("dz", l-1, rows, s.In)
+		if err = m.aggregate(din, m.at, gw); err != nil {
 			return 0, err
 		}
-		dz = m.dropout(dz, l)
+		if m.self[l] >= 0 {
+			m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, m.Params[m.self[l]].dw, 1, din)
+		}
+		dz = m.dropout("din", din, l)
 	}
 	return loss[0] / float64(m.nTrain), nil
+}
+
+// weightGrad sets p.G = xᵀ·dz summed over the process column (every
+// replica then holds the same gradient).
+func (m *Model) weightGrad(p *Param, x, dz device.Mat) error {
+	m.dev.Gemm(spmm.Trans, spmm.NoTrans, 1, x, dz, 0, p.dg)
+	if err := device.AllReduce(m.dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
+		return err
+	}
+	if len(p.g32) != len(p.G) {
+		p.g32 = make([]float32, len(p.G))
+	}
+	device.DownloadMat(m.dev, p.g32, p.dg)
+	for k, v := range p.g32 {
+		p.G[k] = float64(v)
+	}
+	return nil
 }
 
 // Step applies one optimizer update to every parameter, identically on
@@ -291,7 +416,7 @@ func (m *Model) Step() {
 	m.t++
 	for _, p := range m.Params {
 		for k := range p.W {
-			p.W[k], p.m[k], p.v[k] = m.opt.Update(m.t, p.W[k], p.G[k], p.m[k], p.v[k], true)
+			p.W[k], p.m[k], p.v[k] = m.opt.Update(m.t, p.W[k], p.G[k], p.m[k], p.v[k], p.decay)
 		}
 		p.upload(m.dev)
 	}

@@ -11,23 +11,28 @@ import (
 
 // TestMatchesReference holds 1.5D training on in-process ranks to gcn's
 // serial float64 reference (CheckCase) for every (P, c) of issue 17,
-// including the generalised (6,3) and (8,4) where c² > P, without and with
-// single permutation.
+// including the generalised (6,3) and (8,4) where c² > P: every case of
+// Cases(P) (GCN and SAGE, none and single permutation, dropout, bfloat16
+// communication).
 func TestMatchesReference(t *testing.T) {
-	for _, tc := range []struct {
-		p, c   int
-		scheme permute.Scheme
-	}{
-		{1, 1, permute.None}, {4, 1, permute.None}, {4, 2, permute.None}, {8, 2, permute.None},
-		{6, 3, permute.None}, {8, 4, permute.None}, {3, 3, permute.None},
-		{1, 1, permute.Single}, {4, 1, permute.Single}, {4, 2, permute.Single}, {8, 2, permute.Single},
-		{6, 3, permute.Single}, {8, 4, permute.Single},
-	} {
-		errs := collectives.RunLocal(tc.p, func(w collectives.Comm) error {
-			if err := CheckCase(w, device.Host(1), tc.c, tc.scheme, 0); err != nil {
-				return err
+	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {3, 3}} {
+		p, c := pc[0], pc[1]
+		var cases []Case
+		for _, k := range Cases(p) {
+			if k.C == c {
+				cases = append(cases, k)
 			}
-			return CheckCase(w, device.Host(1), tc.c, tc.scheme, 0.5)
+		}
+		if len(cases) == 0 {
+			t.Fatalf("P=%d: no case with c=%d", p, c)
+		}
+		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
+			for _, k := range cases {
+				if err := CheckCase(w, device.Host(1), k); err != nil {
+					return err
+				}
+			}
+			return nil
 		})
 		for _, err := range errs {
 			if err != nil {
@@ -91,6 +96,7 @@ func TestRejectsUnsupported(t *testing.T) {
 	}{
 		"double": {Options{Replication: 1, Permutation: permute.Double}, cfg},
 		"norm":   {Options{Replication: 1}, gcn.Config{Features: 3, Hidden: 4, Classes: 2, Layers: 2, Norm: true}},
+		"head":   {Options{Replication: 1}, gcn.Config{Features: 3, Hidden: 4, Classes: 2, Layers: 2, OutputHead: true}},
 		"c∤P":    {Options{Replication: 2}, cfg},
 	} {
 		errs := collectives.RunLocal(3, func(w collectives.Comm) error {

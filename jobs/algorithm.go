@@ -50,11 +50,11 @@ func cagnetScope(c *Config) error {
 	case t.Mode != gcn.FullGraph:
 		return fmt.Errorf(`train.algorithm = "1.5d" trains the full graph: set train.mode = "fullgraph"`)
 	case g.D > 1:
-		return fmt.Errorf(`train.algorithm = "1.5d" takes P = grid.x·y·z ranks and grid.replication; grid.d > 1 is not supported with it yet: set grid.d = 1`)
-	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm || m.Layer != gcn.GCNLayer:
-		return fmt.Errorf(`train.algorithm = "1.5d" trains the plain GCN: set model.input_projection, output_head and residual false, model.norm = "none" and model.layer = "gcn"`)
-	case t.CommDtype == collectives.BF16:
-		return fmt.Errorf(`train.algorithm = "1.5d" communicates in float32 only: remove train.comm_dtype = "bf16"`)
+		// Data-parallel replicas split the mini-batches of one epoch; a
+		// full-graph step has one batch, the graph, as in 3D.
+		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" trains the full graph, which has no data-parallel replicas (as 3D full-graph): set grid.d = 1`, g.D)
+	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
+		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
 	case c.Permute.Scheme == permute.Double:
 		return fmt.Errorf(`permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`)
 	case c.Dataset.Source == SourcePrepared:
@@ -94,7 +94,8 @@ func setupCAGNET(cfg *Config, g *grid.Grid, _ gcn.Source, mcfg gcn.Config, world
 	gg := &gcn.Graph{Adj: dataset.NormalizeGCN(graph.Adj), Features: graph.Features, Labels: graph.Labels,
 		Train: graph.Train, Val: graph.Val, Test: graph.Test, Classes: graph.Classes}
 	c := max(cfg.Grid.Replication, 1)
-	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Permutation: cfg.Permute.Scheme, PermSeed: uint64(cfg.Permute.Seed)},
+	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Permutation: cfg.Permute.Scheme, PermSeed: uint64(cfg.Permute.Seed),
+		BF16: cfg.Train.CommDtype == collectives.BF16},
 		mcfg, OptimizerFor(cfg), gg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label(), err)

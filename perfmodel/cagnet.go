@@ -23,7 +23,10 @@ const (
 // over the process row; the loss's float64 sum over the process column;
 // per layer backward, the dW all-reduce over the process column and, above
 // the first layer, the staged broadcasts over Âᵀ again. Groups of one rank
-// issue no call. Only the plain GCN is modelled (cagnet's scope).
+// issue no call. A SAGE layer adds its self term's GEMMs and the
+// all-reduce of dW_self; with CommDType bf16 the broadcasts and the
+// partial sums travel as bfloat16. cagnet trains GCN and SAGE layers
+// without extras, and so this models only those.
 func CAGNETStepTrace(j Job, p, c, rank int) Trace {
 	t := newCAGNETTracer(j, p, c, rank)
 	specs := j.gcnConfig().LayerSpecs()
@@ -41,11 +44,19 @@ func CAGNETStepTrace(j Job, p, c, rank int) Trace {
 		}
 		t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.In, N: s.Out, K: t.rows, TransA: true})
 		t.add(PhaseBackward, "dW", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*s.Out), 4)
+		if s.Self {
+			weights += s.In * s.Out
+			t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dW.self", Layer: l, M: s.In, N: s.Out, K: t.rows, TransA: true})
+			t.add(PhaseBackward, "dW.self", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*s.Out), 4)
+		}
 		if !s.NeedInputGrad {
 			break
 		}
 		t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dH", Layer: l, M: t.rows, N: s.In, K: s.Out, TransB: true})
 		t.aggregate(PhaseBackward, "dH", l, s.In)
+		if s.Self {
+			t.kernel(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dS", Layer: l, M: t.rows, N: s.In, K: s.Out, TransB: true})
+		}
 		if j.Dropout > 0 {
 			t.elementwise(PhaseBackward, "dropout", l, 2*float64(t.rows*s.In))
 		}
@@ -107,7 +118,13 @@ func (t *cagnetTracer) elementwise(ph Phase, name string, l int, elems float64) 
 func (t *cagnetTracer) aggregate(ph Phase, name string, l, w int) {
 	for k := t.k0; k < t.k1; k++ {
 		inner := blockLen(t.j.N, t.q, k)
-		t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w), t.payloadBytes)
+		if t.payloadBytes == 2 {
+			// bfloat16 halfwords travel two to a float32 word (cagnet's
+			// ibcastBF16).
+			t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w+1)/2, 4)
+		} else {
+			t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w), 4)
+		}
 		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: name, Layer: l, Rows: t.rows, Inner: inner, Width: w, NNZ: t.nnz})
 		t.elementwise(ph, name+".acc", l, 3*float64(t.rows*w))
 	}
@@ -123,6 +140,9 @@ func (t *cagnetTracer) forward(ph Phase, dropout bool) {
 		}
 		t.aggregate(ph, "H", l, s.In)
 		t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "Z", Layer: l, M: t.rows, N: s.Out, K: s.In})
+		if s.Self {
+			t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "S·Wself", Layer: l, M: t.rows, N: s.Out, K: s.In})
+		}
 		if s.Hidden {
 			t.elementwise(ph, "relu", l, 2*float64(t.rows*s.Out))
 		}

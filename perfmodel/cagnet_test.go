@@ -15,13 +15,33 @@ import (
 // calls and bytes of one 1.5D training step and of one evaluation, per
 // kind, equal what the collectives of every rank counted.
 func TestCAGNETVolumeMatchesCounters(t *testing.T) {
-	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2}
-	g := smallGraph(4, 43, cfg.Features, cfg.Classes, 4)
-	j := jobFor(cfg, g, permute.None)
+	g := smallGraph(4, 43, 7, 3, 4)
+	type variant struct {
+		layer gcn.Layer
+		bf16  bool
+	}
 	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {16, 4}} {
-		p, c := pc[0], pc[1]
+		for _, v := range []variant{{gcn.GCNLayer, false}, {gcn.SAGELayer, false}, {gcn.GCNLayer, true}, {gcn.SAGELayer, true}} {
+			if v != (variant{}) && pc[0] == 16 {
+				continue // the largest case once is enough
+			}
+			cagnetVolumeCase(t, g, pc[0], pc[1], v.layer, v.bf16)
+		}
+	}
+}
+
+// cagnetVolumeCase runs one (P, c, layer, dtype) of
+// TestCAGNETVolumeMatchesCounters.
+func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf16 bool) {
+	t.Helper()
+	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2, Layer: layer, Dropout: 0.5}
+	j := jobFor(cfg, g, permute.None)
+	if bf16 {
+		j.CommDType = collectives.BF16
+	}
+	{
 		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
-			m, err := cagnet.New(w, device.Host(1), cagnet.Options{Replication: c}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := cagnet.New(w, device.Host(1), cagnet.Options{Replication: c, BF16: bf16}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}
@@ -41,7 +61,7 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 					calls := row.Counters().Calls(k) + col.Counters().Calls(k)
 					bytes := row.Counters().Bytes(k) + col.Counters().Bytes(k)
 					if calls != wantCalls[k] || bytes != wantBytes[k] {
-						return fmt.Errorf("P=%d c=%d rank %d %s %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, w.Rank(), what, k, calls, bytes, wantCalls[k], wantBytes[k])
+						return fmt.Errorf("P=%d c=%d %v bf16 %v rank %d %s %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, layer, bf16, w.Rank(), what, k, calls, bytes, wantCalls[k], wantBytes[k])
 					}
 				}
 				return nil

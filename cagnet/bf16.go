@@ -1,0 +1,67 @@
+package cagnet
+
+import (
+	"unsafe"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+)
+
+// ibcastBF16 starts a broadcast of buf over c from root in bfloat16: the
+// root packs buf (device.PackBF16, round to nearest even) and every rank
+// receives the packed values, which Wait unpacks into buf on the other
+// ranks (the root keeps its float32 values). collectives offers float32
+// and byte broadcasts only, and only the float32 one is nonblocking, so
+// the packed halfwords travel two to a float32 word: a broadcast copies
+// bits and does no arithmetic, so any pattern arrives unchanged. The
+// counters therefore see ⌈n/2⌉ float32 elements (perfmodel's trace says
+// the same). pack is the caller's device staging of at least buf.Len()
+// halfwords; it is used only inside this call and inside Wait, so
+// overlapping broadcasts (waited in order) and the all-reduce may share it.
+func ibcastBF16(dev device.Device, c collectives.Comm, buf device.Buffer[float32], pack device.Buffer[uint16], root int) (collectives.Request, error) {
+	n := buf.Len()
+	if c.Size() == 1 || n == 0 {
+		return doneRequest{}, nil
+	}
+	host := make([]uint16, n+n%2)
+	st := pack.Slice(0, n)
+	if c.Rank() == root {
+		dev.PackBF16(st, buf)
+		device.Download(dev, host[:n], st, 0)
+	}
+	words := unsafe.Slice((*float32)(unsafe.Pointer(&host[0])), len(host)/2)
+	r, err := c.IBcastF32(words, root)
+	if err != nil {
+		return nil, err
+	}
+	return bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: host[:n], unpack: c.Rank() != root}, nil
+}
+
+// BF16BcastWords is the float32 words a bfloat16 broadcast of n values
+// moves (two halfwords to a word).
+func BF16BcastWords(n int) int { return (n + 1) / 2 }
+
+type doneRequest struct{}
+
+func (doneRequest) Wait() error { return nil }
+
+// bf16Bcast unpacks the received halfwords on Wait.
+type bf16Bcast struct {
+	r      collectives.Request
+	dev    device.Device
+	buf    device.Buffer[float32]
+	st     device.Buffer[uint16]
+	host   []uint16
+	unpack bool
+}
+
+func (b bf16Bcast) Wait() error {
+	if err := b.r.Wait(); err != nil {
+		return err
+	}
+	if b.unpack {
+		device.Upload(b.dev, b.st, 0, b.host)
+		b.dev.UnpackBF16(b.buf, b.st)
+	}
+	return nil
+}

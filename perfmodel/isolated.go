@@ -32,17 +32,19 @@ type IsolatedJob struct {
 	// TrainVertices is the size of the training set; 0 takes
 	// Neighbor.TrainVertices.
 	TrainVertices int
-	// BuildNNZ is the seconds a worker spends per nonzero of a step's
-	// subgraph cutting it from the graph (gcn.BatchBuilder, on the
-	// critical path: the batch's factor is set as it is built); 0 takes
-	// DefaultIsolatedBuildNNZ.
+	// BuildNNZ is the seconds a worker spends cutting a step's subgraph
+	// from the graph (gcn.BatchBuilder, on the critical path: the batch's
+	// factor is set as it is built) per nonzero of its rows in the whole
+	// graph, which the extraction walks; 0 takes DefaultIsolatedBuildNNZ.
 	BuildNNZ float64
 }
 
-// DefaultIsolatedBuildNNZ is the build time per nonzero of a step's
-// subgraph measured on the development machine (bench/isolated-vs-4d.sh:
-// sample_s over the partition's nonzeros). Machines differ.
-const DefaultIsolatedBuildNNZ = 20e-9
+// DefaultIsolatedBuildNNZ is the build time per walked nonzero measured
+// on the development machine: bench/isolated-vs-4d.sh at R-MAT scale 16,
+// 8 ranks sharing 2 busy cores, 0.29–0.34 s per epoch (sample_s) for an
+// induced partition of 16,384 rows with 471K nonzeros in the graph.
+// Machines differ; a job's own metrics give its value.
+const DefaultIsolatedBuildNNZ = 640e-9
 
 // IsolatedGrid formats the isolated mode's arrangement as predictions list
 // it.
@@ -258,9 +260,10 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	if build == 0 {
 		build = DefaultIsolatedBuildNNZ
 	}
-	_, nnz := j.IsolatedSize(workers)
+	verts, _ := j.IsolatedSize(workers)
+	walked := verts * float64(j.NNZ) / float64(j.N) // the rows' nonzeros in the graph
 	pr.Comm, pr.SpMM, pr.GEMM = steps*step.Comm, steps*step.SpMM, steps*step.GEMM
-	pr.Other = steps * (step.Other + build*nnz)
+	pr.Other = steps * (step.Other + build*walked)
 	pr.CommBytes = int64(steps) * step.CommBytes
 	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	if j.EvalEvery > 0 {
@@ -273,8 +276,10 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	}
 	eps := float64(max(1, j.Isolated.EpochsPerSuperEpoch))
 	if j.isolatedChunks(workers) > 1 {
-		// The partition build walks its nonzeros once more.
-		pr.Other += math.Max(0, build*nnz-eps*train) / eps
+		// The next partition's build (a walk of its rows, like a step's
+		// extraction) overlaps the super-epoch; only an excess shows.
+		part := 2 * float64(j.NNZ) / float64(j.isolatedChunks(workers))
+		pr.Other += math.Max(0, build*part-eps*train) / eps
 	}
 	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	pr.Memory = j.IsolatedMemory(workers)

@@ -77,3 +77,41 @@ func TestIsolatedSize(t *testing.T) {
 		}
 	}
 }
+
+// TestPredictIsolated: one gradient all-reduce of every parameter per
+// step and nothing else in CommBytes (none on one worker), the steps of
+// an epoch as jobs counts them, and the misuse errors.
+func TestPredictIsolated(t *testing.T) {
+	base := Job{N: 1000, NNZ: 9000, Features: 20, Hidden: 16, Classes: 4, Layers: 2, Mode: gcn.Isolated, EvalEvery: 10,
+		Isolated: IsolatedJob{TrainVertices: 100}}
+	params := int64(20*16 + 16*4)
+	for _, tc := range []struct {
+		name           string
+		batch, workers int
+		steps          int
+	}{
+		{"whole", 0, 4, 1},
+		{"one worker", 0, 1, 1},
+		{"batches", 7, 4, 8}, // ⌈(2·100/4)/7⌉
+		{"batches 5 workers", 7, 5, 6},
+	} {
+		j := base
+		j.Isolated.BatchSize = tc.batch
+		p, err := PredictIsolated(j, DefaultMachine(), tc.workers, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := int64(tc.steps) * 4 * params
+		if tc.workers == 1 {
+			want = 0
+		}
+		if got := j.IsolatedSteps(tc.workers); got != tc.steps || p.CommBytes != want || !(p.Epoch > 0) || !p.Fits {
+			t.Errorf("%s: %d steps, %d bytes, epoch %v; want %d steps and %d bytes", tc.name, got, p.CommBytes, p.Epoch, tc.steps, want)
+		}
+	}
+	j := base
+	j.Isolated.Chunks = 3
+	if _, err := PredictIsolated(j, DefaultMachine(), 4, 0, 0); err == nil {
+		t.Error("3 chunks on 4 workers: no error")
+	}
+}

@@ -14,6 +14,17 @@ type localComm struct {
 	// seq is the sequence number of this rank's next collective on g.
 	seq      atomic.Uint64
 	counters Counters
+
+	// Scratch the rank's calls reuse, grown to the largest call: the
+	// outputs of blocking calls (written while peers may still read the
+	// caller's buffers), displacements, and the nonblocking requests.
+	// A Comm is used by one goroutine, so they need no lock.
+	f32  []float32
+	f64  []float64
+	i64  []int64
+	b    []byte
+	ints []int
+	reqs requests
 }
 
 var _ Comm = (*localComm)(nil)
@@ -35,14 +46,14 @@ func (c *localComm) Abort(code int) {
 
 // Barrier implements Comm.
 func (c *localComm) Barrier() error {
-	return c.exchange(deposit{name: "Barrier"}, func(*round) error { return nil })
+	return c.exchange(deposit{name: "Barrier"}, false, func(*round) error { return nil })
 }
 
 // Split implements Comm. A negative color is MPI_UNDEFINED: the rank gets a
 // nil Comm.
 func (c *localComm) Split(color, key int) (Comm, error) {
 	var sub Comm
-	err := c.exchange(deposit{name: "Split", ints: []int{color, key}}, func(r *round) error {
+	err := c.exchange(deposit{name: "Split", color: color, key: key}, false, func(r *round) error {
 		if color < 0 {
 			return nil
 		}
@@ -50,11 +61,11 @@ func (c *localComm) Split(color, key int) (Comm, error) {
 		// Group ranks of the same color, ordered by key, ties by old rank.
 		var same []int
 		for i, p := range parts {
-			if p.ints[0] == color {
+			if p.color == color {
 				same = append(same, i)
 			}
 		}
-		slices.SortStableFunc(same, func(a, b int) int { return cmp.Compare(parts[a].ints[1], parts[b].ints[1]) })
+		slices.SortStableFunc(same, func(a, b int) int { return cmp.Compare(parts[a].key, parts[b].key) })
 		r.splitMu.Lock()
 		defer r.splitMu.Unlock()
 		if r.split == nil {

@@ -1,129 +1,75 @@
 package collectives
 
-import "slices"
-
-// The data collectives of Local. Each rank deposits a private copy of its
-// input; after the round completes, each rank computes its own output from
-// the deposits and checks the sizes that the other ranks handed in.
+// The blocking data collectives of Local. Each rank deposits its input
+// slice itself; after the round completes, each rank computes its output
+// from the deposits into its scratch, waits until every rank has read its
+// input (which the caller may change once the call returns), and copies
+// the output to the caller's buffer. Outputs and inputs may thus overlap.
 
 // AllReduceF32 implements Comm.
 func (c *localComm) AllReduceF32(buf []float32, op Op) error {
-	return localAllReduce(c, "AllReduceF32", buf, op, 4)
+	return localAllReduce(c, "AllReduceF32", buf, op, 4, f32Of, &c.f32, deposit{f32: buf})
 }
 
 // AllReduceF64 implements Comm.
 func (c *localComm) AllReduceF64(buf []float64, op Op) error {
-	return localAllReduce(c, "AllReduceF64", buf, op, 8)
+	return localAllReduce(c, "AllReduceF64", buf, op, 8, f64Of, &c.f64, deposit{f64: buf})
 }
 
 // AllReduceI64 implements Comm.
 func (c *localComm) AllReduceI64(buf []int64, op Op) error {
-	return localAllReduce(c, "AllReduceI64", buf, op, 8)
+	return localAllReduce(c, "AllReduceI64", buf, op, 8, i64Of, &c.i64, deposit{i64: buf})
 }
 
-func localAllReduce[T number](c *localComm, name string, buf []T, op Op, elemSize int) error {
+// localAllReduce reduces buf in rank order into scratch and copies the
+// result back; pick reads an input from a deposit, and d holds buf in
+// pick's field. (d is passed in rather than set through a function here,
+// whose closure over buf would be allocated per call.)
+func localAllReduce[T number](c *localComm, name string, buf []T, op Op, elemSize int,
+	pick func(*deposit) []T, scratch *[]T, d deposit) error {
 	if err := checkOp(op); err != nil {
 		return c.errorf(name, "%v", err)
 	}
 	c.counters.Add(KindAllReduce, elemSize*len(buf))
-	return c.exchange(deposit{name: name, op: op, data: slices.Clone(buf)}, func(r *round) error {
-		if err := reduceParts(buf, r.parts, op); err != nil {
+	out := grow(scratch, len(buf))
+	d.name, d.op = name, op
+	err := c.exchange(d, true, func(r *round) error {
+		if err := reduceParts(out, r.parts, pick, op); err != nil {
 			return c.errorf(name, "%v", err)
 		}
 		return nil
 	})
-}
-
-// IAllReduceF32 implements Comm. The input is copied when the call is made,
-// so the round is matched in call order; Wait computes the result into buf.
-// A request that is never waited for keeps its round alive.
-func (c *localComm) IAllReduceF32(buf []float32, op Op) (Request, error) {
-	const name = "IAllReduceF32"
-	if err := checkOp(op); err != nil {
-		return nil, c.errorf(name, "%v", err)
+	if err == nil {
+		copy(buf, out)
 	}
-	if err := c.g.w.abortError(); err != nil {
-		return nil, c.errorf(name, "%w", err)
-	}
-	c.counters.Add(KindAllReduce, 4*len(buf))
-	r, seq := c.arrive(deposit{name: name, op: op, data: slices.Clone(buf)})
-	return &localRequest{c: c, r: r, seq: seq, buf: buf, op: op, name: name}, nil
+	return err
 }
 
-// localRequest is a pending IAllReduceF32 or IAllReduceBF16 of Local.
-type localRequest struct {
-	c    *localComm
-	r    *round
-	seq  uint64
-	buf  []float32
-	op   Op
-	name string
-	bf16 bool
-	done bool
-	err  error
-}
-
-// Wait implements Request. Waiting again returns the first result.
-func (q *localRequest) Wait() error {
-	if q.done {
-		return q.err
-	}
-	q.done = true
-	q.err = q.c.finish(q.r, q.seq, q.name, func(r *round) error {
-		if q.bf16 {
-			return q.c.sumBF16(q.name, q.buf, r)
-		}
-		if err := reduceParts(q.buf, r.parts, q.op); err != nil {
-			return q.c.errorf(q.name, "%v", err)
-		}
-		return nil
-	})
-	return q.err
-}
-
-// AllReduceBF16 implements Comm: the ranks' bfloat16 values are summed in
-// rank order with AddBF16.
+// AllReduceBF16 implements Comm: the ranks' values, each rounded to
+// bfloat16, are summed in rank order with AddBF16.
 func (c *localComm) AllReduceBF16(buf []float32) error {
 	const name = "AllReduceBF16"
 	c.counters.Add(KindAllReduce, 2*len(buf))
-	return c.exchange(deposit{name: name, op: Sum, data: encodeBF16(buf)}, func(r *round) error {
-		return c.sumBF16(name, buf, r)
+	out := grow(&c.f32, len(buf))
+	err := c.exchange(deposit{name: name, op: Sum, f32: buf}, true, func(r *round) error {
+		for i := range r.parts {
+			if d := r.parts[i].f32; len(d) != len(buf) {
+				return c.errorf(name, "rank %d passed %d elements, this rank %d", i, len(d), len(buf))
+			}
+		}
+		for k := range out {
+			acc := ToBF16(r.parts[0].f32[k])
+			for i := 1; i < len(r.parts); i++ {
+				acc = AddBF16(acc, ToBF16(r.parts[i].f32[k]))
+			}
+			out[k] = FromBF16(acc)
+		}
+		return nil
 	})
-}
-
-// IAllReduceBF16 implements Comm. As IAllReduceF32, the input is copied
-// (rounded) when the call is made and Wait computes the result.
-func (c *localComm) IAllReduceBF16(buf []float32) (Request, error) {
-	const name = "IAllReduceBF16"
-	if err := c.g.w.abortError(); err != nil {
-		return nil, c.errorf(name, "%w", err)
+	if err == nil {
+		copy(buf, out)
 	}
-	c.counters.Add(KindAllReduce, 2*len(buf))
-	r, seq := c.arrive(deposit{name: name, op: Sum, data: encodeBF16(buf)})
-	return &localRequest{c: c, r: r, seq: seq, buf: buf, op: Sum, name: name, bf16: true}, nil
-}
-
-func encodeBF16(buf []float32) []uint16 {
-	h := make([]uint16, len(buf))
-	EncodeBF16(h, buf)
-	return h
-}
-
-// sumBF16 writes the rank-order bfloat16 sum of the round's deposits to buf.
-func (c *localComm) sumBF16(name string, buf []float32, r *round) error {
-	for i, p := range r.parts {
-		if d := p.data.([]uint16); len(d) != len(buf) {
-			return c.errorf(name, "rank %d passed %d elements, this rank %d", i, len(d), len(buf))
-		}
-	}
-	acc := slices.Clone(r.parts[0].data.([]uint16))
-	for _, p := range r.parts[1:] {
-		for i, h := range p.data.([]uint16) {
-			acc[i] = AddBF16(acc[i], h)
-		}
-	}
-	DecodeBF16(buf, acc)
-	return nil
+	return err
 }
 
 // AllGatherF32 implements Comm.
@@ -133,16 +79,21 @@ func (c *localComm) AllGatherF32(dst, src []float32) error {
 		return c.errorf(name, "len(dst) = %d, want Size()*len(src) = %d*%d", len(dst), c.Size(), len(src))
 	}
 	c.counters.Add(KindAllGather, 4*len(src))
-	return c.exchange(deposit{name: name, data: slices.Clone(src)}, func(r *round) error {
-		for i, p := range r.parts {
-			d := p.data.([]float32)
+	out := grow(&c.f32, len(dst))
+	err := c.exchange(deposit{name: name, f32: src}, true, func(r *round) error {
+		for i := range r.parts {
+			d := r.parts[i].f32
 			if len(d) != len(src) {
 				return c.errorf(name, "rank %d passed len(src) = %d, this rank %d", i, len(d), len(src))
 			}
-			copy(dst[i*len(src):], d)
+			copy(out[i*len(src):], d)
 		}
 		return nil
 	})
+	if err == nil {
+		copy(dst, out)
+	}
+	return err
 }
 
 // AllGatherVF32 implements Comm.
@@ -151,7 +102,7 @@ func (c *localComm) AllGatherVF32(dst, src []float32, counts []int) error {
 	if len(counts) != c.Size() {
 		return c.errorf(name, "len(counts) = %d, want Size() = %d", len(counts), c.Size())
 	}
-	displs, total, err := displacements(counts)
+	displs, total, err := displacements(&c.ints, counts)
 	if err != nil {
 		return c.errorf(name, "counts: %v", err)
 	}
@@ -162,16 +113,21 @@ func (c *localComm) AllGatherVF32(dst, src []float32, counts []int) error {
 		return c.errorf(name, "len(dst) = %d, want the sum of counts %d", len(dst), total)
 	}
 	c.counters.Add(KindAllGather, 4*len(src))
-	return c.exchange(deposit{name: name, data: slices.Clone(src)}, func(r *round) error {
-		for i, p := range r.parts {
-			d := p.data.([]float32)
+	out := grow(&c.f32, total)
+	err = c.exchange(deposit{name: name, f32: src}, true, func(r *round) error {
+		for i := range r.parts {
+			d := r.parts[i].f32
 			if len(d) != counts[i] {
 				return c.errorf(name, "rank %d passed len(src) = %d, but counts[%d] = %d", i, len(d), i, counts[i])
 			}
-			copy(dst[displs[i]:], d)
+			copy(out[displs[i]:], d)
 		}
 		return nil
 	})
+	if err == nil {
+		copy(dst, out)
+	}
+	return err
 }
 
 // ReduceScatterF32 implements Comm. Block i of the result is the sum over
@@ -183,47 +139,56 @@ func (c *localComm) ReduceScatterF32(dst, src []float32) error {
 		return c.errorf(name, "len(src) = %d, want Size()*len(dst) = %d*%d", len(src), c.Size(), n)
 	}
 	c.counters.Add(KindReduceScatter, 4*len(src))
-	return c.exchange(deposit{name: name, data: slices.Clone(src)}, func(r *round) error {
-		blocks := make([]deposit, len(r.parts))
-		for i, p := range r.parts {
-			d := p.data.([]float32)
-			if len(d) != len(src) {
+	out := grow(&c.f32, n)
+	err := c.exchange(deposit{name: name, f32: src}, true, func(r *round) error {
+		for i := range r.parts {
+			if d := r.parts[i].f32; len(d) != len(src) {
 				return c.errorf(name, "rank %d passed len(src) = %d, this rank %d", i, len(d), len(src))
 			}
-			blocks[i].data = d[c.rank*n : (c.rank+1)*n]
 		}
-		if err := reduceParts(dst, blocks, Sum); err != nil {
-			return c.errorf(name, "%v", err)
+		lo, hi := c.rank*n, (c.rank+1)*n
+		copy(out, r.parts[0].f32[lo:hi])
+		for i := 1; i < len(r.parts); i++ {
+			combine(out, r.parts[i].f32[lo:hi], Sum)
 		}
 		return nil
 	})
+	if err == nil {
+		copy(dst, out)
+	}
+	return err
 }
 
 // BcastF32 implements Comm.
 func (c *localComm) BcastF32(buf []float32, root int) error {
-	return localBcast(c, "BcastF32", buf, root, 4)
+	return localBcast(c, "BcastF32", buf, root, 4, f32Of, deposit{f32: buf})
 }
 
 // BcastBytes implements Comm.
 func (c *localComm) BcastBytes(buf []byte, root int) error {
-	return localBcast(c, "BcastBytes", buf, root, 1)
+	d := deposit{}
+	if c.rank == root {
+		d.b = buf
+	}
+	return localBcast(c, "BcastBytes", buf, root, 1, bytesOf, d)
 }
 
-func localBcast[T float32 | byte](c *localComm, name string, buf []T, root, elemSize int) error {
+// localBcast copies root's buf into the others'. Only root's buf is read
+// by peers (d holds it in pick's field on root), so only root waits for
+// them, and the others, whose buf nobody reads, write it directly.
+func localBcast[T float32 | byte](c *localComm, name string, buf []T, root, elemSize int,
+	pick func(*deposit) []T, d deposit) error {
 	if root < 0 || root >= c.Size() {
 		return c.errorf(name, "root %d out of range [0, %d)", root, c.Size())
 	}
 	c.counters.Add(KindBcast, elemSize*len(buf))
-	d := deposit{name: name, root: root, ints: []int{len(buf)}}
-	if c.rank == root {
-		d.data = slices.Clone(buf)
-	}
-	return c.exchange(d, func(r *round) error {
-		if n := r.parts[root].ints[0]; n != len(buf) {
+	d.name, d.root, d.n = name, root, len(buf)
+	return c.exchange(d, c.rank == root, func(r *round) error {
+		if n := r.parts[root].n; n != len(buf) {
 			return c.errorf(name, "root %d passed len(buf) = %d, this rank %d", root, n, len(buf))
 		}
 		if c.rank != root {
-			copy(buf, r.parts[root].data.([]T))
+			copy(buf, pick(&r.parts[root]))
 		}
 		return nil
 	})
@@ -237,11 +202,11 @@ func (c *localComm) AlltoallvF32(send []float32, sendCounts []int, recv []float3
 		return c.errorf(name, "len(sendCounts) = %d, len(recvCounts) = %d, want Size() = %d",
 			len(sendCounts), len(recvCounts), c.Size())
 	}
-	_, sendTotal, err := displacements(sendCounts)
+	_, sendTotal, err := displacements(&c.ints, sendCounts)
 	if err != nil {
 		return c.errorf(name, "sendCounts: %v", err)
 	}
-	rdispls, recvTotal, err := displacements(recvCounts)
+	rdispls, recvTotal, err := displacements(&c.ints, recvCounts)
 	if err != nil {
 		return c.errorf(name, "recvCounts: %v", err)
 	}
@@ -250,22 +215,28 @@ func (c *localComm) AlltoallvF32(send []float32, sendCounts []int, recv []float3
 			len(send), len(recv), sendTotal, recvTotal)
 	}
 	c.counters.Add(KindAlltoallv, 4*sendTotal)
-	d := deposit{name: name, data: slices.Clone(send[:sendTotal]), ints: slices.Clone(sendCounts)}
-	return c.exchange(d, func(r *round) error {
-		for j, p := range r.parts {
+	out := grow(&c.f32, recvTotal)
+	d := deposit{name: name, f32: send[:sendTotal], counts: sendCounts}
+	err = c.exchange(d, true, func(r *round) error {
+		for j := range r.parts {
+			p := &r.parts[j]
 			// Rank j's block for this rank starts after its blocks for
 			// ranks 0 .. rank-1.
 			off := 0
-			for _, n := range p.ints[:c.rank] {
+			for _, n := range p.counts[:c.rank] {
 				off += n
 			}
-			n := p.ints[c.rank]
+			n := p.counts[c.rank]
 			if n != recvCounts[j] {
 				return c.errorf(name, "rank %d sends %d elements to rank %d, but recvCounts[%d] = %d",
 					j, n, c.rank, j, recvCounts[j])
 			}
-			copy(recv[rdispls[j]:rdispls[j]+n], p.data.([]float32)[off:off+n])
+			copy(out[rdispls[j]:rdispls[j]+n], p.f32[off:off+n])
 		}
 		return nil
 	})
+	if err == nil {
+		copy(recv, out)
+	}
+	return err
 }

@@ -49,6 +49,12 @@ type Model struct {
 	// packing staging of the bfloat16 collectives.
 	stage map[[2]int]device.Mat
 	pack  device.Buffer[uint16]
+	// specs are the layers; loss the loss's all-reduce buffer.
+	specs []gcn.LayerSpec
+	loss  [1]float64
+	// bufs and reqs are aggregate's per-stage operands and requests.
+	bufs []device.Mat
+	reqs []collectives.Request
 	// host buffers of the loss (logits, gradient).
 	lg, dl []float32
 }
@@ -152,7 +158,8 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 		m.Params = append(m.Params, q)
 		index[p.Name] = i
 	}
-	for l, s := range cfg.LayerSpecs() {
+	m.specs = cfg.LayerSpecs()
+	for l, s := range m.specs {
 		w, ok := index[fmt.Sprintf("gcn%d.weight", l)]
 		if !ok {
 			panic(fmt.Sprintf("cagnet: no parameter gcn%d.weight among gcn.InitialParams", l))
@@ -211,8 +218,10 @@ func (p *Param) upload(dev device.Device) {
 func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) error {
 	w := h.Cols()
 	k0, _ := m.L.Stages()
-	bufs := make([]device.Mat, len(blocks))
-	reqs := make([]collectives.Request, len(blocks))
+	if len(m.bufs) < len(blocks) {
+		m.bufs, m.reqs = make([]device.Mat, len(blocks)), make([]collectives.Request, len(blocks))
+	}
+	bufs, reqs := m.bufs[:len(blocks)], m.reqs[:len(blocks)]
 	start := func(s int) error {
 		k := k0 + s
 		bufs[s] = h
@@ -287,7 +296,7 @@ func (m *Model) dropout(name string, a device.Mat, l int) device.Mat {
 // applies dropout. A SAGE layer adds its input's own rows times W_self
 // (every rank holds its block row of the input).
 func (m *Model) Forward(training bool) (device.Mat, error) {
-	specs := m.cfg.LayerSpecs()
+	specs := m.specs
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
 	h, rows := m.x, m.hi-m.lo
 	for l, s := range specs {
@@ -329,7 +338,8 @@ func (m *Model) LossAndGrad() (float64, error) {
 	lg, d := m.lg, m.dl
 	device.DownloadMat(m.dev, lg, logits)
 	clear(d)
-	loss := []float64{0}
+	loss := m.loss[:]
+	loss[0] = 0
 	for i := 0; i < rows; i++ {
 		v := m.lo + i
 		if !m.train[v] {
@@ -362,7 +372,7 @@ func (m *Model) LossAndGrad() (float64, error) {
 	}
 	dz := m.buf("dz", len(m.z)-1, rows, c)
 	device.UploadMat(m.dev, dz, d)
-	specs := m.cfg.LayerSpecs()
+	specs := m.specs
 	for l := len(specs) - 1; l >= 0; l-- {
 		s, p := specs[l], m.Params[m.w[l]]
 		if s.Hidden {

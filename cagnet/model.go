@@ -88,6 +88,10 @@ type Options struct {
 	Permutation permute.Scheme
 	// PermSeed draws the permutation.
 	PermSeed uint64
+	// Order, when set, says that the graph is given already permuted: its
+	// row i is original vertex Order[i] (what dropout masks are keyed
+	// by), as a gcn.Source's order 0 lists it. Permutation must be None.
+	Order []int32
 	// BF16 sends the broadcasts of H (and of the backward pass's
 	// gradients) and the process row's all-reduce of the partial sums as
 	// bfloat16 (train.comm_dtype = "bf16"); the loss and the weight
@@ -105,10 +109,15 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 	if o.Permutation == permute.Double {
 		return nil, fmt.Errorf("cagnet: permutation = \"double\" does not apply to train.algorithm = \"1.5d\" (one vertex order serves every layer): use \"single\" or \"none\"")
 	}
-	order := permute.New(g.Adj.Rows, permute.None, 0)
-	if o.Permutation == permute.Single {
-		order = permute.New(g.Adj.Rows, permute.Single, o.PermSeed)
-		g = permuted(g, order, cfg.Features)
+	verts := permute.New(g.Adj.Rows, permute.None, 0).P1
+	switch {
+	case o.Order != nil && (o.Permutation != permute.None || len(o.Order) != g.Adj.Rows):
+		panic(fmt.Sprintf("cagnet: Options.Order of %d vertices with permutation %v for a graph of %d: a given order replaces the permutation", len(o.Order), o.Permutation, g.Adj.Rows))
+	case o.Order != nil:
+		verts = o.Order
+	case o.Permutation == permute.Single:
+		order := permute.New(g.Adj.Rows, permute.Single, o.PermSeed)
+		g, verts = permuted(g, order, cfg.Features), order.P1
 	}
 	c := o.Replication
 	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual {
@@ -146,7 +155,7 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 		m.at = append(m.at, dev.UploadCSR(subBlock(at, m.lo, m.hi, c0, c1)))
 	}
 	m.verts = device.Alloc[int32](dev, m.hi-m.lo)
-	device.Upload(dev, m.verts, 0, order.P1[m.lo:m.hi])
+	device.Upload(dev, m.verts, 0, verts[m.lo:m.hi])
 	m.x = m.mat(m.hi-m.lo, cfg.Features)
 	device.UploadMat(dev, m.x, g.Features[m.lo*cfg.Features:m.hi*cfg.Features])
 	index := map[string]int{}

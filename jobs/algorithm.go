@@ -8,7 +8,6 @@ import (
 
 	"scalegnn/cagnet"
 	"scalegnn/collectives"
-	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
@@ -84,24 +83,34 @@ func AlgorithmOf(cfg *Config) string {
 	return perfmodel.AlgorithmPlexus
 }
 
-// setupCAGNET builds a 1.5D job: every rank loads the whole graph (again:
-// the Source gcn built hides it) and cagnet.New keeps its block row.
-func setupCAGNET(cfg *Config, g *grid.Grid, _ gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
-	graph, err := LoadGraph(cfg.Dataset)
+// setupCAGNET builds a 1.5D job from the graph the Source holds (the
+// normalised Â, permuted as [permute] says: order 0 of its Orders), read
+// whole by every rank; cagnet.New keeps its block row.
+func setupCAGNET(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+	sz := src.Sizes()
+	n := sz.N
+	adj, err := src.AdjBlock(0, 0, n, 0, 0, n)
 	if err != nil {
 		return nil, err
 	}
-	gg := &gcn.Graph{Adj: dataset.NormalizeGCN(graph.Adj), Features: graph.Features, Labels: graph.Labels,
-		Train: graph.Train, Val: graph.Val, Test: graph.Test, Classes: graph.Classes}
+	feat, err := src.FeatureBlock(0, 0, n, 0, sz.Features)
+	if err != nil {
+		return nil, err
+	}
+	labels, train, val, test, err := src.Labels(0, 0, n)
+	if err != nil {
+		return nil, err
+	}
+	gg := &gcn.Graph{Adj: adj, Features: feat, Labels: labels, Train: train, Val: val, Test: test, Classes: sz.Classes}
 	c := max(cfg.Grid.Replication, 1)
-	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Permutation: cfg.Permute.Scheme, PermSeed: uint64(cfg.Permute.Seed),
-		BF16: cfg.Train.CommDtype == collectives.BF16},
-		mcfg, OptimizerFor(cfg), gg)
+	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Order: src.Orders().Order[0],
+		BF16: cfg.Train.CommDtype == collectives.BF16}, mcfg, OptimizerFor(cfg), gg)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
 	}
 	if world.Rank() == 0 {
-		log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C))
+		log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C),
+			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype))
 	}
 	return &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: 1, ca: m}, nil
 }

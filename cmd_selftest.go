@@ -32,7 +32,8 @@ func runSelftest(stderr io.Writer) int {
 			return err
 		}
 		if world.Rank() == 0 {
-			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks, without and with single permutation\n", world.Size())
+			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
+				world.Size(), len(cagnet.Cases(world.Size())))
 		}
 		if world.Rank() == 0 {
 			var full, dp []grid.Shape

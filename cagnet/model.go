@@ -49,9 +49,11 @@ type Model struct {
 	// packing staging of the bfloat16 collectives.
 	stage map[[2]int]device.Mat
 	pack  device.Buffer[uint16]
-	// specs are the layers; loss the loss's all-reduce buffer.
+	// specs are the layers; loss the loss's all-reduce buffer (its own
+	// array, not a field: cgo, under MPI, refuses a pointer into a struct
+	// that holds Go pointers).
 	specs []gcn.LayerSpec
-	loss  [1]float64
+	loss  []float64
 	// bufs and reqs are aggregate's per-stage operands and requests.
 	bufs []device.Mat
 	reqs []collectives.Request
@@ -167,7 +169,7 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 		m.Params = append(m.Params, q)
 		index[p.Name] = i
 	}
-	m.specs = cfg.LayerSpecs()
+	m.specs, m.loss = cfg.LayerSpecs(), make([]float64, 1)
 	for l, s := range m.specs {
 		w, ok := index[fmt.Sprintf("gcn%d.weight", l)]
 		if !ok {
@@ -347,7 +349,7 @@ func (m *Model) LossAndGrad() (float64, error) {
 	lg, d := m.lg, m.dl
 	device.DownloadMat(m.dev, lg, logits)
 	clear(d)
-	loss := m.loss[:]
+	loss := m.loss
 	loss[0] = 0
 	for i := 0; i < rows; i++ {
 		v := m.lo + i

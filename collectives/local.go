@@ -101,16 +101,16 @@ type world struct {
 
 	mu     sync.Mutex
 	exited []bool
-	// exitCh is closed and replaced whenever a rank exits, so that waiting
-	// ranks can check whether the peer they wait for is gone.
-	exitCh chan struct{}
+	// groups are the world's communicators, whose doorbells an abort or
+	// an exit rings, so that waiting ranks look whether the peer they
+	// wait for is gone.
+	groups []*group
 }
 
 func newWorld(n int) *world {
 	return &world{
 		aborted: make(chan struct{}),
 		exited:  make([]bool, n),
-		exitCh:  make(chan struct{}),
 	}
 }
 
@@ -120,7 +120,17 @@ func (w *world) abort(reason error) {
 	w.abortOnce.Do(func() {
 		w.abortErr = fmt.Errorf("%w: %v", ErrAborted, reason)
 		close(w.aborted)
+		w.ringAll()
 	})
+}
+
+// ringAll rings the doorbell of every member of every group of the world.
+func (w *world) ringAll() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, g := range w.groups {
+		g.ring()
+	}
 }
 
 // abortError returns the reason of the abort, or nil if the world is not
@@ -138,16 +148,8 @@ func (w *world) abortError() error {
 func (w *world) exit(r int) {
 	w.mu.Lock()
 	w.exited[r] = true
-	close(w.exitCh)
-	w.exitCh = make(chan struct{})
 	w.mu.Unlock()
-}
-
-// exitNotify returns a channel that is closed at the next exit of a rank.
-func (w *world) exitNotify() <-chan struct{} {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.exitCh
+	w.ringAll()
 }
 
 // hasExited reports whether world rank r has returned from its fn.

@@ -29,9 +29,11 @@ type localRequest struct {
 	op   Op
 	root int
 	// f32 and u16 hold the copy of the input that the peers read; they
-	// keep their memory from one use of the request to the next.
-	f32 []float32
-	u16 []uint16
+	// keep their memory from one use of the request to the next. next32
+	// and next16, when set, replace them at the next use: larger storage
+	// allocated while the request was in flight.
+	f32, next32 []float32
+	u16, next16 []uint16
 
 	done bool
 	err  error
@@ -40,46 +42,86 @@ type localRequest struct {
 // requests are a rank's nonblocking requests on one communicator. A request
 // is reused once its owner has waited for it and every peer has read its
 // copy, so a steady sequence of calls allocates no request and no copy.
+//
+// How many requests are in flight depends on how far the peers lag (a
+// request waited for is still in flight until the slowest peer has read
+// it), which is timing, not program order. So that the requests are all
+// made while the program warms up, not whenever a peer happens to lag
+// more than before, they are made ahead: 2k+2 of them once the rank has
+// had k requests outstanding at once, each with a copy as large as the
+// largest call so far (a peer lags by at most the k requests it has yet
+// to wait for and the k it has started beyond them).
 type requests struct {
 	all []*localRequest
-	// most is the largest input a nonblocking call of the communicator has
-	// copied; every copy that grows grows to it, so that a request seldom
-	// used does not grow again later.
-	most int
+	// outstanding counts the rank's requests not yet waited for, most its
+	// largest count; most32 and most16 are the largest inputs copied.
+	outstanding, most int
+	most32, most16    int
 }
 
 // request returns a request of c, free for reuse, whose copy holds at
 // least n elements of kind's type.
 func (c *localComm) request(kind requestKind, n int) *localRequest {
+	rs := &c.reqs
+	switch {
+	case kind == reqAllReduceBF16 && n > rs.most16:
+		rs.most16 = n
+		for _, q := range rs.all {
+			q.next16 = make([]uint16, n)
+		}
+	case kind != reqAllReduceBF16 && n > rs.most32:
+		rs.most32 = n
+		for _, q := range rs.all {
+			q.next32 = make([]float32, n)
+		}
+	}
+	rs.outstanding++
+	if rs.outstanding > rs.most {
+		rs.most = rs.outstanding
+		for len(rs.all) < 2*rs.most+2 {
+			rs.all = append(rs.all, c.newRequest())
+		}
+	}
 	g := c.g
 	var q *localRequest
 	g.mu.Lock()
-	for _, x := range c.reqs.all {
-		if x.done && x.r.read(x.seq, len(g.members)) {
+	for _, x := range rs.all {
+		if x.done && (x.r == nil || x.r.read(x.seq, len(g.members))) {
 			q = x
 			break
 		}
 	}
 	g.mu.Unlock()
 	if q == nil {
-		q = &localRequest{c: c}
-		c.reqs.all = append(c.reqs.all, q)
+		// More in flight than the requests made ahead: a peer lags more
+		// than the bound above, or requests are left unwaited.
+		q = c.newRequest()
+		rs.all = append(rs.all, q)
 	}
-	c.reqs.most = max(c.reqs.most, n)
-	switch kind {
-	case reqAllReduceBF16:
-		if cap(q.u16) < n {
-			q.u16 = make([]uint16, c.reqs.most)
-		}
+	if q.next32 != nil {
+		q.f32, q.next32 = q.next32, nil
+	}
+	if q.next16 != nil {
+		q.u16, q.next16 = q.next16, nil
+	}
+	if kind == reqAllReduceBF16 {
 		q.u16 = q.u16[:n]
-	default:
-		if cap(q.f32) < n {
-			q.f32 = make([]float32, c.reqs.most)
-		}
+	} else {
 		q.f32 = q.f32[:n]
 	}
 	q.kind, q.done, q.err = kind, false, nil
 	return q
+}
+
+// newRequest returns a request of c that is free (done, with no round),
+// with copies as large as the largest inputs so far.
+func (c *localComm) newRequest() *localRequest {
+	return &localRequest{
+		c:    c,
+		done: true,
+		f32:  make([]float32, c.reqs.most32),
+		u16:  make([]uint16, c.reqs.most16),
+	}
 }
 
 // start deposits d for q, which will compute into buf.
@@ -125,6 +167,7 @@ func (q *localRequest) Wait() error {
 		return q.err
 	}
 	q.done = true
+	q.c.reqs.outstanding--
 	q.err = q.c.finish(q.r, q.name, func(r *round) error {
 		switch q.kind {
 		case reqAllReduceBF16:

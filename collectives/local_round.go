@@ -22,11 +22,14 @@ type group struct {
 	// members[i] is the world rank of group rank i.
 	members []int
 	// wake[i] is group rank i's doorbell (capacity one): whoever changes a
-	// round's state that a member may wait for rings every member. A ring
-	// only says "look again", so a member that finds it rung for another
-	// round rechecks and waits again, and a ring is never lost: the waiter
-	// checks under mu before it blocks, and the ringer sends after its
-	// change under mu.
+	// round's state that a member may wait for rings every member, and so
+	// do the world's abort and a rank's exit. A ring only says "look
+	// again", so a member that finds it rung for another round rechecks
+	// and waits again, and a ring is never lost: the waiter looks before
+	// it blocks, and the ringer rings after its change. One channel, not
+	// a select over the round, the abort and the exits: a blocked
+	// goroutine holds a runtime sudog per channel it waits on, and fewer
+	// make the runtime's pool of them warm sooner.
 	wake []chan struct{}
 
 	mu sync.Mutex
@@ -42,6 +45,9 @@ func newGroup(w *world, members []int) *group {
 	for i := range g.wake {
 		g.wake[i] = make(chan struct{}, 1)
 	}
+	w.mu.Lock()
+	w.groups = append(w.groups, g)
+	w.mu.Unlock()
 	return g
 }
 
@@ -141,9 +147,6 @@ func (c *localComm) arrive(d deposit) (*round, uint64) {
 func (c *localComm) wait(r *round) error {
 	g, w := c.g, c.g.w
 	for {
-		// Take the notification channel before looking, so that an exit
-		// between the look and the select is not missed.
-		exitCh := w.exitNotify()
 		g.mu.Lock()
 		if err := w.abortError(); err != nil {
 			g.mu.Unlock()
@@ -158,12 +161,7 @@ func (c *localComm) wait(r *round) error {
 		if err := c.checkGone(r); err != nil {
 			return err
 		}
-		select {
-		case <-g.wake[c.rank]:
-		case <-w.aborted:
-			return w.abortErr
-		case <-exitCh:
-		}
+		<-g.wake[c.rank]
 	}
 }
 
@@ -242,10 +240,7 @@ func (c *localComm) waitRead(r *round, seq uint64) error {
 			runtime.Gosched()
 			continue
 		}
-		select {
-		case <-g.wake[c.rank]:
-		case <-w.aborted:
-		}
+		<-g.wake[c.rank]
 	}
 }
 

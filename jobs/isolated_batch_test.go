@@ -107,3 +107,35 @@ func TestIsolatedGraph(t *testing.T) {
 		}
 	}
 }
+
+// TestIsolatedHaloFactorsOne: a halo partition holds every neighbor of its
+// training vertices, so ĉ = 1 and every correction's factor is 1: the
+// three corrections train identically (the accuracy table measures halo
+// partitions with correction none only for this reason). Induced
+// partitions miss neighbors, and there shrinkage's factor changes training.
+func TestIsolatedHaloFactorsOne(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains Cora six times")
+	}
+	tmp := t.TempDir()
+	for _, part := range []string{"halo", "induced"} {
+		var losses [][]EpochMetrics
+		for _, corr := range []string{"none", "batch", "shrinkage"} {
+			cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\npartition = \""+part+"\"\ncorrection = \""+corr+"\"", filepath.Join(tmp, part+corr))
+			cfg.Grid.D = 4
+			_, ms := trainLocal(t, cfg)
+			losses = append(losses, ms)
+		}
+		differ := false
+		for c := 1; c < 3; c++ {
+			for e := range losses[0] {
+				if losses[c][e].Loss != losses[0][e].Loss {
+					differ = true
+				}
+			}
+		}
+		if differ != (part == "induced") {
+			t.Errorf("%s partitions: corrections change training: %v, want %v", part, differ, part == "induced")
+		}
+	}
+}

@@ -35,7 +35,8 @@
 # Environment: NP (8), EPOCHS (3), WORK (runs), SEEDS (seeds per rank,
 # 256), MB (4D vertices per replica per step, min(65536, N/16)), MPIRUN
 # (mpirun, with --allow-run-as-root as root and --oversubscribe), LIMIT
-# (seconds per run, default 400), MODES (default "neighbor 4d"), MACHINE (the perfmodel profile of the
+# (seconds per run, default 400), MODES (default "neighbor 4d";
+# TABLE_ONLY=1 runs none and prints the table of the last runs), MACHINE (the perfmodel profile of the
 # predictions, default perfmodel/profiles/dev-2core-8ranks.toml when it
 # exists). A quick check of the script at scale 14:
 #   SEEDS=16 WORK=/tmp/nb bash bench/neighbor-vs-4d.sh ./scalegnn 14
@@ -64,6 +65,7 @@ if [ ! -f "$DATA/meta.toml" ]; then
 		-out "$DATA" -blocks "${BLOCKS:-1}" -permute none || exit 1
 fi
 
+if [ -z "${TABLE_ONLY:-}" ]; then
 common() {
 	cat <<EOF
 [dataset]
@@ -116,8 +118,10 @@ dir = "$OUTD/4d"
 overwrite = true
 EOF
 } >"$OUTD/4d.toml"
+fi
 
 status=0
+[ -n "${TABLE_ONLY:-}" ] && MODES=" "
 for mode in ${MODES:-neighbor 4d}; do
 	echo "== $mode: $MPIRUN -np $NP $BIN -config $OUTD/$mode.toml"
 	timeout "$LIMIT" $MPIRUN -np "$NP" /usr/bin/time -f "peak_rss_kb %M" "$BIN" -config "$OUTD/$mode.toml" >"$OUTD/$mode.log" 2>&1 || status=1
@@ -137,7 +141,11 @@ for mode in ("neighbor", "4d"):
     timed = ms[1:] or ms
     ep = statistics.median(m["epoch_s"] - m.get("eval_s", 0) for m in timed)
     steps = timed[0]["steps"]
-    byts = statistics.median(m.get("dp_bytes", 0) + m.get("comm_3d_bytes", 0) + m.get("pmm_bytes", 0) for m in timed)
+    # Training bytes: dp (neighbor: exchange and gradients) and the 3D
+    # group's (pmm_bytes are a part of them), from epochs that did not
+    # evaluate where there are such (4D counts evaluation in comm_3d).
+    clean = [m for m in timed if not m.get("eval_s")] or timed
+    byts = statistics.median(m.get("dp_bytes", 0) + m.get("comm_3d_bytes", 0) for m in clean)
     samp = statistics.median(m.get("sample_s_max", 0) for m in timed)
     wait = statistics.median(m.get("sample_wait_s_max", 0) for m in timed)
     want = {"neighbor": "neighbor Gd=%d" % np_, "4d": "d=2 2x1x%d" % (np_ // 4)}[mode]

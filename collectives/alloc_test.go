@@ -3,48 +3,10 @@ package collectives
 import (
 	"fmt"
 	"math"
-	"runtime"
-	"sync"
 	"testing"
+
+	"scalegnn/internal/alloctest"
 )
-
-// lockstep is a reusable barrier of n goroutines made of a mutex and a
-// condition variable: it allocates nothing, so the heap allocations
-// counted between two of its waits are the collectives'.
-type lockstep struct {
-	mu    sync.Mutex
-	cond  *sync.Cond
-	n     int
-	count int
-	gen   int
-}
-
-func newLockstep(n int) *lockstep {
-	l := &lockstep{n: n}
-	l.cond = sync.NewCond(&l.mu)
-	return l
-}
-
-// wait blocks until all n goroutines have called it; the last to arrive
-// runs last (if not nil) before releasing the others.
-func (l *lockstep) wait(last func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	gen := l.gen
-	l.count++
-	if l.count == l.n {
-		if last != nil {
-			last()
-		}
-		l.count = 0
-		l.gen++
-		l.cond.Broadcast()
-		return
-	}
-	for gen == l.gen {
-		l.cond.Wait()
-	}
-}
 
 // allocsPerCall runs call on every rank of an n-rank Local world, warm
 // times and then runs times in lockstep, and returns the heap allocations
@@ -53,8 +15,7 @@ func (l *lockstep) wait(last func()) {
 // counts per process too, but runs its function on one goroutine.
 func allocsPerCall(t *testing.T, n, warm, runs int, setup func(c Comm) func() error) float64 {
 	t.Helper()
-	step := newLockstep(n)
-	var before, after runtime.MemStats
+	m := alloctest.NewMeter(n)
 	errs := RunLocal(n, func(c Comm) error {
 		call := setup(c)
 		warmUp := func() error {
@@ -65,23 +26,20 @@ func allocsPerCall(t *testing.T, n, warm, runs int, setup func(c Comm) func() er
 			}
 			return nil
 		}
-		// A collection empties the runtime's central pools; the calls
-		// after it refill them, and none starts in the window unless the
-		// calls allocate.
 		if err := warmUp(); err != nil {
 			return err
 		}
-		step.wait(runtime.GC)
+		m.GC()
 		if err := warmUp(); err != nil {
 			return err
 		}
-		step.wait(func() { runtime.ReadMemStats(&before) })
+		m.Start()
 		for range runs {
 			if err := call(); err != nil {
 				return err
 			}
 		}
-		step.wait(func() { runtime.ReadMemStats(&after) })
+		m.Stop()
 		return nil
 	})
 	for r, err := range errs {
@@ -89,7 +47,7 @@ func allocsPerCall(t *testing.T, n, warm, runs int, setup func(c Comm) func() er
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	return float64(after.Mallocs-before.Mallocs) / float64(runs)
+	return float64(m.Mallocs()) / float64(runs)
 }
 
 // allocCases are the collectives a training step makes, each as a

@@ -68,6 +68,9 @@ type Grid struct {
 	XComm, YComm, ZComm collectives.Comm
 	// DP holds the ranks that share (x, y, z); rank within it is d.
 	DP collectives.Comm
+
+	// redist is Redistribute's plans and buffers, made at its first call.
+	redist *redistCache
 }
 
 // namer is a communicator that names itself in messages (a watchdog's

@@ -18,9 +18,9 @@
 #    ranks first at scale 20; d=8 1x1x1 needs 7.6 GiB a rank), MB
 #    vertices per replica per step, steps_per_epoch = N / (2·MB), so an
 #    epoch also holds every training vertex once in expectation. Its
-#    full-graph evaluation arenas make it the larger job: 1.39 GB peak a
-#    rank at scale 18, so about 5.5 GB at scale 20, 44 GB for 8 ranks; on
-#    the 23 GB development machine the comparison runs at scale 18 (make
+#    full-graph evaluation arenas make it the larger job: 1.24 GiB peak a
+#    rank at scale 18, so about 5 GiB at scale 20, 40 GiB for 8 ranks; on
+#    the 23 GiB development machine the comparison runs at scale 18 (make
 #    bench) and the neighbor mode alone at scale 20 (MODES=neighbor).
 #
 # Each trains EPOCHS epochs (default 3); the epoch time is the median of

@@ -32,6 +32,10 @@ type Comm struct {
 	inner  collectives.Comm
 	w      *Watchdog
 	labels [nOps]string
+	// reqs are the labelled requests, reused once waited for, so that a
+	// nonblocking call allocates none (a request value boxed into the
+	// interface would be one allocation a call).
+	reqs []*request
 }
 
 var (
@@ -138,19 +142,11 @@ func (c *Comm) AllReduceBF16(buf []float32) error {
 }
 
 func (c *Comm) IAllReduceF32(buf []float32, o collectives.Op) (collectives.Request, error) {
-	r, err := c.inner.IAllReduceF32(buf, o)
-	if err != nil {
-		return r, err
-	}
-	return request{r, c}, nil
+	return c.label(c.inner.IAllReduceF32(buf, o))
 }
 
 func (c *Comm) IAllReduceBF16(buf []float32) (collectives.Request, error) {
-	r, err := c.inner.IAllReduceBF16(buf)
-	if err != nil {
-		return r, err
-	}
-	return request{r, c}, nil
+	return c.label(c.inner.IAllReduceBF16(buf))
 }
 
 func (c *Comm) AllGatherF32(dst, src []float32) error {
@@ -178,11 +174,7 @@ func (c *Comm) BcastF32(buf []float32, root int) error {
 }
 
 func (c *Comm) IBcastF32(buf []float32, root int) (collectives.Request, error) {
-	r, err := c.inner.IBcastF32(buf, root)
-	if err != nil {
-		return r, err
-	}
-	return request{r, c}, nil
+	return c.label(c.inner.IBcastF32(buf, root))
 }
 
 func (c *Comm) BcastBytes(buf []byte, root int) error {
@@ -197,14 +189,41 @@ func (c *Comm) AlltoallvF32(send []float32, sendCounts []int, recv []float32, re
 	return c.inner.AlltoallvF32(send, sendCounts, recv, recvCounts)
 }
 
-// request labels the wait for a nonblocking collective.
-type request struct {
-	r collectives.Request
-	c *Comm
+// label wraps a started request in one that labels its wait: a request of
+// c's that has been waited for, or a new one.
+func (c *Comm) label(r collectives.Request, err error) (collectives.Request, error) {
+	if err != nil {
+		return r, err
+	}
+	var q *request
+	for _, x := range c.reqs {
+		if x.done {
+			q = x
+			break
+		}
+	}
+	if q == nil {
+		q = &request{c: c}
+		c.reqs = append(c.reqs, q)
+	}
+	q.r, q.done = r, false
+	return q, nil
 }
 
-func (q request) Wait() error {
+// request labels the wait for a nonblocking collective. It is reused by
+// the communicator's next nonblocking call once waited for, so, as the
+// wrapped communicator's requests, it must not be waited for again after
+// that call.
+type request struct {
+	r    collectives.Request
+	c    *Comm
+	done bool
+}
+
+func (q *request) Wait() error {
 	prev := q.c.enter(opAllReduceWait)
 	defer q.c.leave(opAllReduceWait, prev)
-	return q.r.Wait()
+	err := q.r.Wait()
+	q.done = true
+	return err
 }

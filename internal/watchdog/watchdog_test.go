@@ -177,7 +177,7 @@ func TestStageLabels(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := r.(request)
+	q := r.(*request)
 	prev = q.c.enter(opAllReduceWait)
 	if got, want := w.Stage(), "epoch 4 evaluation: wait for a nonblocking all-reduce on the X communicator"; got != want {
 		t.Errorf("waiting: Stage() = %q, want %q", got, want)

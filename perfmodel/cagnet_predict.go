@@ -36,9 +36,11 @@ func (m *Machine) cagnetLinks(p, c, ranksPerNode int) map[Group]Link {
 // CAGNETMemory is rank 0's memory in 1.5D: its share of Â and Âᵀ (one
 // block row, the block columns of its stages, nonzeros in expectation),
 // its block row of the features, per layer the tape ((ÂH)_i and Z_i) and
-// the broadcast buffers of one aggregation, and the replicated weights
-// with gradients and moments (float32 on the device, float64 on the host:
-// counted as 4+4+3·8 bytes per entry). Every rank reads the whole graph.
+// the backward pass's buffers (reused from step to step), the broadcast
+// buffers of one aggregation, and the replicated weights (W_self too for
+// SAGE) with gradients and moments (float32 on the device, float64 on the
+// host: counted as 4+4+3·8 bytes per entry). Every rank reads the whole
+// graph.
 func CAGNETMemory(j Job, p, c int) Memory {
 	q := p / c
 	rows := int64(blockLen(j.N, q, 0))
@@ -54,7 +56,14 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	var weights, maxW int64
 	for _, s := range j.gcnConfig().LayerSpecs() {
 		mem.Activations += 4 * rows * int64(s.In+s.Out+s.Out) // ÂH, Z, ReLU(Z)
+		if j.Dropout > 0 {
+			mem.Activations += 4 * rows * int64(2*s.In) // the input after dropout, its gradient's
+		}
+		mem.Activations += 4 * rows * int64(s.In+s.Out) // the backward pass's dZ and dZ·Wᵀ
 		weights += int64(s.In * s.Out)
+		if s.Self {
+			weights += int64(s.In * s.Out) // SAGE's W_self
+		}
 		maxW = max(maxW, int64(s.In))
 	}
 	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums

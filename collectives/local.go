@@ -17,8 +17,11 @@ var ErrAborted = errors.New("collectives: job aborted")
 // NewLocalWorld returns the world communicators of an in-process job of n
 // ranks, one per rank: element r is rank r's Comm. Goroutines play the
 // ranks; each must use only its own Comm (and the communicators split from
-// it). Data moves between ranks by copying through shared state, never by
-// sharing the callers' slices.
+// it), from one goroutine at a time. Data moves between ranks by copying:
+// a rank reads its peers' inputs in place during a blocking collective
+// (which returns only once every peer has read its own), and a copy made
+// at the call for a nonblocking one; no rank ever writes a peer's memory.
+// Once warm, a collective allocates nothing (see local_round.go).
 //
 // Local supports every method of Comm. Reductions are computed in rank
 // order (rank 0 op rank 1 op ...), so their results are bitwise identical

@@ -265,7 +265,13 @@ func choicesText(c perfmodel.Choices) string {
 	if c.CAGNET {
 		names = append(names, perfmodel.AlgorithmCAGNET)
 	}
-	return strings.Join(names, " and ")
+	if c.Neighbor {
+		names = append(names, perfmodel.AlgorithmNeighbor)
+	}
+	if c.Isolated {
+		names = append(names, perfmodel.AlgorithmIsolated)
+	}
+	return strings.Join(names, ", ")
 }
 
 // readMeasured reads a finished run (its directory or summary.json, see

@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"cmp"
+	"fmt"
 	"sort"
 )
 
@@ -42,6 +43,9 @@ func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 	if c.CAGNET {
 		if err := j.Validate(); err != nil {
 			return nil, err
+		}
+		if o.D > 1 {
+			return nil, fmt.Errorf("perfmodel: Gd = %d: 1.5D trains the full graph, which has no data-parallel replicas (Gd = 1)", o.D)
 		}
 		if o.RanksPerNode == 0 {
 			o.RanksPerNode = m.RanksPerNode

@@ -122,7 +122,7 @@ func TestIsolatedHaloFactorsOne(t *testing.T) {
 		var losses [][]EpochMetrics
 		for _, corr := range []string{"none", "batch", "shrinkage"} {
 			cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\npartition = \""+part+"\"\ncorrection = \""+corr+"\"", filepath.Join(tmp, part+corr))
-			cfg.Grid.D = 4
+			cfg.Grid.D, cfg.Train.Epochs = 4, 3
 			_, ms := trainLocal(t, cfg)
 			losses = append(losses, ms)
 		}

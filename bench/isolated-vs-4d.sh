@@ -29,7 +29,9 @@
 # PMM bytes summed over ranks), and `scalegnn perfmodel predict`'s line
 # for the mode. Environment: NP (8), EPOCHS (3), WORK (runs), F (32),
 # SEEDS (256), MB, MPIRUN, LIMIT (seconds per run, 300), MODES (default
-# "isolated 4d neighbor"). A quick check at scale 14:
+# "isolated 4d neighbor"), MACHINE (the perfmodel profile of the
+# predictions, default perfmodel/profiles/dev-2core-8ranks.toml when it
+# exists). A quick check at scale 14:
 #   WORK=/tmp/iso bash bench/isolated-vs-4d.sh ./scalegnn 14
 set -u
 BIN=${1:-./scalegnn}
@@ -42,6 +44,9 @@ F=${F:-32}
 if [ -z "${MPIRUN:-}" ]; then
 	MPIRUN="$(command -v mpirun.openmpi || echo mpirun) --oversubscribe"
 	[ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
+fi
+if [ -z "${MACHINE+x}" ] && [ -f perfmodel/profiles/dev-2core-8ranks.toml ]; then
+	MACHINE=perfmodel/profiles/dev-2core-8ranks.toml
 fi
 DATA=$(realpath -m "$WORK/iso-rmat$SCALE-f$F-prepared")
 OUTD=$(realpath -m "$WORK/iso-bench")
@@ -102,7 +107,7 @@ for mode in ${MODES:-isolated 4d neighbor}; do
 	echo "== $mode: $MPIRUN -np $NP $BIN -config $OUTD/$mode.toml"
 	timeout "$LIMIT" $MPIRUN -np "$NP" /usr/bin/time -f "peak_rss_kb %M" "$BIN" -config "$OUTD/$mode.toml" >"$OUTD/$mode.log" 2>&1 || status=1
 	grep -E "done|error" "$OUTD/$mode.log" | tail -2; grep -h peak_rss_kb "$OUTD/$mode.log" | sort -k2 -n | tail -1
-	"$BIN" perfmodel predict -config "$OUTD/$mode.toml" -ranks "$NP" -top 0 >"$OUTD/$mode.predict" 2>&1
+	"$BIN" perfmodel predict -config "$OUTD/$mode.toml" -ranks "$NP" -top 0 ${MACHINE:+-machine "$MACHINE"} >"$OUTD/$mode.predict" 2>&1
 done
 
 python3 - "$OUTD" "$NP" <<'EOF' | tee "$OUTD/table.txt"

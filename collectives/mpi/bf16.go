@@ -38,7 +38,12 @@ func (c *comm) AllReduceBF16(buf []float32) error {
 // on is pinned until Wait, which widens it back into buf.
 func (c *comm) IAllReduceBF16(buf []float32) (collectives.Request, error) {
 	c.counters.Add(collectives.KindAllReduce, 2*len(buf))
-	h := make([]uint16, len(buf))
-	collectives.EncodeBF16(h, buf)
-	return startIAllReduce(c, "IAllReduceBF16", h, c.env.u16, c.env.bf16Sum, func() { collectives.DecodeBF16(buf, h) })
+	r := c.request("IAllReduceBF16")
+	if cap(r.h) < len(buf) {
+		r.h = make([]uint16, len(buf))
+	}
+	r.h = r.h[:len(buf)]
+	collectives.EncodeBF16(r.h, buf)
+	r.widen = buf
+	return startIAllReduce(c, r, r.h, c.env.u16, c.env.bf16Sum)
 }

@@ -19,6 +19,7 @@ type comm struct {
 	c          C.MPI_Comm
 	rank, size int
 	counters   collectives.Counters
+	reqs       requests // the nonblocking requests, reused
 }
 
 var _ collectives.Comm = (*comm)(nil)

@@ -28,6 +28,10 @@ type env struct {
 	// MPI call then holds mu.
 	serialized bool
 	mu         sync.Mutex
+	// unlock is mu.Unlock as a func value made once: a method value made
+	// per lock would be an allocation per MPI call (and per poll of a
+	// serialized Wait).
+	unlock func()
 
 	// singleton is set for a world of one rank that no launcher started
 	// (see Abort).
@@ -54,6 +58,7 @@ func newEnv(serialized bool) (*env, error) {
 		return nil, fmt.Errorf("creating the bfloat16 sum: %w", err)
 	}
 	e.bf16Sum = op
+	e.unlock = e.mu.Unlock
 	return e, nil
 }
 
@@ -64,7 +69,7 @@ func (e *env) lock() (unlock func()) {
 		return func() {}
 	}
 	e.mu.Lock()
-	return e.mu.Unlock
+	return e.unlock
 }
 
 // op returns the MPI handle of a reduction operator.

@@ -186,19 +186,18 @@ func (c *comm) IAllReduceF32Device(ptr uintptr, n int, op collectives.Op) (colle
 		return nil, c.errorf(method, err)
 	}
 	c.counters.Add(collectives.KindAllReduce, 4*n)
-	r := &request{c: c, method: method}
-	var req C.MPI_Request
+	r := c.request(method)
 	if n == 0 {
 		r.call = "MPI_Ibarrier"
-		err = c.call(r.call, func() C.int { return C.MPI_Ibarrier(c.c, &req) })
+		err = c.call(r.call, func() C.int { return C.MPI_Ibarrier(c.c, &r.req) })
 	} else {
 		r.call = "MPI_Iallreduce"
 		p, t := C.uintptr_t(ptr), c.env.f32
-		err = c.call(r.call, func() C.int { return C.sg_iallreduce_device(p, cn, t, mop, c.c, &req) })
+		err = c.call(r.call, func() C.int { return C.sg_iallreduce_device(p, cn, t, mop, c.c, &r.req) })
 	}
 	if err != nil {
+		r.release()
 		return nil, c.errorf(method, err)
 	}
-	r.req = req
 	return r, nil
 }

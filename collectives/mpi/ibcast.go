@@ -28,21 +28,20 @@ func (c *comm) IBcastF32(buf []float32, root int) (collectives.Request, error) {
 		return nil, c.errorf(method, err)
 	}
 	c.counters.Add(collectives.KindBcast, 4*len(buf))
-	r := &request{c: c, method: method}
-	var req C.MPI_Request
+	r := c.request(method)
 	if len(buf) == 0 {
 		r.call = "MPI_Ibarrier"
-		err = c.call(r.call, func() C.int { return C.MPI_Ibarrier(c.c, &req) })
+		err = c.call(r.call, func() C.int { return C.MPI_Ibarrier(c.c, &r.req) })
 	} else {
 		r.call = "MPI_Ibcast"
 		r.pinner.Pin(&buf[0])
 		p := unsafe.Pointer(&buf[0])
-		err = c.call(r.call, func() C.int { return C.sg_ibcast(p, cn, c.env.f32, C.int(root), c.c, &req) })
+		err = c.call(r.call, func() C.int { return C.sg_ibcast(p, cn, c.env.f32, C.int(root), c.c, &r.req) })
 	}
 	if err != nil {
 		r.pinner.Unpin()
+		r.release()
 		return nil, c.errorf(method, err)
 	}
-	r.req = req
 	return r, nil
 }

@@ -48,6 +48,9 @@ func child(mode string) int {
 	if mode == "device" {
 		return childDevice(world) // gpuaware_test.go
 	}
+	if mode == "allocs" {
+		return childAllocs(world) // alloc_test.go
+	}
 	if !Initialized() {
 		fmt.Fprintln(os.Stderr, "Initialized() = false after Init")
 		world.Abort(1)

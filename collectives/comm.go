@@ -99,9 +99,14 @@ type Comm interface {
 	Counters() *Counters
 }
 
-// Request is a pending nonblocking operation.
+// Request is a pending nonblocking operation. Communicators reuse their
+// requests (so that a steady sequence of calls allocates none): once Wait
+// has returned, a Request may be handed out again by the communicator's
+// next nonblocking call, and must not be waited for after that call.
 type Request interface {
-	// Wait blocks until the operation is complete; its buffer may then be used.
+	// Wait blocks until the operation is complete; its buffer may then be
+	// used. Waiting again before the next nonblocking call returns the
+	// first result.
 	Wait() error
 }
 

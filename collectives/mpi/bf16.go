@@ -24,7 +24,10 @@ func (c *comm) AllReduceBF16(buf []float32) error {
 	if len(buf) == 0 {
 		return c.Barrier()
 	}
-	h := make([]uint16, len(buf))
+	if cap(c.scratch.bf16) < len(buf) {
+		c.scratch.bf16 = make([]uint16, len(buf))
+	}
+	h := c.scratch.bf16[:len(buf)]
 	collectives.EncodeBF16(h, buf)
 	p := unsafe.Pointer(&h[0])
 	if err := c.call("MPI_Allreduce", func() C.int { return C.sg_allreduce_in_place(p, cn, c.env.u16, c.env.bf16Sum, c.c) }); err != nil {

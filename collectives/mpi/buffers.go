@@ -37,16 +37,19 @@ func overlap[T any](a, b []T) bool {
 // and computes the displacements of contiguous blocks in rank order. It
 // returns an error if a count is negative or a count or a displacement
 // does not fit MPI's int. total is the sum of the counts.
-func countsAndDispls(counts []int, what string) (cs, displs []C.int, total int, err error) {
-	cs = make([]C.int, len(counts))
-	displs = make([]C.int, len(counts))
+func countsAndDispls(counts []int, what string, cs, displs []C.int) (_, _ []C.int, total int, err error) {
+	cs, displs = growCInts(cs, len(counts)), growCInts(displs, len(counts))
 	for i, n := range counts {
 		if n < 0 {
 			return nil, nil, 0, fmt.Errorf("%s[%d] = %d is negative", what, i, n)
 		}
-		if cs[i], err = cInt(n, fmt.Sprintf("%s[%d]", what, i)); err != nil {
+		// The element's name is formatted only for the error: formatting
+		// it on every call allocated a string per rank per collective.
+		if n > math.MaxInt32 {
+			_, err = cInt(n, fmt.Sprintf("%s[%d]", what, i))
 			return nil, nil, 0, err
 		}
+		cs[i] = C.int(n)
 		if total > math.MaxInt32 {
 			return nil, nil, 0, fmt.Errorf("displacement of block %d of %s is %d, beyond MPI's int (%d); split the call",
 				i, what, total, math.MaxInt32)
@@ -55,4 +58,12 @@ func countsAndDispls(counts []int, what string) (cs, displs []C.int, total int, 
 		total += n
 	}
 	return cs, displs, total, nil
+}
+
+// growCInts returns s with length n, reallocated only when it is too short.
+func growCInts(s []C.int, n int) []C.int {
+	if cap(s) < n {
+		return make([]C.int, n)
+	}
+	return s[:n]
 }

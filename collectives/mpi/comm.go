@@ -20,6 +20,15 @@ type comm struct {
 	rank, size int
 	counters   collectives.Counters
 	reqs       requests // the nonblocking requests, reused
+	// scratch is what the blocking calls reuse instead of allocating per
+	// call: the C count and displacement arrays of the v-collectives and
+	// the bfloat16 copy of AllReduceBF16. A Comm's collectives are called
+	// in one order by one goroutine per rank (collectives.Comm), so one
+	// set per communicator is enough.
+	scratch struct {
+		counts [4][]C.int
+		bf16   []uint16
+	}
 }
 
 var _ collectives.Comm = (*comm)(nil)

@@ -48,10 +48,12 @@ func (c *comm) AllGatherVF32(dst, src []float32, counts []int) error {
 	if len(counts) != c.size {
 		return c.errorf(method, fmt.Errorf("len(counts) = %d, want Size() = %d", len(counts), c.size))
 	}
-	cs, displs, total, err := countsAndDispls(counts, "counts")
+	sc := &c.scratch.counts
+	cs, displs, total, err := countsAndDispls(counts, "counts", sc[0], sc[1])
 	if err != nil {
 		return c.errorf(method, err)
 	}
+	sc[0], sc[1] = cs, displs
 	if counts[c.rank] != len(src) {
 		return c.errorf(method, fmt.Errorf("counts[%d] = %d, but len(src) = %d", c.rank, counts[c.rank], len(src)))
 	}
@@ -147,14 +149,17 @@ func (c *comm) AlltoallvF32(send []float32, sendCounts []int, recv []float32, re
 		return c.errorf(method, fmt.Errorf("len(sendCounts) = %d, len(recvCounts) = %d, want Size() = %d",
 			len(sendCounts), len(recvCounts), c.size))
 	}
-	scs, sdispls, sendTotal, err := countsAndDispls(sendCounts, "sendCounts")
+	sc := &c.scratch.counts
+	scs, sdispls, sendTotal, err := countsAndDispls(sendCounts, "sendCounts", sc[0], sc[1])
 	if err != nil {
 		return c.errorf(method, err)
 	}
-	rcs, rdispls, recvTotal, err := countsAndDispls(recvCounts, "recvCounts")
+	sc[0], sc[1] = scs, sdispls
+	rcs, rdispls, recvTotal, err := countsAndDispls(recvCounts, "recvCounts", sc[2], sc[3])
 	if err != nil {
 		return c.errorf(method, err)
 	}
+	sc[2], sc[3] = rcs, rdispls
 	if len(send) < sendTotal || len(recv) < recvTotal {
 		return c.errorf(method, fmt.Errorf("len(send) = %d, len(recv) = %d, want at least the sums of the counts %d, %d",
 			len(send), len(recv), sendTotal, recvTotal))

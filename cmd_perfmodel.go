@@ -427,7 +427,7 @@ func runCalibrate(args []string, stderr io.Writer) int {
 		}
 		if world.Rank() == 0 {
 			fmt.Fprintf(stderr, "wrote %s: %s\n", *out, m.Description)
-			for _, k := range []string{"spmm_median_rel_err", "gemm_nn_median_rel_err", "gemm_tn_median_rel_err", "gemm_nt_median_rel_err", "comm_intra_median_rel_err", "comm_inter_median_rel_err"} {
+			for _, k := range []string{"spmm_median_rel_err", "gemm_nn_median_rel_err", "gemm_tn_median_rel_err", "gemm_nt_median_rel_err", "comm_intra_median_rel_err", "comm_inter_median_rel_err", "comm_bcast_median_rel_err"} {
 				if v, ok := m.Fit[k]; ok {
 					fmt.Fprintf(stderr, "  %s = %.3f\n", k, v)
 				}

@@ -153,6 +153,7 @@ func TestAutoChoosesAlgorithm(t *testing.T) {
 	}
 	m.Name = "fast-network"
 	m.Comm.Intra.Latency, m.Comm.Intra.Bandwidth = 0, 1000
+	m.Comm.Bcast = perfmodel.Link{Latency: 0, Bandwidth: 1000}
 	m.SpMM.Miss, m.SpMM.Cache = 1e-7, 1<<20
 	path := filepath.Join(t.TempDir(), "fast.toml")
 	if err := m.WriteFile(path, "test profile: a fast network, dear cache misses"); err != nil {

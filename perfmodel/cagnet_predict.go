@@ -5,6 +5,7 @@ import (
 	"math"
 	"sort"
 
+	"scalegnn/collectives"
 	"scalegnn/grid"
 )
 
@@ -13,24 +14,36 @@ import (
 func CAGNETGrid(p, c int) string { return fmt.Sprintf("1.5d %dx%d", p/c, c) }
 
 // cagnetLinks: process rows are c consecutive world ranks, process columns
-// ranks c apart. A group within one node uses the intra-node link;
-// otherwise the inter-node link, shared by the groups of its kind leaving
-// a node at once (c columns per node, or one row per node's ranks/c).
-func (m *Machine) cagnetLinks(p, c, ranksPerNode int) map[Group]Link {
+// ranks c apart. A group within one node uses the intra-node link (and
+// intra reports it); otherwise the inter-node link, shared by the groups
+// of its kind leaving a node at once (c columns per node, or one row per
+// node's ranks/c).
+func (m *Machine) cagnetLinks(p, c, ranksPerNode int) (links map[Group]Link, intra map[Group]bool) {
 	if ranksPerNode <= 0 || ranksPerNode > p {
 		ranksPerNode = p
 	}
-	out := map[Group]Link{GroupRow: m.Comm.Intra, GroupCol: m.Comm.Intra}
+	links = map[Group]Link{GroupRow: m.Comm.Intra, GroupCol: m.Comm.Intra}
+	intra = map[Group]bool{GroupRow: true, GroupCol: true}
 	if c > ranksPerNode || ranksPerNode%c != 0 {
-		l := m.Comm.Inter
-		out[GroupRow] = l
+		links[GroupRow], intra[GroupRow] = m.Comm.Inter, false
 	}
 	if p > ranksPerNode {
 		l := m.Comm.Inter
 		l.Bandwidth /= float64(min(c, ranksPerNode))
-		out[GroupCol] = l
+		links[GroupCol], intra[GroupCol] = l, false
 	}
-	return out
+	return links, intra
+}
+
+// cagnetCommTime is CollectiveTime, except that a broadcast within a node
+// takes the machine's measured broadcast cost when the profile has one
+// (Machine.Comm.Bcast): ⌈log2 p⌉·α + M/β.
+func (m *Machine) cagnetCommTime(cl Collective, l Link, intra bool) float64 {
+	b := m.Comm.Bcast
+	if cl.Kind != collectives.KindBcast || b.Bandwidth <= 0 || !intra || cl.Size <= 1 {
+		return CollectiveTime(cl, l)
+	}
+	return math.Ceil(math.Log2(float64(cl.Size)))*b.Latency + float64(cl.Bytes())/(b.Bandwidth*1e9)
 }
 
 // CAGNETMemory is rank 0's memory in 1.5D: its share of Â and Âᵀ (one
@@ -82,10 +95,10 @@ func CAGNETShape(p, c int) grid.Shape { return grid.Shape{D: 1, X: p / c, Y: c, 
 // PredictShape counts a 3D grid's.
 func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
 	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
-	links := m.cagnetLinks(p, c, ranksPerNode)
+	links, intra := m.cagnetLinks(p, c, ranksPerNode)
 	add := func(tr Trace, weight float64) {
 		for _, cl := range tr.Comm {
-			pr.Comm += weight * CollectiveTime(cl, links[cl.Group])
+			pr.Comm += weight * m.cagnetCommTime(cl, links[cl.Group], intra[cl.Group])
 			pr.CommBytes += int64(math.Round(weight * float64(cl.Bytes())))
 		}
 		for _, k := range tr.Kernels {

@@ -2,12 +2,14 @@ package perfmodel
 
 import (
 	"fmt"
+	"math"
 	"testing"
 
 	"scalegnn/cagnet"
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/grid"
 	"scalegnn/permute"
 )
 
@@ -107,5 +109,55 @@ func TestPredictCAGNETAll(t *testing.T) {
 	// c = P holds the whole graph per rank; c = 1 a P-th of it.
 	if a, b := CAGNETMemory(j, 8, 8).Adjacency, CAGNETMemory(j, 8, 1).Adjacency; a <= b {
 		t.Errorf("adjacency with c = 8: %d bytes, with c = 1: %d; replication must cost memory", a, b)
+	}
+}
+
+// TestCAGNETMeasuredBroadcast: a profile's comm.bcast times 1.5D's
+// intra-node broadcasts as ⌈log2 p⌉·α + M/β (and survives a write and a
+// load); without it they are binomial trees on the intra link; other
+// collectives and the 3D grids do not change.
+func TestCAGNETMeasuredBroadcast(t *testing.T) {
+	j := Job{N: 1 << 14, NNZ: 16 << 14, Features: 64, Hidden: 128, Classes: 8, Layers: 3, EvalEvery: 5}
+	m := DefaultMachine()
+	b := Link{Latency: 1e-4, Bandwidth: 2}
+	mb := DefaultMachine()
+	mb.Comm.Bcast = b
+	path := t.TempDir() + "/m.toml"
+	if err := mb.WriteFile(path, "test"); err != nil {
+		t.Fatal(err)
+	}
+	loaded, err := LoadMachine(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if loaded.Comm.Bcast != b {
+		t.Fatalf("comm.bcast after a write and a load: %+v, %v; want %+v", loaded.Comm.Bcast, err, b)
+	}
+	for _, pc := range [][2]int{{8, 1}, {8, 2}, {8, 8}} {
+		p, c := pc[0], pc[1]
+		var bcastTree, bcastMeasured, rest float64
+		links, _ := m.cagnetLinks(p, c, 8)
+		tr := CAGNETStepTrace(j, p, c, 0)
+		ev := CAGNETEvalTrace(j, p, c, 0)
+		for w, calls := range map[float64][]Collective{1: tr.Comm, 1.0 / 5: ev.Comm} {
+			for _, cl := range calls {
+				if cl.Kind != collectives.KindBcast {
+					rest += w * CollectiveTime(cl, links[cl.Group])
+					continue
+				}
+				bcastTree += w * CollectiveTime(cl, links[cl.Group])
+				bcastMeasured += w * (math.Ceil(math.Log2(float64(cl.Size)))*b.Latency + float64(cl.Bytes())/(b.Bandwidth*1e9))
+			}
+		}
+		a, z := PredictCAGNET(j, m, p, c, 8, 0), PredictCAGNET(j, loaded, p, c, 8, 0)
+		if d := math.Abs(a.Comm - (bcastTree + rest)); d > 1e-9*a.Comm {
+			t.Errorf("P=%d c=%d without comm.bcast: comm %g s, want %g", p, c, a.Comm, bcastTree+rest)
+		}
+		if d := math.Abs(z.Comm - (bcastMeasured + rest)); d > 1e-9*z.Comm {
+			t.Errorf("P=%d c=%d with comm.bcast: comm %g s, want %g", p, c, z.Comm, bcastMeasured+rest)
+		}
+	}
+	if a, z := PredictShape(j, m, grid.Shape{D: 1, X: 2, Y: 2, Z: 2}, 8, 0), PredictShape(j, loaded, grid.Shape{D: 1, X: 2, Y: 2, Z: 2}, 8, 0); a.Epoch != z.Epoch {
+		t.Errorf("3D 2x2x2: %g s without comm.bcast, %g with; 3D has no broadcasts", a.Epoch, z.Epoch)
 	}
 }

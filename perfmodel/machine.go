@@ -102,6 +102,13 @@ type Machine struct {
 	Comm struct {
 		Intra Link `toml:"intra"`
 		Inter Link `toml:"inter"`
+		// Bcast, when set (bandwidth > 0), times a broadcast within a node as
+		// ⌈log2 p⌉·Latency + M/Bandwidth (MPI pipelines large broadcasts,
+		// so the bandwidth term does not grow with p), measured by
+		// Calibrate; without it a broadcast is timed on the group's link
+		// as a binomial tree (CollectiveTime). 1.5D's staged broadcasts
+		// use it (PredictCAGNET).
+		Bcast Link `toml:"bcast,omitempty"`
 	} `toml:"comm"`
 	// Fit records how well calibration fitted (informational).
 	Fit map[string]float64 `toml:"fit,omitempty"`
@@ -244,6 +251,9 @@ func (m *Machine) Validate() error {
 	}
 	if m.SpMM.Form != SpMMLinear && m.SpMM.Form != SpMMPlexus {
 		return fmt.Errorf("spmm.form = %q: expected %q or %q", m.SpMM.Form, SpMMLinear, SpMMPlexus)
+	}
+	if b := m.Comm.Bcast; b != (Link{}) && (!tomlx.NumberIn(b.Latency, "[)", 0, math.Inf(1)) || !tomlx.NumberIn(b.Bandwidth, "()", 0, math.Inf(1))) {
+		return fmt.Errorf("comm.bcast = {latency_s = %v, bandwidth_gbs = %v}: expected latency >= 0 and bandwidth > 0, finite (or no comm.bcast)", b.Latency, b.Bandwidth)
 	}
 	if m.RanksPerNode < 0 {
 		return fmt.Errorf("ranks_per_node = %d: expected an integer >= 0 (0: all ranks on one node)", m.RanksPerNode)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -26,7 +27,7 @@ const perfmodelUsage = `usage:
       measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
       (launch with mpirun/srun exactly as training will be launched; -device as runtime.device,
       a GPU per rank bound as in training; the profile records the device)
-  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-skip-epochs 1] [-json] [-plot out.png] runs/*/summary.json
+  scalegnn perfmodel score -config job.toml -ranks G [-machine m.toml] [-skip-epochs 1] [-median] [-json] [-plot out.png] runs/*/summary.json
       compare predicted with measured epoch times: Spearman rank correlation and the
       gap between the predicted-best grid's measured time and the measured best; each run
       matches the prediction of its summary's algorithm, grid and replication
@@ -275,10 +276,10 @@ func choicesText(c perfmodel.Choices) string {
 }
 
 // readMeasured reads a finished run (its directory or summary.json, see
-// jobs.ReadRun): its configuration and the mean epoch_s over the epochs
-// after the first skip (which also pay for warm-up); the last epoch alone
-// counts if there are no more.
-func readMeasured(path string, skip int) (measuredRun, error) {
+// jobs.ReadRun): its configuration and the mean (or, with median, the
+// median) epoch_s over the epochs after the first skip (which also pay for
+// warm-up); the last epoch alone counts if there are no more.
+func readMeasured(path string, skip int, median bool) (measuredRun, error) {
 	run, err := jobs.ReadRun(path)
 	if err != nil {
 		return measuredRun{}, err
@@ -289,6 +290,15 @@ func readMeasured(path string, skip int) (measuredRun, error) {
 	times := run.Metrics
 	times = times[min(skip, len(times)-1):]
 	r := measuredRun{dir: run.Dir, key: runKey(run)}
+	if median {
+		secs := make([]float64, len(times))
+		for i, m := range times {
+			secs[i] = m.EpochSec
+		}
+		sort.Float64s(secs)
+		r.epoch = (secs[(len(secs)-1)/2] + secs[len(secs)/2]) / 2
+		return r, nil
+	}
 	for _, m := range times {
 		r.epoch += m.EpochSec / float64(len(times))
 	}
@@ -302,6 +312,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	var pf predictFlags
 	pf.register(fs)
 	skip := fs.Int("skip-epochs", 1, "leave out each run's first epochs (warm-up) from its mean epoch time")
+	median := fs.Bool("median", false, "take the median of the remaining epochs instead of the mean (robust to a loaded machine's bursts)")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
@@ -323,7 +334,7 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	}
 	measured := map[configKey]measuredRun{}
 	for _, a := range fs.Args() {
-		run, err := readMeasured(a, *skip)
+		run, err := readMeasured(a, *skip, *median)
 		if err != nil {
 			return fail(err)
 		}

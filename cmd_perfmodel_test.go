@@ -218,6 +218,12 @@ func TestPerfmodelScoreAlgorithms(t *testing.T) {
 	if code != 0 || !strings.Contains(out, `"measured_s": 5.5`) {
 		t.Errorf("-skip-epochs 0: exit %d, %s %s; want 3d 8x1x1 measured 5.5", code, out, errs)
 	}
+	// -median over epochs 2..4 of 9, 1, 7, 3 s: 3 s (the mean would be 3.67).
+	fakeRun(t, filepath.Join(dir, "e"), "3d", "4x2x1 (d=1)", 0, 9, 1, 7, 3)
+	code, out, errs = perfmodelCmd("score", "-config", job, "-ranks", "8", "-median", "-json", runs[0], filepath.Join(dir, "e"))
+	if code != 0 || !strings.Contains(out, `"measured_s": 3,`) {
+		t.Errorf("-median: exit %d, %s %s; want 3d 4x2x1 measured 3", code, out, errs)
+	}
 	code, _, errs = perfmodelCmd("score", "-config", algorithmJob(t, "[train]\nalgorithm = \"3d\"\n"), "-ranks", "8", runs[2])
 	if code == 0 || !strings.Contains(errs, runs[2]+": 1.5d grid") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("a 1.5d run against a 3d-only job: exit %d, %q", code, errs)

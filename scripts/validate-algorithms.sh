@@ -17,6 +17,7 @@
 # score.txt and score.json. Environment: NP (ranks, default 8), SCALE
 # (R-MAT scale, default 17), MACHINE (profile, default the built-in
 # dev-2core-8ranks), BIN (the scalegnn binary; default: build ./scalegnn),
+# MEDIAN=1 (score the median epoch instead of the mean),
 # EPOCHS (default 5), SKIP (warm-up epochs left out of
 # the measured mean, default 2), OUT (default runs/validate-algorithms).
 set -euo pipefail
@@ -25,6 +26,8 @@ NP=${NP:-8}
 MACHINE=${MACHINE:-dev-2core-8ranks}
 EPOCHS=${EPOCHS:-5}
 SKIP=${SKIP:-2}
+STAT=()
+[ "${MEDIAN:-0}" = 1 ] && STAT=(-median)
 SCALE=${SCALE:-17}
 OUT=${OUT:-runs/validate-algorithms}
 MPIRUN=(mpirun -np "$NP" --oversubscribe)
@@ -100,5 +103,5 @@ if [ ${#runs[@]} -lt 2 ]; then
 	echo "fewer than two completed runs in $dir: nothing to score yet" >&2
 	exit 0
 fi
-"$BIN" perfmodel score -config "$dir/job.toml" -ranks "$NP" -machine "$MACHINE" -skip-epochs "$SKIP" "${runs[@]}" | tee "$dir/score.txt"
-"$BIN" perfmodel score -config "$dir/job.toml" -ranks "$NP" -machine "$MACHINE" -skip-epochs "$SKIP" -json "${runs[@]}" >"$dir/score.json"
+"$BIN" perfmodel score -config "$dir/job.toml" -ranks "$NP" -machine "$MACHINE" -skip-epochs "$SKIP" "${STAT[@]}" "${runs[@]}" | tee "$dir/score.txt"
+"$BIN" perfmodel score -config "$dir/job.toml" -ranks "$NP" -machine "$MACHINE" -skip-epochs "$SKIP" "${STAT[@]}" -json "${runs[@]}" >"$dir/score.json"

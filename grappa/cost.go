@@ -16,14 +16,19 @@ func GradientBytes(params, w int) int64 {
 	return int64(2*(w-1)) * 4 * int64(params) / int64(w)
 }
 
-// ChunkBytes is what reading chunk c costs: its adjacency rows (8 bytes of
-// row pointer per row, 8 per entry: int32 column and float32 value), its
-// features (4 bytes each) and its labels and split (4 + 1 bytes).
+// ChunkBytes is what reading chunk c costs: ChunkReadBytes of its rows
+// and their adjacency entries.
 func ChunkBytes(adj *spmm.CSR, ch *Chunks, c, features int) int64 {
 	var nnz int64
 	for _, v := range ch.Members[c] {
 		nnz += adj.RowPtr[v+1] - adj.RowPtr[v]
 	}
-	rows := int64(len(ch.Members[c]))
-	return 8*rows + 8*nnz + 4*int64(features)*rows + 5*rows
+	return int64(ChunkReadBytes(float64(len(ch.Members[c])), float64(nnz), features))
+}
+
+// ChunkReadBytes is what reading rows rows with nnz adjacency entries
+// costs: 8 bytes of row pointer per row, 8 per entry (int32 column and
+// float32 value), 4 per feature and 4 + 1 for the label and split.
+func ChunkReadBytes(rows, nnz float64, features int) float64 {
+	return 8*rows + 8*nnz + 4*float64(features)*rows + 5*rows
 }

@@ -107,7 +107,7 @@ func (j *Job) setupIsolated(src gcn.Source) error {
 	// decision, and a batch's factor is set as it is built: the next batch
 	// must not be built before the step that uses it.
 	cfg.Train.Prefetch = false
-	j.steps, j.iso = isolatedSteps(cfg, dataset.Count(train), c), iso
+	j.steps, j.iso = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch), iso
 	iso.next()
 	j.batches.LossMask = iso.mask
 	if j.world.Rank() == 0 {
@@ -116,26 +116,6 @@ func (j *Job) setupIsolated(src gcn.Source) error {
 			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps))
 	}
 	return nil
-}
-
-// isolatedSteps is the steps per epoch: 1 for whole partitions, else
-// train.steps_per_epoch or, by default, enough batches to cover a
-// partition's expected training vertices once (two chunks of C hold
-// 2/C of them), the same count on every worker and super-epoch, since the
-// workers all-reduce every step.
-func isolatedSteps(cfg *Config, train, chunks int) int {
-	b := cfg.Train.BatchSize
-	switch {
-	case b == 0:
-		return 1
-	case cfg.Train.StepsPerEpoch > 0:
-		return cfg.Train.StepsPerEpoch
-	}
-	per := train
-	if chunks > 1 {
-		per = (2*train + chunks - 1) / chunks
-	}
-	return max(1, (per+b-1)/b)
 }
 
 // vertices is the batch builder's batch of step: the whole partition, or

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/gcn"
+	"scalegnn/grappa"
 	"scalegnn/grid"
 )
 
@@ -65,22 +66,9 @@ func (j Job) isolatedTrain() int {
 	return j.Neighbor.TrainVertices
 }
 
-// IsolatedSteps is the steps of one epoch, as jobs.isolatedSteps counts
-// them: 1 for whole partitions, else StepsPerEpoch or the batches that
-// cover a partition's expected ⌈2T/C⌉ training vertices once.
+// IsolatedSteps is the steps of one epoch, grappa.StepsPerEpoch.
 func (j Job) IsolatedSteps(workers int) int {
-	b := j.Isolated.BatchSize
-	switch {
-	case b == 0:
-		return 1
-	case j.Isolated.StepsPerEpoch > 0:
-		return j.Isolated.StepsPerEpoch
-	}
-	t, c := j.isolatedTrain(), j.isolatedChunks(workers)
-	if c > 1 {
-		t = (2*t + c - 1) / c
-	}
-	return max(1, (t+b-1)/b)
+	return grappa.StepsPerEpoch(j.isolatedTrain(), j.isolatedChunks(workers), j.Isolated.BatchSize, j.Isolated.StepsPerEpoch)
 }
 
 // IsolatedSize is the expected size of one step's subgraph on workers
@@ -207,12 +195,11 @@ func (j Job) IsolatedStepTrace(workers int) Trace {
 	return tr
 }
 
-// IsolatedChunkBytes is what one chunk load reads, as grappa.ChunkBytes
-// counts it, for a chunk of the expected N/C rows and NNZ/C nonzeros.
+// IsolatedChunkBytes is what one chunk load reads (grappa.ChunkReadBytes)
+// for a chunk of the expected N/C rows and NNZ/C nonzeros.
 func (j Job) IsolatedChunkBytes(workers int) int64 {
 	c := float64(j.isolatedChunks(workers))
-	rows, nnz := float64(j.N)/c, float64(j.NNZ)/c
-	return int64(math.Round(8*rows + 8*nnz + 4*float64(j.Features)*rows + 5*rows))
+	return int64(math.Round(grappa.ChunkReadBytes(float64(j.N)/c, float64(j.NNZ)/c, j.Features)))
 }
 
 // IsolatedMemory is a worker's peak memory: the whole graph's one-rank

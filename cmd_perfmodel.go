@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
+	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
@@ -154,7 +155,12 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scalegnn perfmodel predict: %v\n", err)
 		return 1
 	}
-	best, bestErr := perfmodel.Best(r.preds, r.mem)
+	// The recommendation stays within what trains the job as written
+	// (jobs.OwnChoices); another mode's faster row is named beside it.
+	own := jobs.OwnChoices(r.cfg)
+	best, bestErr := perfmodel.Best(ownPredictions(r.preds, own), r.mem)
+	other, otherErr := perfmodel.Best(r.preds, r.mem)
+	otherFaster := bestErr == nil && otherErr == nil && !own.Has(other.Algorithm) && other.Epoch < best.Epoch
 	if pf.plot != "" {
 		title := fmt.Sprintf("%s on %d ranks (%s)", r.cfg.Path, pf.ranks, r.machine.Name)
 		if err := perfmodel.PlotPredictions(pf.plot, title, r.preds, nil); err != nil {
@@ -167,6 +173,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			"graph": r.gs, "mode": r.job.Mode.String(), "predictions": r.preds}
 		if bestErr == nil {
 			doc["recommended"] = best
+			if otherFaster {
+				doc["fastest_other_mode"] = other
+			}
 		} else {
 			doc["error"] = bestErr.Error()
 		}
@@ -180,6 +189,10 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		writeTable(stdout, r.preds, *top, nil)
 		if bestErr == nil {
 			fmt.Fprintf(stdout, "\nrecommended grid: %s (%s, predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Algorithm, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
+			if otherFaster {
+				fmt.Fprintf(stdout, "faster in another training mode: %s (%s, predicted %.4g s per epoch, %.2fx); it samples or partitions differently, so set train.mode = %q and check its accuracy before switching\n",
+					other.Grid, other.Algorithm, other.Epoch, best.Epoch/other.Epoch, modeOf(other.Algorithm))
+			}
 		}
 	}
 	if bestErr != nil {
@@ -446,4 +459,26 @@ func runCalibrate(args []string, stderr io.Writer) int {
 		}
 		return nil
 	})
+}
+
+// ownPredictions keeps the predictions of the algorithms own lists.
+func ownPredictions(preds []perfmodel.Prediction, own perfmodel.Choices) []perfmodel.Prediction {
+	var out []perfmodel.Prediction
+	for _, p := range preds {
+		if own.Has(p.Algorithm) {
+			out = append(out, p)
+		}
+	}
+	return out
+}
+
+// modeOf is the train.mode that trains with a mini-batch-type algorithm.
+func modeOf(algorithm string) string {
+	switch algorithm {
+	case perfmodel.AlgorithmNeighbor:
+		return gcn.Neighbor.String()
+	case perfmodel.AlgorithmIsolated:
+		return gcn.Isolated.String()
+	}
+	return gcn.MiniBatch.String()
 }

@@ -238,3 +238,46 @@ func TestPerfmodelPredictCAGNETRefusesD(t *testing.T) {
 		t.Errorf("exit %d, %q; want one line refusing Gd = 2", code, errs)
 	}
 }
+
+// TestPerfmodelPredictStaysInMode: a neighbor job's listing holds the 4D
+// grids, neighbor and isolated rows, but the recommendation is the job's
+// own mode, and a faster row of another mode is named beside it, not
+// recommended (the default profile predicts Cora faster on a 3D grid).
+func TestPerfmodelPredictStaysInMode(t *testing.T) {
+	code, out, errs := perfmodelCmd("predict", "-config", "examples/cora-neighbor-8.toml", "-ranks", "8", "-json")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errs)
+	}
+	var doc struct {
+		Predictions []struct {
+			Algorithm string `json:"algorithm"`
+		} `json:"predictions"`
+		Recommended struct {
+			Algorithm string `json:"algorithm"`
+		} `json:"recommended"`
+		Other *struct {
+			Algorithm string  `json:"algorithm"`
+			Epoch     float64 `json:"epoch_s"`
+		} `json:"fastest_other_mode"`
+	}
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("JSON: %v\n%s", err, out)
+	}
+	seen := map[string]bool{}
+	for _, p := range doc.Predictions {
+		seen[p.Algorithm] = true
+	}
+	if !seen["3d"] || !seen["neighbor"] || !seen["isolated"] || seen["1.5d"] {
+		t.Errorf("a neighbor job lists %v, want 3d, neighbor and isolated", seen)
+	}
+	if doc.Recommended.Algorithm != "neighbor" {
+		t.Errorf("recommended %q for a neighbor job, want neighbor", doc.Recommended.Algorithm)
+	}
+	if doc.Predictions[0].Algorithm != "neighbor" && (doc.Other == nil || doc.Other.Algorithm != doc.Predictions[0].Algorithm) {
+		t.Errorf("the fastest row is %s but fastest_other_mode is %+v", doc.Predictions[0].Algorithm, doc.Other)
+	}
+	code, text, _ := perfmodelCmd("predict", "-config", "examples/cora-neighbor-8.toml", "-ranks", "8")
+	if code != 0 || !strings.Contains(text, "recommended grid: neighbor Gd=8") {
+		t.Errorf("table:\n%s", text)
+	}
+}

@@ -151,12 +151,14 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 // job (perfmodel.PredictAll): a full-graph job lists Plexus's 3D grids and
 // CAGNET's 1.5D arrangements, unless train.algorithm names one of them
 // (then only it) or the job lies outside what package cagnet trains
-// (cagnetScope: then 3D only); mini-batch-type modes list the Plexus 4D
-// grids.
+// (cagnetScope: then 3D only); the mini-batch-type modes (minibatch,
+// neighbor, isolated) list each other: the Plexus 4D grids, neighbor
+// sampling and isolated training side by side, each with the job's keys
+// where it sets them and defaults otherwise.
 func PerfChoices(cfg *Config) perfmodel.Choices {
 	t := cfg.Train
 	if t.Mode != gcn.FullGraph {
-		return perfmodel.Choices{Plexus: true, Isolated: true}
+		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
 	}
 	switch t.Algorithm {
 	case Algorithm3D:
@@ -167,11 +169,30 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 	return perfmodel.Choices{Plexus: true, CAGNET: cagnetScope(cfg) == nil}
 }
 
-// ChooseGrid predicts every configuration of every algorithm PerfChoices
+// OwnChoices lists the configurations that train the job as it is
+// written: what grid.auto chooses among and what `perfmodel predict`
+// recommends from. For a full-graph job that is PerfChoices (3D grids and
+// 1.5D arrangements compute the same training); for the mini-batch-type
+// modes it is the job's own mode only: neighbor sampling, isolated
+// training and 4D mini-batches train differently, and choosing where a job
+// runs must not change what it trains.
+func OwnChoices(cfg *Config) perfmodel.Choices {
+	switch cfg.Train.Mode {
+	case gcn.FullGraph:
+		return PerfChoices(cfg)
+	case gcn.Neighbor:
+		return perfmodel.Choices{Neighbor: true}
+	case gcn.Isolated:
+		return perfmodel.Choices{Isolated: true}
+	}
+	return perfmodel.Choices{Plexus: true}
+}
+
+// ChooseGrid predicts every configuration of every algorithm OwnChoices
 // lists for ranks ranks and returns the predictions, best first, and the
 // best one that fits in memPerRank (0: no limit).
 func ChooseGrid(cfg *Config, gs GraphSize, m *perfmodel.Machine, ranks, ranksPerNode int, memPerRank int64) ([]perfmodel.Prediction, perfmodel.Prediction, error) {
-	preds, err := perfmodel.PredictAll(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank}, PerfChoices(cfg))
+	preds, err := perfmodel.PredictAll(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank}, OwnChoices(cfg))
 	if err != nil {
 		return nil, perfmodel.Prediction{}, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
 	}

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/dataset"
+	"scalegnn/gcn"
 	"scalegnn/perfmodel"
 )
 
@@ -58,7 +59,8 @@ func TestPerfChoices(t *testing.T) {
 		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
 		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true}},
 		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{Plexus: true}},
-		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Isolated: true}},
+		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
+		{"neighbor", "[train]\nmode = \"neighbor\"\nbatch_size = 8\nfanouts = [5, 5]\n[grid]\nd = 1\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
 	} {
 		cfg, err := ParseConfig("job.toml", []byte(tc.body))
 		if err != nil {
@@ -66,6 +68,17 @@ func TestPerfChoices(t *testing.T) {
 		}
 		if got := PerfChoices(cfg); got != tc.want {
 			t.Errorf("%s: PerfChoices %+v, want %+v", tc.name, got, tc.want)
+		}
+		// grid.auto and the recommendation never leave the job's mode.
+		own := tc.want
+		switch cfg.Train.Mode {
+		case gcn.MiniBatch:
+			own = perfmodel.Choices{Plexus: true}
+		case gcn.Neighbor:
+			own = perfmodel.Choices{Neighbor: true}
+		}
+		if got := OwnChoices(cfg); got != own {
+			t.Errorf("%s: OwnChoices %+v, want %+v", tc.name, got, own)
 		}
 	}
 }

@@ -27,6 +27,21 @@ type Choices struct {
 	Isolated bool
 }
 
+// Has reports whether c lists algorithm (a Prediction.Algorithm).
+func (c Choices) Has(algorithm string) bool {
+	switch algorithm {
+	case AlgorithmPlexus:
+		return c.Plexus
+	case AlgorithmCAGNET:
+		return c.CAGNET
+	case AlgorithmNeighbor:
+		return c.Neighbor
+	case AlgorithmIsolated:
+		return c.Isolated
+	}
+	return false
+}
+
 // PredictAll predicts every configuration of every chosen algorithm for
 // the job, ranked together: those that fit in memory first, then by epoch
 // time. It is what `perfmodel predict` lists and what grid.auto chooses

@@ -29,7 +29,7 @@ type Prediction struct {
 	// AlgorithmCAGNET ("1.5d"), AlgorithmNeighbor or AlgorithmIsolated.
 	Algorithm string     `json:"algorithm"`
 	Shape     grid.Shape `json:"-"`
-	Grid  string     `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
+	Grid      string     `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
 	// Epoch is the predicted seconds per epoch: Comm + SpMM + GEMM + Other.
 	Epoch float64 `json:"epoch_s"`
 	Comm  float64 `json:"comm_s"`

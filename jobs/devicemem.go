@@ -69,7 +69,7 @@ func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error 
 		return err
 	}
 	shape := cfgShape(cfg)
-	need := deviceBytes(perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)))
+	need := deviceBytes(rankMemory(cfg, gs, shape, rank))
 	limit := gpu.PerRank()
 	if need <= limit {
 		return nil
@@ -97,7 +97,7 @@ func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *d
 		return errors.New(head)
 	}
 	shape := cfgShape(cfg)
-	need := deviceBytes(perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)))
+	need := deviceBytes(rankMemory(cfg, gs, shape, rank))
 	limit := gpu.PerRank()
 	msg := fmt.Sprintf("%s; rank %d's predicted device memory on grid %s is %s and it may use %s (%s)",
 		head, rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from())

@@ -17,8 +17,8 @@ const maxSuggestedRanks = 1 << 12
 
 // CheckMemory is the memory check before loading (runtime.mem_check): it
 // returns an error, one line, when the performance model's predicted peak
-// memory of this rank (perfmodel.EstimateMemory at its coordinates in the
-// job's grid) exceeds what the rank may use: the smallest of
+// memory of this rank (rankMemory: the model of the job's algorithm, at
+// its coordinates in the job's grid) exceeds what the rank may use: the smallest of
 // grid.mem_per_rank and the limits found (memlimit.Detect), those shared
 // by the node divided by its ranksPerNode ranks. The error names the
 // prediction, the limit and where it comes from, and the fastest grid
@@ -52,10 +52,7 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 		return err
 	}
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
-	need := perfmodel.EstimateMemory(PerfJob(cfg, gs), shape, perfmodel.CoordsOf(shape, rank)).Total()
-	if n, ok := neighborMemory(cfg, gs, shape.Ranks()); ok {
-		need = n
-	}
+	need := rankMemory(cfg, gs, shape, rank).Total()
 	if need <= limit {
 		return nil
 	}

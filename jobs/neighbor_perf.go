@@ -60,17 +60,3 @@ func neighborPerfJob(cfg *Config, gs GraphSize) perfmodel.NeighborJob {
 	}
 	return nb
 }
-
-// neighborMemory is the predicted peak memory of a neighbor-mode job's
-// ranks (perfmodel.PredictNeighbor's), for the memory check; ok is false
-// for other modes, which Plexus's model covers.
-func neighborMemory(cfg *Config, gs GraphSize, ranks int) (need int64, ok bool) {
-	if cfg.Train.Mode != gcn.Neighbor {
-		return 0, false
-	}
-	p, err := perfmodel.PredictNeighbor(PerfJob(cfg, gs), perfmodel.DefaultMachine(), ranks, 0, 0)
-	if err != nil {
-		return 0, false // Setup reports the job's error itself
-	}
-	return p.MemTotal, true
-}

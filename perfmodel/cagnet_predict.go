@@ -101,17 +101,7 @@ func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) 
 			pr.Comm += weight * m.cagnetCommTime(cl, links[cl.Group], intra[cl.Group])
 			pr.CommBytes += int64(math.Round(weight * float64(cl.Bytes())))
 		}
-		for _, k := range tr.Kernels {
-			t := weight * m.KernelTime(k)
-			switch k.Kind {
-			case KernelSpMM:
-				pr.SpMM += t
-			case KernelGEMM:
-				pr.GEMM += t
-			default:
-				pr.Other += t
-			}
-		}
+		pr.addKernels(m, tr.Kernels, weight)
 	}
 	add(CAGNETStepTrace(j, p, c, 0), 1)
 	if m.SpMM.Form == SpMMPlexus {

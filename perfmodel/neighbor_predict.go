@@ -289,15 +289,5 @@ func addTrace(p *Prediction, tr Trace, link Link, m *Machine) {
 		p.Comm += CollectiveTime(c, link)
 		p.CommBytes += c.Bytes()
 	}
-	for _, k := range tr.Kernels {
-		t := m.KernelTime(k)
-		switch k.Kind {
-		case KernelSpMM:
-			p.SpMM += t
-		case KernelGEMM:
-			p.GEMM += t
-		default:
-			p.Other += t
-		}
-	}
+	p.addKernels(m, tr.Kernels, 1)
 }

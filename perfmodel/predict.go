@@ -64,17 +64,7 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 			pr.Comm += weight * CollectiveTime(c, linksOf[c.Group])
 			pr.CommBytes += int64(math.Round(weight * float64(c.Bytes())))
 		}
-		for _, k := range tr.Kernels {
-			t := weight * m.KernelTime(k)
-			switch k.Kind {
-			case KernelSpMM:
-				pr.SpMM += t
-			case KernelGEMM:
-				pr.GEMM += t
-			default:
-				pr.Other += t
-			}
-		}
+		pr.addKernels(m, tr.Kernels, weight)
 	}
 	steps := float64(j.Steps())
 	add(StepTrace(j, s, at, Local{}), steps, links)

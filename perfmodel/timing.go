@@ -154,3 +154,20 @@ func (m *Machine) Links(s grid.Shape, ranksPerNode int) map[Group]Link {
 	}
 	return out
 }
+
+// addKernels adds weight times the machine's time of each kernel to the
+// prediction's part for its kind: SpMM, GEMM, or Other for the
+// element-wise work. Every algorithm's prediction splits its kernels so.
+func (p *Prediction) addKernels(m *Machine, ks []Kernel, weight float64) {
+	for _, k := range ks {
+		t := weight * m.KernelTime(k)
+		switch k.Kind {
+		case KernelSpMM:
+			p.SpMM += t
+		case KernelGEMM:
+			p.GEMM += t
+		default:
+			p.Other += t
+		}
+	}
+}

@@ -35,7 +35,7 @@
 # Environment: NP (8), EPOCHS (3), WORK (runs), SEEDS (seeds per rank,
 # 256), MB (4D vertices per replica per step, min(65536, N/16)), MPIRUN
 # (mpirun, with --allow-run-as-root as root and --oversubscribe), LIMIT
-# (seconds per run, default 400), MODES (default "neighbor 4d";
+# (seconds per run, default 400), GRID4D (the 4D grid "d x y z"), MODES (default "neighbor 4d";
 # TABLE_ONLY=1 runs none and prints the table of the last runs), MACHINE (the perfmodel profile of the
 # predictions, default perfmodel/profiles/dev-2core-8ranks.toml when it
 # exists). A quick check of the script at scale 14:
@@ -60,6 +60,9 @@ mkdir -p "$OUTD"
 N=$((1 << SCALE))
 SEEDS=${SEEDS:-256}
 MB=${MB:-$((N / 16 < 65536 ? N / 16 : 65536))}
+# The 4D grid: GRID4D="d x y z" (default "2 2 1 NP/4"); at scale 20 on the
+# 23 GiB machine "1 2 2 2" fits where d=2 does not.
+read -r D4 X4 Y4 Z4 <<<"${GRID4D:-2 2 1 $((NP / 4))}"
 if [ ! -f "$DATA/meta.toml" ]; then
 	"$BIN" prepare -format rmat -in "scale=$SCALE,edge_factor=16,features=128,classes=32,seed=1,train_fraction=0.01" \
 		-out "$DATA" -blocks "${BLOCKS:-1}" -permute none || exit 1
@@ -107,12 +110,12 @@ EOF
 	cat <<EOF
 mode = "minibatch"
 batch_size = $MB
-steps_per_epoch = $((N / (2 * MB)))
+steps_per_epoch = $((N / (D4 * MB)))
 [grid]
-d = 2
-x = 2
-y = 1
-z = $((NP / 4))
+d = $D4
+x = $X4
+y = $Y4
+z = $Z4
 [output]
 dir = "$OUTD/4d"
 overwrite = true
@@ -129,9 +132,11 @@ for mode in ${MODES:-neighbor 4d}; do
 	"$BIN" perfmodel predict -config "$OUTD/$mode.toml" -ranks "$NP" -top 0 ${MACHINE:+-machine "$MACHINE"} >"$OUTD/$mode.predict" 2>&1
 done
 
-python3 - "$OUTD" "$NP" <<'EOF' | tee "$OUTD/table.txt"
+python3 - "$OUTD" "$NP" "$D4" "$X4" "$Y4" "$Z4" <<'EOF' | tee "$OUTD/table.txt"
 import json, re, statistics, sys
 outd, np_ = sys.argv[1], int(sys.argv[2])
+d4, x4, y4, z4 = (int(a) for a in sys.argv[3:7])
+grid4d = ("d=%d " % d4 if d4 > 1 else "") + "%dx%dx%d" % (x4, y4, z4)  # perfmodel.GridString
 rows = {}
 for mode in ("neighbor", "4d"):
     try:
@@ -148,7 +153,7 @@ for mode in ("neighbor", "4d"):
     byts = statistics.median(m.get("dp_bytes", 0) + m.get("comm_3d_bytes", 0) for m in clean)
     samp = statistics.median(m.get("sample_s_max", 0) for m in timed)
     wait = statistics.median(m.get("sample_wait_s_max", 0) for m in timed)
-    want = {"neighbor": "neighbor Gd=%d" % np_, "4d": "d=2 2x1x%d" % (np_ // 4)}[mode]
+    want = {"neighbor": "neighbor Gd=%d" % np_, "4d": grid4d}[mode]
     pred = ""
     for line in open(f"{outd}/{mode}.predict"):
         if want in line:

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 
 	"scalegnn/collectives"
-	"scalegnn/npy"
+	"scalegnn/gcn"
 )
 
 // Replicated is one parameter matrix of a model that every rank holds
@@ -47,7 +47,10 @@ func saveReplicated(root, final string, keep int, params []Replicated, man Manif
 	}
 	for k, p := range params {
 		for i, data := range [3][]float32{p.W, p.M, p.V} {
-			if err := writeWhole(filepath.Join(tmp, man.Params[k].files()[i]), man.Params[k], data); err != nil {
+			// The whole parameter is the block of all its rows and columns.
+			pk := man.Params[k]
+			whole := &gcn.Param{Rows: pk.Rows, Cols: pk.Cols, R1: pk.Rows, C1: pk.Cols}
+			if err := writeBlock(filepath.Join(tmp, pk.files()[i]), whole, data); err != nil {
 				return err
 			}
 		}
@@ -56,25 +59,6 @@ func saveReplicated(root, final string, keep int, params []Replicated, man Manif
 		return err
 	}
 	return prune(root, keep)
-}
-
-// writeWhole fills a parameter file startFiles laid out and syncs it.
-func writeWhole(path string, p Param, data []float32) error {
-	f, err := os.OpenFile(path, os.O_WRONLY, 0)
-	if err != nil {
-		return fmt.Errorf("checkpoint: %w", err)
-	}
-	_, err = f.WriteAt(f32Bytes(data), int64(len(npy.HeaderBytes(npy.Float32, p.Rows, p.Cols))))
-	if err == nil {
-		err = f.Sync()
-	}
-	if cerr := f.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("checkpoint: %s: %w", path, err)
-	}
-	return nil
 }
 
 // LoadReplicated reads the checkpoint in dir into params, whose names and

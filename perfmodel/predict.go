@@ -73,17 +73,29 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 	}
 	if j.EvalEvery > 0 {
 		// Every replica evaluates the full graph over its own 3D grid.
-		w := 1 / float64(j.EvalEvery)
-		add(EvalTrace(j, cube, at, Local{}), w, links)
-		if m.SpMM.Form == SpMMPlexus {
-			pr.SpMM += w * m.plexusSpMM(j, cube) / 2
-		}
+		pr.addEval(j, m, cube, links, 1/float64(j.EvalEvery))
 	}
 	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	pr.Memory = EstimateMemory(j, s, at)
 	pr.MemTotal = pr.Memory.Total()
 	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
 	return pr
+}
+
+// addEval adds weight times one full-graph evaluation of j on the 3D grid
+// cube (rank 0's trace) with the links of its groups: what PredictShape
+// adds for a replica's evaluation and PredictIsolated for the evaluation
+// grid's.
+func (pr *Prediction) addEval(j Job, m *Machine, cube grid.Shape, links map[Group]Link, weight float64) {
+	tr := EvalTrace(j, cube, Coords{}, Local{})
+	for _, c := range tr.Comm {
+		pr.Comm += weight * CollectiveTime(c, links[c.Group])
+		pr.CommBytes += int64(math.Round(weight * float64(c.Bytes())))
+	}
+	pr.addKernels(m, tr.Kernels, weight)
+	if m.SpMM.Form == SpMMPlexus {
+		pr.SpMM += weight * m.plexusSpMM(j, cube) / 2
+	}
 }
 
 // Predict predicts every grid of o.Ranks ranks for job j and returns them

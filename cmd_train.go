@@ -218,8 +218,9 @@ func resumeCommand(ranks int, dir string) string {
 }
 
 // loadJob reads the job file at path on this rank, applies the -grid
-// override, checks the grid against the world and resolves grid.auto
-// within the memory every rank may use. It detects the node first, which
+// override, checks the grid against the world, resolves grid.auto
+// within the memory every rank may use and an isolated job's evaluation
+// grid. It detects the node first, which
 // is collective: every rank calls it before anything can fail on one.
 func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobs.Config, error) {
 	info, nerr := node.Detect(world)
@@ -243,6 +244,9 @@ func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap
 		if err = lerr; err == nil {
 			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
+	}
+	if err == nil {
+		err = jobs.ResolveEvalGrid(cfg) // isolated mode's evaluation grid
 	}
 	return info, cfg, err
 }

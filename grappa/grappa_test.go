@@ -304,7 +304,25 @@ func TestLoader(t *testing.T) {
 	} {
 		ch, _ := SplitRandom(30, tc.c, 1)
 		sc, _ := NewSchedule(tc.w, tc.c)
-		l := NewLoader(adj, ch, train, sc, 0, Halo, 2)
+		l := NewLoader(adj, ch, train, sc, 0, Halo, 2, 7)
+		// The bytes: every chunk a partition holds that the previous
+		// one did not, read once (ChunkBytes with 7 features).
+		var bytes int64
+		held := map[int]bool{}
+		for s := range sc.Cover() {
+			b, x := sc.Partition(0, s)
+			for _, c := range []int{b, x} {
+				if !held[c] {
+					bytes += ChunkBytes(adj, ch, c, 7)
+				}
+				held[c] = true
+			}
+			for c := range held {
+				if c != b && c != x {
+					delete(held, c)
+				}
+			}
+		}
 		for s := range sc.Cover() {
 			got := l.Next()
 			b, x := sc.Partition(0, s)
@@ -316,6 +334,9 @@ func TestLoader(t *testing.T) {
 		l.Close()
 		if l.Loads != tc.loads {
 			t.Errorf("W=%d C=%d: %d chunk loads over %d super-epochs, want %d", tc.w, tc.c, l.Loads, sc.Cover(), tc.loads)
+		}
+		if l.Bytes != bytes {
+			t.Errorf("W=%d C=%d: chunk loads counted %d bytes, want %d", tc.w, tc.c, l.Bytes, bytes)
 		}
 	}
 }

@@ -7,7 +7,9 @@ import "scalegnn/spmm"
 // the swept chunk is prefetched during the previous super-epoch). Loads
 // counts the chunks read, which with an in-memory graph is what a
 // prepared dataset would read from disk: one per boundary inside a base
-// rotation, two when the base rotates.
+// rotation, two when the base rotates. Bytes is what those reads cost
+// (ChunkBytes with the graph's feature width): the byte counter of the
+// chunk loads, beside the collectives' counters.
 type Loader struct {
 	adj   *spmm.CSR
 	ch    *Chunks
@@ -16,18 +18,22 @@ type Loader struct {
 	w     int
 	kind  Kind
 	hops  int
+	feats int
 
 	s     int
 	next  chan Partition
 	Loads int
+	Bytes int64
 }
 
-// NewLoader starts building worker w's first partition.
-func NewLoader(adj *spmm.CSR, ch *Chunks, train []bool, sc Schedule, w int, kind Kind, hops int) *Loader {
-	l := &Loader{adj: adj, ch: ch, train: train, sc: sc, w: w, kind: kind, hops: hops}
-	l.Loads = 2
-	if sc.C == 1 {
-		l.Loads = 1
+// NewLoader starts building worker w's first partition; features is the
+// graph's input width, which Bytes counts.
+func NewLoader(adj *spmm.CSR, ch *Chunks, train []bool, sc Schedule, w int, kind Kind, hops, features int) *Loader {
+	l := &Loader{adj: adj, ch: ch, train: train, sc: sc, w: w, kind: kind, hops: hops, feats: features}
+	b, x := sc.Partition(w, 0)
+	l.read(b)
+	if x != b {
+		l.read(x)
 	}
 	l.start(0)
 	return l
@@ -47,11 +53,19 @@ func (l *Loader) start(s int) {
 func (l *Loader) Next() Partition {
 	p := <-l.next
 	if l.s > 0 {
-		l.Loads += len(l.sc.Loads(l.w, l.s-1))
+		for _, c := range l.sc.Loads(l.w, l.s-1) {
+			l.read(c)
+		}
 	}
 	l.s++
 	l.start(l.s)
 	return p
+}
+
+// read counts one chunk read.
+func (l *Loader) read(c int) {
+	l.Loads++
+	l.Bytes += ChunkBytes(l.adj, l.ch, c, l.feats)
 }
 
 // Close waits for the prefetch in flight, so no goroutine outlives the

@@ -146,7 +146,6 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 		trainTime := time.Since(t0)
 		em := EpochMetrics{Epoch: epoch, Loss: loss, Steps: 1}
 		var st stepTimes
-		var evalBytes int64
 		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
 			t1 := time.Now()
 			j.enter(epoch, -1)
@@ -155,7 +154,7 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
 			}
-			evalBytes = bytesOf() - e0
+			st.evalBytes = bytesOf() - e0
 			j.progressed()
 			st.eval = time.Since(t1)
 			em.SetAccuracies(acc[0], acc[1], acc[2])
@@ -164,11 +163,10 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc[1], acc[2], epoch
 			}
 		}
-		bytes := [2]int64{bytesOf() - b0 - evalBytes, 0}
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, evalBytes, bytes); err != nil {
+		bytes := [2]int64{bytesOf() - b0 - st.evalBytes, 0}
+		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {
 			return nil, err
 		}
-		em.EvalBytes, em.PMMBytes = em.PMMBytes, 0
 		stop, err := run.epochDone(em)
 		if err != nil {
 			return nil, err

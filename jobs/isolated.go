@@ -8,6 +8,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
+	"scalegnn/grid"
 	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
@@ -42,6 +43,11 @@ type isolatedRun struct {
 	loader *grappa.Loader
 	ctl    grappa.Controller
 	log    *zap.Logger
+	// eval is the distributed evaluation over all the workers (nil on
+	// one worker, whose own model evaluates); chunkBytes is
+	// loader.Bytes at the last epoch's end.
+	eval       *isolatedEval
+	chunkBytes int64
 
 	superEpoch int
 	part       grappa.Partition
@@ -59,8 +65,9 @@ type isolatedRun struct {
 }
 
 // setupIsolated builds the chunks and the schedule, loads the first
-// partition and points the job's batch builder at it.
-func (j *Job) setupIsolated(src gcn.Source) error {
+// partition, points the job's batch builder at it and builds the
+// evaluation model on eg (nil: one worker, which evaluates alone).
+func (j *Job) setupIsolated(src gcn.Source, eg *grid.Grid) error {
 	cfg := j.Cfg
 	gr := cfg.Grappa
 	adj, train, err := isolatedGraph(src) // the structure and split, in vertex ids
@@ -95,7 +102,7 @@ func (j *Job) setupIsolated(src gcn.Source) error {
 		corr: corr, worker: j.Grid.CD, log: j.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
-	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops)
+	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops, src.Sizes().Features)
 	// The whole graph's vertex count bounds every partition, so the batch
 	// buffers never regrow.
 	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), n)
@@ -110,12 +117,38 @@ func (j *Job) setupIsolated(src gcn.Source) error {
 	j.steps, j.iso = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch), iso
 	iso.next()
 	j.batches.LossMask = iso.mask
+	evalGrid := "the worker's own (one worker)"
+	if eg != nil {
+		if iso.eval, err = newIsolatedEval(eg, j.Model, src, OptimizerFor(cfg), RunOptions(cfg), j.log); err != nil {
+			return err
+		}
+		evalGrid = fmt.Sprintf("%dx%dx%d", eg.X, eg.Y, eg.Z)
+	}
 	if j.world.Rank() == 0 {
 		j.log.Info("isolated training", zap.Int("workers", w), zap.Int("chunks", c), zap.String("partition", gr.Partition),
 			zap.String("correction", gr.Correction), zap.Int("epochs_per_super_epoch", eps),
-			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps))
+			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps),
+			zap.String("eval_grid", evalGrid))
 	}
 	return nil
+}
+
+// evaluate is the full-graph accuracy of the trained model m, on the
+// evaluation grid when there is one, and the bytes this rank's
+// evaluation handed to collectives.
+func (iso *isolatedRun) evaluate(m *gcn.Model) (gcn.Accuracy, int64, error) {
+	if iso.eval == nil {
+		acc, err := m.Evaluate()
+		return acc, 0, err
+	}
+	return iso.eval.evaluate(m)
+}
+
+// epochChunkBytes is what the chunk loads read since the last call.
+func (iso *isolatedRun) epochChunkBytes() int64 {
+	b := iso.loader.Bytes - iso.chunkBytes
+	iso.chunkBytes = iso.loader.Bytes
+	return b
 }
 
 // vertices is the batch builder's batch of step: the whole partition, or

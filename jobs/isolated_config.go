@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"scalegnn/grappa"
+	"scalegnn/grid"
 )
 
 // GrappaConfig is [grappa]: isolated (gradient-only) training, Grappa
@@ -24,6 +25,19 @@ type GrappaConfig struct {
 	// Deficit for DeficitEpochs epochs in a row (0 disables it).
 	Deficit       float64 `toml:"deficit"`
 	DeficitEpochs int     `toml:"deficit_epochs"`
+	// EvalGrid is [x, y, z], the 3D grid of the distributed evaluation:
+	// all the workers together run the full-graph forward pass as a
+	// full-graph job on that grid would. Empty takes the grid whose
+	// evaluation moves the fewest bytes (perfmodel.IsolatedEvalShape).
+	EvalGrid []int `toml:"eval_grid"`
+}
+
+// evalShape is EvalGrid as a grid shape (the zero Shape when unset).
+func (g GrappaConfig) evalShape() grid.Shape {
+	if len(g.EvalGrid) != 3 {
+		return grid.Shape{}
+	}
+	return grid.Shape{D: 1, X: g.EvalGrid[0], Y: g.EvalGrid[1], Z: g.EvalGrid[2]}
 }
 
 // checkIsolated is the one place isolated-mode settings are checked.
@@ -40,6 +54,9 @@ func checkIsolated(file string, c *Config) error {
 		return fmt.Errorf("%s: grappa.chunks = %d: expected 0 (one per worker) or at least grid.d = %d", file, gr.Chunks, g.D)
 	case gr.EpochsPerSuperEpoch < 0 || gr.DeficitEpochs < 0 || gr.Deficit < 0:
 		return fmt.Errorf("%s: grappa.epochs_per_super_epoch, deficit and deficit_epochs must be ≥ 0", file)
+	case len(gr.EvalGrid) != 0 && (len(gr.EvalGrid) != 3 || min(gr.EvalGrid[0], gr.EvalGrid[1], gr.EvalGrid[2]) < 1 ||
+		gr.EvalGrid[0]*gr.EvalGrid[1]*gr.EvalGrid[2] != g.D):
+		return fmt.Errorf("%s: grappa.eval_grid = %v: expected [x, y, z], positive, with x·y·z = grid.d = %d (every worker evaluates); or remove it to let the model choose", file, gr.EvalGrid, g.D)
 	}
 	if _, err := grappa.ParseKind(gr.Partition); err != nil {
 		return fmt.Errorf("%s: %v", file, err)

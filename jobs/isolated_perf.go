@@ -12,7 +12,8 @@ import (
 // partitions.
 func isolatedPerfJob(cfg *Config, train int) perfmodel.IsolatedJob {
 	gr := cfg.Grappa
-	iso := perfmodel.IsolatedJob{Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train}
+	iso := perfmodel.IsolatedJob{Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train,
+		EvalShape: gr.evalShape()}
 	if cfg.Train.Mode == gcn.Isolated {
 		iso.BatchSize, iso.StepsPerEpoch = cfg.Train.BatchSize, cfg.Train.StepsPerEpoch
 	}

@@ -10,7 +10,11 @@ import (
 // TestIsolatedBytesPredicted: the byte counters of an isolated run show
 // only the gradient all-reduce, and per epoch they equal the performance
 // model's prediction (CommBytes is one rank's; the metrics sum the ranks),
-// for whole partitions and for batches, halo and induced.
+// for whole partitions and for batches, halo and induced; the chunk loads'
+// counter equals what the sweep schedule reads (the first partition in
+// epoch 1, then the swept chunks at each boundary), and the distributed
+// evaluation's bytes equal IsolatedEvalBytes on evaluated epochs and are
+// 0 on the others.
 func TestIsolatedBytesPredicted(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains Cora")
@@ -38,10 +42,25 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 			t.Fatalf("%s: prediction %+v", tc.name, p)
 		}
 		_, ms := trainLocal(t, cfg)
-		for _, m := range ms {
+		chunks := wantChunkBytes(t, cfg)
+		evalBytes := PerfJob(&cfg, gs).IsolatedEvalBytes(tc.workers)
+		if evalBytes <= 0 {
+			t.Fatalf("%s: %d evaluation bytes predicted on %d workers", tc.name, evalBytes, tc.workers)
+		}
+		for i, m := range ms {
 			if m.DPBytes != int64(tc.workers)*p.CommBytes || m.PMMBytes != 0 || m.Comm3DBytes != 0 {
 				t.Errorf("%s epoch %d: dp %d, pmm %d, 3d %d bytes over %d ranks; predicted %d per rank, only the gradient all-reduce",
 					tc.name, m.Epoch, m.DPBytes, m.PMMBytes, m.Comm3DBytes, tc.workers, p.CommBytes)
+			}
+			if m.ChunkBytes != chunks[i] || chunks[0] == 0 {
+				t.Errorf("%s epoch %d: chunk loads read %d bytes; the schedule says %d", tc.name, m.Epoch, m.ChunkBytes, chunks[i])
+			}
+			want := int64(0)
+			if m.TestAcc != nil {
+				want = evalBytes
+			}
+			if m.EvalBytes != want {
+				t.Errorf("%s epoch %d: evaluation handed %d bytes to collectives; predicted %d (IsolatedEvalBytes)", tc.name, m.Epoch, m.EvalBytes, want)
 			}
 		}
 	}

@@ -49,8 +49,14 @@ type EpochMetrics struct {
 	Comm3DBytes int64 `json:"comm_3d_bytes"` // every collective on the X, Y and Z communicators
 	DPBytes     int64 `json:"dp_bytes"`      // the data-parallel all-reduce
 	// EvalBytes is evaluation's communication, kept apart from training's
-	// (train.mode = "neighbor": the per-layer all-gathers).
+	// where evaluation runs on communicators of its own (train.mode =
+	// "neighbor": the per-layer all-gathers; "isolated": the 3D evaluation
+	// grid's collectives; algorithm "1.5d").
 	EvalBytes int64 `json:"eval_bytes,omitempty"`
+	// ChunkBytes is what train.mode = "isolated" read to build partitions
+	// (grappa.Loader.Bytes): the chunks loaded for the next super-epoch
+	// during this epoch, and in the first epoch the first partition's.
+	ChunkBytes int64 `json:"chunk_bytes,omitempty"`
 }
 
 // SetAccuracies records the accuracies of an evaluated epoch.

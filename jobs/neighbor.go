@@ -146,7 +146,6 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
 		trainTime := time.Since(t0)
 		tt := nr.trainer.Times
-		evalBytes := int64(0)
 		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
 			t1 := time.Now()
 			j.enter(epoch, -1)
@@ -155,7 +154,7 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
 			}
-			evalBytes = j.world.Counters().TotalBytes() - w0
+			st.evalBytes = j.world.Counters().TotalBytes() - w0
 			j.progressed()
 			st.eval = time.Since(t1)
 			em.SetAccuracies(acc.Train, acc.Val, acc.Test)
@@ -169,12 +168,9 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 			bytes[i] -= bytes0[i]
 		}
 		times := gcn.Times{GEMM: tt.Compute, Comm: tt.Exchange, DP: tt.Grad}
-		// Evaluation's bytes, summed over ranks, ride in the epoch's
-		// reduction as the (otherwise unused) PMM bytes, then move.
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, evalBytes, bytes); err != nil {
+		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, 0, bytes); err != nil {
 			return nil, err
 		}
-		em.EvalBytes, em.PMMBytes = em.PMMBytes, 0
 		stop, err := run.epochDone(em)
 		if err != nil {
 			return nil, err

@@ -60,9 +60,20 @@ type Job struct {
 // shards, then the model with its run-time options.
 func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
+	if err := ResolveEvalGrid(cfg); err != nil {
+		return nil, err
+	}
 	g, err := grid.New(world, shape)
 	if err != nil {
 		return nil, err
+	}
+	// An isolated job's evaluation grid (jobs/isolated_eval.go) is split
+	// here too, before anything can fail on one rank only.
+	var evalGrid *grid.Grid
+	if cfg.Train.Mode == gcn.Isolated && cfg.Grid.D > 1 {
+		if evalGrid, err = grid.New(world, cfg.Grappa.evalShape()); err != nil {
+			return nil, err
+		}
 	}
 	t0 := time.Now()
 	var src gcn.Source
@@ -101,7 +112,7 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 		}
 	}
 	if cfg.Train.Mode == gcn.Isolated {
-		if err := j.setupIsolated(src); err != nil {
+		if err := j.setupIsolated(src, evalGrid); err != nil {
 			return nil, err
 		}
 	}

@@ -40,9 +40,12 @@ func (j *Job) setupBatches(n int) error {
 	return nil
 }
 
-// stepTimes is what one rank spent in an epoch beyond the model's Times.
+// stepTimes is what one rank spent in an epoch beyond the model's Times,
+// and what it moved outside the training collectives: evaluation's
+// collectives (evalBytes) and isolated mode's chunk loads (chunkBytes).
 type stepTimes struct {
 	sampleWait, sampleBuild, eval time.Duration
+	evalBytes, chunkBytes         int64
 }
 
 // Train runs the epochs — one full-graph step each, or the epoch's
@@ -124,6 +127,7 @@ func (j *Job) Train() (_ *Result, err error) {
 		}
 		if j.iso != nil {
 			j.iso.endEpoch() // the next super-epoch's partition, if it ends here
+			st.chunkBytes = j.iso.epochChunkBytes()
 		}
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
 		// The split covers the training steps; evaluation is timed whole.
@@ -131,7 +135,13 @@ func (j *Job) Train() (_ *Result, err error) {
 		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
 			t1 := time.Now()
 			j.enter(epoch, -1)
-			acc, err := m.Evaluate()
+			var acc gcn.Accuracy
+			var err error
+			if j.iso != nil {
+				acc, st.evalBytes, err = j.iso.evaluate(m)
+			} else {
+				acc, err = m.Evaluate()
+			}
 			if err != nil {
 				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
 			}
@@ -238,6 +248,7 @@ func (j *Job) reduceEpoch(em *EpochMetrics, train, elapsed time.Duration, t gcn.
 		t.SpMM.Seconds(), t.GEMM.Seconds(), t.Comm.Seconds(), t.DP.Seconds(), other.Seconds(),
 		st.sampleWait.Seconds(), st.sampleBuild.Seconds(), st.eval.Seconds(), elapsed.Seconds(),
 		em.Loss, float64(pmm), float64(bytes[0]), float64(bytes[1]),
+		float64(st.evalBytes), float64(st.chunkBytes),
 	}
 	mx := append([]float64(nil), vals...)
 	if err := j.world.AllReduceF64(mx, collectives.Max); err != nil {
@@ -256,5 +267,6 @@ func (j *Job) reduceEpoch(em *EpochMetrics, train, elapsed time.Duration, t gcn.
 	// ranks is the mean over replicas.
 	em.Loss = vals[9] / n
 	em.PMMBytes, em.Comm3DBytes, em.DPBytes = int64(vals[10]), int64(vals[11]), int64(vals[12])
+	em.EvalBytes, em.ChunkBytes = int64(vals[13]), int64(vals[14])
 	return nil
 }

@@ -38,6 +38,10 @@ type IsolatedJob struct {
 	// factor is set as it is built) per nonzero of its rows in the whole
 	// graph, which the extraction walks; 0 takes DefaultIsolatedBuildNNZ.
 	BuildNNZ float64
+	// EvalShape is the 3D grid (d = 1, all the workers) of the
+	// distributed evaluation (grappa.eval_grid); the zero Shape takes
+	// IsolatedEvalShape's rule.
+	EvalShape grid.Shape
 }
 
 // DefaultIsolatedBuildNNZ is the build time per walked nonzero measured
@@ -203,31 +207,42 @@ func (j Job) IsolatedChunkBytes(workers int) int64 {
 }
 
 // IsolatedMemory is a worker's peak memory: the whole graph's one-rank
-// shards and full-graph evaluation (every worker evaluates alone), the
-// step subgraph's shards and arena (partitionJob's, weights counted once),
-// the graph's structure and split in vertex ids that partitions are cut
-// from, and the partition being prefetched.
+// shards (partitions are cut from them) and weights, the step subgraph's
+// shards and arena (partitionJob's, weights counted once), the graph's
+// structure and split in vertex ids, the partition being prefetched, and
+// the evaluation: with one worker, a full-graph evaluation on its own
+// grid; with more, the evaluation model's part of the evaluation grid
+// (isolatedEvalMemory), the worker's own full-graph arena staying empty.
 func (j Job) IsolatedMemory(workers int) Memory {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
-	full := j
-	full.Mode, full.BatchSize, full.StepsPerEpoch = gcn.FullGraph, 0, 0
-	mem := EstimateMemory(full, one, Coords{})
+	mem := EstimateMemory(j.fullGraph(), one, Coords{})
 	pm := EstimateMemory(j.partitionJob(workers), one, Coords{})
 	v, _ := j.IsolatedSize(workers)
 	mem.Adjacency += pm.Adjacency + csrBytes(j.N, float64(j.NNZ))
 	mem.Features += pm.Features + int64(j.N)
-	mem.Activations += pm.Activations + int64(2*4*v)
+	if workers <= 1 {
+		mem.Activations += pm.Activations + int64(2*4*v)
+		return mem
+	}
+	mem.Activations = pm.Activations + int64(2*4*v)
+	ev := j.isolatedEvalMemory(j.IsolatedEvalShape(workers))
+	mem.Adjacency += ev.Adjacency
+	mem.Features += ev.Features
+	mem.Activations += ev.Activations
+	mem.Weights += ev.Weights
+	mem.CommBuffers = max(mem.CommBuffers, ev.CommBuffers)
 	return mem
 }
 
 // PredictIsolated predicts the isolated mode on workers ranks: the step
 // trace times the steps of an epoch, the step subgraph's build on the
-// critical path, the full-graph evaluation on one rank spread over
-// EvalEvery epochs, and the repartition per super-epoch spread over its
-// epochs: the next partition is built while the current one trains, so
-// only a build longer than the super-epoch shows. CommBytes is the
-// gradient all-reduce's bytes (chunk loads are reads, not collectives:
-// IsolatedChunkBytes per load).
+// critical path, the full-graph evaluation on the evaluation grid
+// (IsolatedEvalShape) spread over EvalEvery epochs, and the repartition
+// per super-epoch spread over its epochs: the next partition is built
+// while the current one trains, so only a build longer than the
+// super-epoch shows. CommBytes is the gradient all-reduce's bytes; the
+// evaluation's are IsolatedEvalBytes, and chunk loads are reads, not
+// collectives (IsolatedChunkBytes per load).
 func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank int64) (Prediction, error) {
 	if err := j.Validate(); err != nil {
 		return Prediction{}, err
@@ -254,12 +269,15 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	pr.CommBytes = int64(steps) * step.CommBytes
 	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	if j.EvalEvery > 0 {
+		// The evaluation grid's forward pass (one rank's on one worker);
+		// its bytes are evaluation's, not in CommBytes.
+		es := j.IsolatedEvalShape(workers)
 		var ev Prediction
-		addTrace(&ev, EvalTrace(j, grid.Shape{D: 1, X: 1, Y: 1, Z: 1}, Coords{}, Local{}), link, m)
-		w := 1 / float64(j.EvalEvery)
-		pr.SpMM += w * ev.SpMM
-		pr.GEMM += w * ev.GEMM
-		pr.Other += w * ev.Other
+		ev.addEval(j.fullGraph(), m, es, m.Links(es, ranksPerNode), 1/float64(j.EvalEvery))
+		pr.Comm += ev.Comm
+		pr.SpMM += ev.SpMM
+		pr.GEMM += ev.GEMM
+		pr.Other += ev.Other
 	}
 	eps := float64(max(1, j.Isolated.EpochsPerSuperEpoch))
 	if j.isolatedChunks(workers) > 1 {

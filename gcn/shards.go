@@ -158,7 +158,16 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 		}
 		needT[key] = needT[key] || spec.needInputGrad
 	}
-	for _, key := range keys {
+	for i, key := range keys {
+		if s := sh.sameBlock(g.Shape, keys[:i], key); s != nil {
+			// The block an earlier shard holds (grid.Shape.SameBlock):
+			// kept once, with its transpose if either needs it.
+			if needT[key] && s.at == nil {
+				s.at = spmm.Transpose(s.a)
+			}
+			sh.adj[key] = s
+			continue
+		}
 		r, p := key.Axes()
 		r0, r1 := g.Range(n, r)
 		c0, c1 := g.Range(n, p)
@@ -210,6 +219,17 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 		}
 	}
 	return sh, nil
+}
+
+// sameBlock returns the shard of an earlier key that holds key's block on
+// a grid of shape s, or nil.
+func (sh *Shards) sameBlock(s grid.Shape, earlier []grid.Shard, key grid.Shard) *adjShard {
+	for _, k := range earlier {
+		if s.SameBlock(k, key) {
+			return sh.adj[k]
+		}
+	}
+	return nil
 }
 
 // readShard reads the adjacency block with rows [r0, r1) of order ro and
@@ -292,8 +312,12 @@ func (sh *Shards) Bytes() int64 {
 		return int64(len(a.RowPtr))*8 + int64(len(a.ColIdx))*4 + int64(len(a.Val))*4
 	}
 	var n int64
+	counted := map[*adjShard]bool{} // shards of the same block are one
 	for _, s := range sh.adj {
-		n += csr(s.a) + csr(s.at)
+		if !counted[s] {
+			counted[s] = true
+			n += csr(s.a) + csr(s.at)
+		}
 	}
 	return n + int64(len(sh.X))*4 + int64(len(sh.Labels))*4 + int64(len(sh.Train)+len(sh.Val)+len(sh.Test))
 }

@@ -88,3 +88,21 @@ func (s Shard) String() string {
 // Layer l's shard has rows in OutputOrder(l) and columns in InputOrder(l).
 func InputOrder(l int) int  { return (l + 1) % 2 }
 func OutputOrder(l int) int { return l % 2 }
+
+// SameBlock reports whether shards a and b hold the same block of the
+// adjacency on every rank of a grid of shape s: the same vertex orders,
+// and for the rows and for the columns either the same axis or two axes
+// of size 1 (both the whole range). The rule looks at the shape only, not
+// at a rank's coordinates, so every rank keeps the same shards and rank 0
+// stays the one the memory model describes. On a 1×1×1 grid (a one-rank
+// job, an isolated worker, a 4D replica of one rank) every shard of one
+// vertex order is the whole Â, kept once instead of up to three times.
+func (s Shape) SameBlock(a, b Shard) bool {
+	if a.RowOrder() != b.RowOrder() || a.ColOrder() != b.ColOrder() {
+		return false
+	}
+	ar, ap := a.Axes()
+	br, bp := b.Axes()
+	same := func(x, y Axis) bool { return x == y || (s.Size(x) == 1 && s.Size(y) == 1) }
+	return same(ar, br) && same(ap, bp)
+}

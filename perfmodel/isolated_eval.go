@@ -22,13 +22,15 @@ func (j Job) fullGraph() Job {
 
 // IsolatedEvalShape is the 3D grid over workers ranks on which an
 // isolated job evaluates: Isolated.EvalShape when the job sets one of
-// workers ranks (a prediction for another rank count ignores it), else, among Enumerate's
-// grids, the one whose evaluation hands rank 0's collectives the fewest
-// bytes (the first in Enumerate's order on a tie). The compute of a
-// forward pass splits evenly over every grid of the same rank count, so
-// the bytes are what tells the grids apart, and the rule needs no machine
-// profile: every rank, the memory check and the predictions find the same
-// grid from the job alone.
+// workers ranks (a prediction for another rank count ignores it), else,
+// among Enumerate's grids, the one where the evaluation model takes the
+// least memory on a rank (isolatedEvalMemory), then the fewest bytes
+// handed to rank 0's collectives, then the first in Enumerate's order.
+// Memory first, because holding less than the whole graph's activations
+// is why the evaluation is distributed; the compute of a forward pass
+// splits evenly over every grid of the same rank count. The rule needs no
+// machine profile: every rank, the memory check and the predictions find
+// the same grid from the job alone.
 func (j Job) IsolatedEvalShape(workers int) grid.Shape {
 	if s := j.Isolated.EvalShape; s.Ranks() == workers {
 		return s
@@ -38,14 +40,16 @@ func (j Job) IsolatedEvalShape(workers int) grid.Shape {
 		return grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
 	}
 	f := j.fullGraph()
-	best, bestBytes := shapes[0], int64(-1)
+	var best grid.Shape
+	var bestMem, bestBytes int64 = -1, -1
 	for _, s := range shapes {
+		mem := j.isolatedEvalMemory(s).Total()
 		var b int64
 		for _, c := range EvalTrace(f, s, Coords{}, Local{}).Comm {
 			b += c.Bytes()
 		}
-		if bestBytes < 0 || b < bestBytes {
-			best, bestBytes = s, b
+		if bestMem < 0 || mem < bestMem || (mem == bestMem && b < bestBytes) {
+			best, bestMem, bestBytes = s, mem, b
 		}
 	}
 	return best

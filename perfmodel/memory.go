@@ -1,6 +1,8 @@
 package perfmodel
 
 import (
+	"slices"
+
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
@@ -47,11 +49,18 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	var mem Memory
 	full := newTracer(j, s, at, Local{}, false)
 	keys, transposed := j.shardKeys()
-	for _, k := range keys {
+	for i, k := range keys {
+		if slices.ContainsFunc(keys[:i], func(e grid.Shard) bool { return s.SameBlock(e, k) }) {
+			continue // kept once (grid.Shape.SameBlock); its transpose too
+		}
+		withT := transposed[k]
+		for _, e := range keys[i+1:] {
+			withT = withT || (s.SameBlock(k, e) && transposed[e])
+		}
 		r, p := k.Axes()
 		nnz := full.localNNZ(k.Layer(), r, p)
 		mem.Adjacency += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
-		if transposed[k] {
+		if withT {
 			mem.Adjacency += csrBytes(full.rowsOf(p, k.ColOrder()), nnz)
 		}
 	}

@@ -17,6 +17,7 @@ import (
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
+	"scalegnn/perfmodel"
 	"scalegnn/spmm/cpu"
 )
 
@@ -104,6 +105,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 		if err := agree(err); err != nil {
 			return err
 		}
+		goLimit, goLimitFrom := softMemoryLimit(cfg, info.RanksPerNode)
 		threads := rankThreads(cfg.Runtime.Threads, info)
 		rd, err := openDevice(jobDevice(cfg, threads), rank, info, log)
 		if err := agree(err); err != nil {
@@ -119,6 +121,9 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 				zap.String("device", dev.Describe()), zap.String("collectives", device.CollectivePath(dev, world))},
 				nodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
+			if goLimit > 0 {
+				log.Info("Go memory limit", zap.String("per_rank", perfmodel.FormatBytes(goLimit)), zap.String("from", goLimitFrom))
+			}
 		}
 		wd, watched := startWatchdog(cfg, world, stderr) // runtime.stall_timeout
 		defer wd.Stop()

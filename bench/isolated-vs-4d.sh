@@ -13,11 +13,13 @@
 # once into WORK/iso-rmatS-prepared (no permutation, one block) and
 # reused. The model: 3 GCN layers F-128-128-32, no dropout, Adam.
 #
-#  - isolated: every one of NP ranks a worker, C = NP chunks, induced
-#    partitions (two chunks: 2/NP of the vertices; a 3-hop halo of an
-#    R-MAT graph's training vertices is nearly the whole graph), whole
+#  - isolated: every one of NP ranks a worker, CHUNKS chunks (default
+#    2·NP, so that a worker's partition, two chunks, holds N/NP vertices
+#    as a block of a 1D split would), induced partitions (a 3-hop halo of
+#    an R-MAT graph's training vertices is nearly the whole graph), whole
 #    partitions (one step and one gradient all-reduce per epoch),
-#    correction shrinkage, a super-epoch per epoch;
+#    correction shrinkage, a super-epoch per epoch, evaluation on a 3D
+#    grid of all the ranks (grappa.eval_grid chosen by the model);
 #  - 4d: mini-batch on the grid d=2 2x1x(NP/4), MB vertices per replica
 #    per step (default N/16), N/(2·MB) steps per epoch;
 #  - neighbor: NP workers, SEEDS seeds per rank per step (256), fanouts
@@ -28,6 +30,7 @@
 # the epoch and step times and the training bytes per epoch (dp, 3D and
 # PMM bytes summed over ranks), and `scalegnn perfmodel predict`'s line
 # for the mode. Environment: NP (8), EPOCHS (3), WORK (runs), F (32),
+# CHUNKS (2·NP),
 # SEEDS (256), MB, MPIRUN, LIMIT (seconds per run, 300), MODES (default
 # "isolated 4d neighbor"), MACHINE (the perfmodel profile of the
 # predictions, default perfmodel/profiles/dev-2core-8ranks.toml when it
@@ -41,6 +44,7 @@ EPOCHS=${EPOCHS:-3}
 WORK=${WORK:-runs}
 LIMIT=${LIMIT:-300}
 F=${F:-32}
+CHUNKS=${CHUNKS:-$((2 * NP))}
 if [ -z "${MPIRUN:-}" ]; then
 	MPIRUN="$(command -v mpirun.openmpi || echo mpirun) --oversubscribe"
 	[ "$(id -u)" = 0 ] && MPIRUN="$MPIRUN --allow-run-as-root"
@@ -87,7 +91,8 @@ job isolated "mode = \"isolated\"
 d = $NP
 [grappa]
 partition = \"induced\"
-correction = \"shrinkage\"" >"$OUTD/isolated.toml"
+correction = \"shrinkage\"
+chunks = $CHUNKS" >"$OUTD/isolated.toml"
 job 4d "mode = \"minibatch\"
 batch_size = $MB
 steps_per_epoch = $((N / (2 * MB)))

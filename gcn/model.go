@@ -223,6 +223,9 @@ func (m *Model) waitDevice() {
 // With data-parallel replicas, the gradients are averaged over them and the
 // loss is this replica's.
 func (m *Model) ForwardBackward(step int) (float64, error) {
+	if m.cur.sh.evalOnly {
+		panic("gcn: ForwardBackward on shards from NewEvalShards, which keep no transposes; build training shards with NewShards")
+	}
 	tp, err := m.forward(true, step)
 	if err != nil {
 		return 0, err

@@ -110,6 +110,9 @@ type Shards struct {
 	// final order, split over the logits' row axis).
 	Labels           []int32
 	Train, Val, Test []bool
+	// evalOnly: built by NewEvalShards, without the transposes backward
+	// needs.
+	evalOnly bool
 	// bounds, for a mini-batch, are the row block boundaries per vertex
 	// order and axis: the sampled rows keep the blocks of the full graph,
 	// so they split unevenly. nil means the even split of grid.Block.
@@ -144,9 +147,21 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 // every layer (Â for GCN layers, D^-1 A for SAGE: readMeanShard), the feature block and the labels and masks of its logits
 // rows. Every rank of the grid reads from the same graph; no communication.
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
+	return newShards(g, cfg, src, false)
+}
+
+// NewEvalShards is NewShards for a model that only evaluates (Evaluate,
+// Logits, Probabilities): nothing multiplies by Âᵀ, so no transpose is
+// kept, two of a three-layer model's five blocks. Training a model on
+// them panics.
+func NewEvalShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
+	return newShards(g, cfg, src, true)
+}
+
+func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, error) {
 	n := src.Sizes().N
 	o := src.Orders()
-	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same()}
+	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same(), evalOnly: evalOnly}
 	// Only a layer whose input needs a gradient multiplies by Âᵀ; the first
 	// layer of a plain GCN does not, so its transpose is not kept.
 	var keys []grid.Shard
@@ -156,7 +171,7 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 		if _, ok := needT[key]; !ok {
 			keys = append(keys, key)
 		}
-		needT[key] = needT[key] || spec.needInputGrad
+		needT[key] = needT[key] || (spec.needInputGrad && !evalOnly)
 	}
 	for i, key := range keys {
 		if s := sh.sameBlock(g.Shape, keys[:i], key); s != nil {

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/permute"
 	"scalegnn/spmm"
@@ -73,5 +74,64 @@ func TestShardsKeepSameBlockOnce(t *testing.T) {
 				})
 			})
 		}
+	}
+}
+
+// TestEvalShards: shards for evaluation only keep no transposes, a model
+// on them evaluates exactly as one on training shards (same weights,
+// same accuracies), and training it panics instead of reading a missing
+// transpose.
+func TestEvalShards(t *testing.T) {
+	p := newProblem(43, 41, 11, 5, 4)
+	cfg := testConfigs["deep"]
+	for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3)} {
+		perms := permute.New(p.n, permute.Single, 5)
+		orders := NewOrders(p.n, perms.P1, perms.P2)
+		runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
+			g, err := grid.New(w, shape)
+			if err != nil {
+				return err
+			}
+			src, err := NewMemorySource(p.g, orders)
+			if err != nil {
+				return err
+			}
+			var acc [2]Accuracy
+			for k, build := range []func(*grid.Grid, Config, Source) (*Shards, error){NewShards, NewEvalShards} {
+				sh, err := build(g, cfg, src)
+				if err != nil {
+					return err
+				}
+				for key, s := range sh.adj {
+					if k == 1 && s.at != nil {
+						return fmt.Errorf("%v: evaluation shard %v keeps a transpose", shape, key)
+					}
+				}
+				m, err := NewModel(g, device.Host(1), cfg, DefaultOptimizer(), sh, Options{})
+				if err != nil {
+					return err
+				}
+				if acc[k], err = m.Evaluate(); err != nil {
+					return err
+				}
+				if k == 1 {
+					func() {
+						defer func() {
+							if recover() == nil {
+								err = fmt.Errorf("%v: training on evaluation shards did not panic", shape)
+							}
+						}()
+						m.ForwardBackward(0)
+					}()
+					if err != nil {
+						return err
+					}
+				}
+			}
+			if acc[0] != acc[1] {
+				return fmt.Errorf("%v: accuracy %+v on training shards, %+v on evaluation shards", shape, acc[0], acc[1])
+			}
+			return nil
+		})
 	}
 }

@@ -34,7 +34,7 @@ type isolatedEval struct {
 func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Optimizer, run gcn.Options, log *zap.Logger) (*isolatedEval, error) {
 	t0 := time.Now()
 	name := fmt.Sprintf("%dx%dx%d", g.X, g.Y, g.Z)
-	sh, err := gcn.NewShards(g, train.Cfg, src)
+	sh, err := gcn.NewEvalShards(g, train.Cfg, src)
 	if err != nil {
 		return nil, fmt.Errorf("isolated evaluation grid %s: %w", name, err)
 	}

@@ -73,16 +73,20 @@ func (j Job) IsolatedEvalBytes(workers int) int64 {
 }
 
 // isolatedEvalMemory is what the evaluation model adds to rank 0 of the
-// evaluation grid s: its shards of the adjacency and features, its
-// parameter blocks and optimizer moments (allocated, never stepped), the
-// arena of one evaluation (gcn.Config.ArenaEval: it never trains) and its
-// largest collective's scratch. The whole graph it is cut from is counted
-// once, by the worker's own shards.
+// evaluation grid s: its shards of the adjacency (gcn.NewEvalShards: no
+// transposes) and features, its parameter blocks and optimizer moments
+// (allocated, never stepped), the arena of one evaluation
+// (gcn.Config.ArenaEval: it never trains) and its largest collective's
+// scratch. The whole graph it is cut from is counted once, by the
+// worker's own shards.
 func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	f := j.fullGraph()
 	f.ShardedLoad = true
 	mem := EstimateMemory(f, s, Coords{})
+	full := newTracer(f, s, Coords{}, Local{}, false)
+	keys, _ := f.shardKeys()
+	mem.Adjacency = adjacencyBytes(s, full, keys, nil)
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
-	mem.Activations = f.gcnConfig().ArenaEval(blockShape{newTracer(f, s, Coords{}, Local{}, false)}, run).Bytes()
+	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
 	return mem
 }

@@ -49,21 +49,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	var mem Memory
 	full := newTracer(j, s, at, Local{}, false)
 	keys, transposed := j.shardKeys()
-	for i, k := range keys {
-		if slices.ContainsFunc(keys[:i], func(e grid.Shard) bool { return s.SameBlock(e, k) }) {
-			continue // kept once (grid.Shape.SameBlock); its transpose too
-		}
-		withT := transposed[k]
-		for _, e := range keys[i+1:] {
-			withT = withT || (s.SameBlock(k, e) && transposed[e])
-		}
-		r, p := k.Axes()
-		nnz := full.localNNZ(k.Layer(), r, p)
-		mem.Adjacency += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
-		if withT {
-			mem.Adjacency += csrBytes(full.rowsOf(p, k.ColOrder()), nnz)
-		}
-	}
+	mem.Adjacency = adjacencyBytes(s, full, keys, transposed)
 	step := newTracer(j, s, at, Local{}, true)
 	if j.Mode == gcn.MiniBatch {
 		for _, k := range keys {
@@ -111,6 +97,30 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		mem.Dataset = 8*(n+1) + 4*raw + csrBytes(j.N, float64(j.NNZ)) + 4*n*int64(j.Features) + 7*n + 16*n
 	}
 	return mem
+}
+
+// adjacencyBytes is what the full-graph shards keys take on the tracer's
+// rank (gcn.NewShards): one CSR per distinct block (grid.Shape.SameBlock)
+// and its transpose where transposed marks one of the keys sharing it
+// (nil: none, gcn.NewEvalShards).
+func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed map[grid.Shard]bool) int64 {
+	var b int64
+	for i, k := range keys {
+		if slices.ContainsFunc(keys[:i], func(e grid.Shard) bool { return s.SameBlock(e, k) }) {
+			continue // kept once; its transpose too
+		}
+		withT := transposed[k]
+		for _, e := range keys[i+1:] {
+			withT = withT || (s.SameBlock(k, e) && transposed[e])
+		}
+		r, p := k.Axes()
+		nnz := full.localNNZ(k.Layer(), r, p)
+		b += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
+		if withT {
+			b += csrBytes(full.rowsOf(p, k.ColOrder()), nnz)
+		}
+	}
+	return b
 }
 
 // arenas returns the elements of gcn's full-graph and mini-batch arenas

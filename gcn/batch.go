@@ -64,13 +64,14 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 	}
 	bb := &BatchBuilder{g: g, cfg: cfg, full: full, seed: seed, b: b, group: g.CD,
 		p: sampler.InclusionProbability(full.N, b), same: full.Orders.same(), verts: make([]int32, b)}
+	needT := cfg.transposed(full.sameOrders) // full may keep none (NewEvalShards)
 	for _, key := range grid.ShardsOf(cfg.Layers, !full.sameOrders) {
 		r, p := key.Axes()
 		r0, _ := g.Range(full.N, r)
 		c0, _ := g.Range(full.N, p)
 		s := full.adj[key]
 		bb.shards = append(bb.shards, batchShard{key: key, in: key.ColOrder(), out: key.RowOrder(), rowAxis: r, colAxis: p,
-			ex: sampler.NewExtractor(s.a, r0, c0), needsTranspose: s.at != nil})
+			ex: sampler.NewExtractor(s.a, r0, c0), needsTranspose: needT[key]})
 	}
 	fr0, fr1 := g.Range(full.N, grid.X)
 	bb.fr0 = fr0

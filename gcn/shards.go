@@ -151,9 +151,11 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 }
 
 // NewEvalShards is NewShards for a model that only evaluates (Evaluate,
-// Logits, Probabilities): nothing multiplies by Âᵀ, so no transpose is
-// kept, two of a three-layer model's five blocks. Training a model on
-// them panics.
+// Logits, Probabilities) on them: nothing multiplies by Âᵀ, so no
+// transpose is kept, two of a three-layer model's five blocks. That is
+// also the full graph of mini-batch training, which trains on batches cut
+// from it (a BatchBuilder makes each batch's transposes) and only
+// evaluates on it. Training on the shards themselves panics.
 func NewEvalShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	return newShards(g, cfg, src, true)
 }
@@ -162,16 +164,10 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, er
 	n := src.Sizes().N
 	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same(), evalOnly: evalOnly}
-	// Only a layer whose input needs a gradient multiplies by Âᵀ; the first
-	// layer of a plain GCN does not, so its transpose is not kept.
-	var keys []grid.Shard
-	needT := map[grid.Shard]bool{}
-	for l, spec := range cfg.layers() {
-		key := sh.shardKey(l)
-		if _, ok := needT[key]; !ok {
-			keys = append(keys, key)
-		}
-		needT[key] = needT[key] || (spec.needInputGrad && !evalOnly)
+	keys := grid.ShardsOf(cfg.Layers, !sh.sameOrders)
+	needT := cfg.transposed(sh.sameOrders)
+	if evalOnly {
+		needT = nil
 	}
 	for i, key := range keys {
 		if s := sh.sameBlock(g.Shape, keys[:i], key); s != nil {
@@ -234,6 +230,19 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, er
 		}
 	}
 	return sh, nil
+}
+
+// transposed marks the shards whose transposes training multiplies by:
+// only a layer whose input needs a gradient multiplies by Âᵀ, and the first
+// layer of a plain GCN does not. The one rule for NewShards and for the
+// batches BatchBuilder cuts.
+func (cfg Config) transposed(sameOrders bool) map[grid.Shard]bool {
+	t := map[grid.Shard]bool{}
+	for l, spec := range cfg.layers() {
+		key := grid.ShardFor(l, !sameOrders)
+		t[key] = t[key] || spec.needInputGrad
+	}
+	return t
 }
 
 // sameBlock returns the shard of an earlier key that holds key's block on

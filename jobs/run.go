@@ -95,7 +95,13 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	if cfg.Train.Algorithm == Algorithm15D {
 		return setupCAGNET(cfg, g, src, mcfg, world, dev, log)
 	}
-	sh, err := gcn.NewShards(g, mcfg, src)
+	newShards := gcn.NewShards
+	if cfg.Train.Mode != gcn.FullGraph {
+		// Mini-batch and isolated training cut their batches from the
+		// full graph and only evaluate on it: no transposes.
+		newShards = gcn.NewEvalShards
+	}
+	sh, err := newShards(g, mcfg, src)
 	if err != nil {
 		return nil, err
 	}

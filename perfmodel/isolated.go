@@ -215,7 +215,10 @@ func (j Job) IsolatedChunkBytes(workers int) int64 {
 // (isolatedEvalMemory), the worker's own full-graph arena staying empty.
 func (j Job) IsolatedMemory(workers int) Memory {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
-	mem := EstimateMemory(j.fullGraph(), one, Coords{})
+	f := j.fullGraph()
+	mem := EstimateMemory(f, one, Coords{})
+	keys, _ := f.shardKeys()
+	mem.Adjacency = adjacencyBytes(one, newTracer(f, one, Coords{}, Local{}, false), keys, nil) // gcn.NewEvalShards
 	pm := EstimateMemory(j.partitionJob(workers), one, Coords{})
 	v, _ := j.IsolatedSize(workers)
 	mem.Adjacency += pm.Adjacency + csrBytes(j.N, float64(j.NNZ))

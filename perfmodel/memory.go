@@ -49,7 +49,11 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	var mem Memory
 	full := newTracer(j, s, at, Local{}, false)
 	keys, transposed := j.shardKeys()
-	mem.Adjacency = adjacencyBytes(s, full, keys, transposed)
+	fullT := transposed
+	if j.Mode != gcn.FullGraph {
+		fullT = nil // gcn.NewEvalShards: batches get their own transposes
+	}
+	mem.Adjacency = adjacencyBytes(s, full, keys, fullT)
 	step := newTracer(j, s, at, Local{}, true)
 	if j.Mode == gcn.MiniBatch {
 		for _, k := range keys {

@@ -381,9 +381,10 @@ func (c *calibrator) elementwise(m *Machine) error {
 
 // comm measures all-reduce and all-gather on groups of every size that
 // divides the ranks of a node (consecutive ranks, like the Y groups), all
-// groups at once; with several nodes also on groups of one rank per node
-// (every group leaves the node at once, so the node's bandwidth is the
-// fitted one times the ranks per node).
+// groups at once, and the all-reduce above largeAllReduceFrom apart
+// (calibrator.large); with several nodes also on groups of one rank per
+// node (every group leaves the node at once, so the node's bandwidth is
+// the fitted one times the ranks per node).
 func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error {
 	sizes := []int{1 << 12, 1 << 16, 1 << 20, 1 << 23}
 	if c.o.Quick {
@@ -462,6 +463,11 @@ func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error
 		if f.Coef[1] > 0 {
 			m.Comm.Bcast = Link{Latency: f.Coef[0], Bandwidth: 1 / f.Coef[1] / 1e9}
 		}
+		// All-reduces from 32 MiB on map their temporary buffer afresh
+		// (Link.Large): timed apart, since the link's fit stays below.
+		if err := c.large(m, &m.Comm.Intra, "intra", func(p int) int { return rank / p }, intraSizes); err != nil {
+			return err
+		}
 	}
 	if nodes > 1 && contiguous && c.world.Size() == nodes*perNode {
 		l, err := fitLink("inter", func(p int) int { return rank % perNode }, []int{nodes})
@@ -469,6 +475,10 @@ func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error
 			return err
 		}
 		l.Bandwidth *= float64(perNode)
+		// The fresh buffer of a large all-reduce is the rank's own host
+		// memory, whichever link the message takes: the intra-node
+		// measurement stands for both.
+		l.LargeFrom, l.Large = m.Comm.Intra.LargeFrom, m.Comm.Intra.Large
 		m.Comm.Inter = l
 	}
 	return nil

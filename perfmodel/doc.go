@@ -12,6 +12,9 @@
 //     as a ring/Rabenseifner bandwidth term plus a latency term, with the
 //     bandwidth of the group chosen by whether the group stays inside a
 //     node under the rank mapping of package grid (Plexus eq. 4.5–4.6).
+//     An all-reduce of 32 MiB or more also pays a calibrated cost per
+//     byte for the temporary buffer malloc maps afresh on each such call
+//     (Link.Large).
 //   - computation: the SpMMs, GEMMs and element-wise passes of a step, from
 //     the local shapes, timed with a Machine's coefficients. The linear SpMM
 //     model charges a cost per nonzero besides the cost per multiply-add,

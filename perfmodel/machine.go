@@ -69,6 +69,18 @@ type GEMMCost struct {
 type Link struct {
 	Latency   float64 `toml:"latency_s"`
 	Bandwidth float64 `toml:"bandwidth_gbs"`
+	// LargeFrom and Large price the all-reduces of at least LargeFrom
+	// bytes: Large more seconds per byte of the message, on top of the
+	// latency and bandwidth terms (CollectiveTime). MPI's all-reduce
+	// takes a temporary buffer of the message's size from malloc on every
+	// call, and glibc's malloc serves a block of 32 MiB or more
+	// (DEFAULT_MMAP_THRESHOLD_MAX) with a fresh mmap and gives it back
+	// with munmap, so every such call page-faults its whole buffer in
+	// again; with 8 ranks on 2 cores that costs more than ten times the
+	// bandwidth term (README, "CAGNET 1.5D"). Calibrate measures Large; a
+	// profile without the keys (0) leaves the term out.
+	LargeFrom float64 `toml:"large_from_bytes,omitzero"`
+	Large     float64 `toml:"large_s_per_byte,omitzero"`
 }
 
 // Machine holds the coefficients of the model for one kind of machine and
@@ -233,6 +245,12 @@ func (m *Machine) Validate() error {
 		vals = append(vals, kv{"gemm." + g.op + ".call_s", g.c.Call, false}, kv{"gemm." + g.op + ".fma_s", g.c.FMA, false},
 			kv{"gemm." + g.op + ".elem_s", g.c.Elem, false})
 	}
+	for _, l := range []struct {
+		key string
+		l   Link
+	}{{"comm.intra", m.Comm.Intra}, {"comm.inter", m.Comm.Inter}} {
+		vals = append(vals, kv{l.key + ".large_from_bytes", l.l.LargeFrom, false}, kv{l.key + ".large_s_per_byte", l.l.Large, false})
+	}
 	for _, v := range vals {
 		switch {
 		case v.signed && !tomlx.NumberIn(v.v, "()", math.Inf(-1), math.Inf(1)):
@@ -254,6 +272,9 @@ func (m *Machine) Validate() error {
 	}
 	if b := m.Comm.Bcast; b != (Link{}) && (!tomlx.NumberIn(b.Latency, "[)", 0, math.Inf(1)) || !tomlx.NumberIn(b.Bandwidth, "()", 0, math.Inf(1))) {
 		return fmt.Errorf("comm.bcast = {latency_s = %v, bandwidth_gbs = %v}: expected latency >= 0 and bandwidth > 0, finite (or no comm.bcast)", b.Latency, b.Bandwidth)
+	}
+	if b := m.Comm.Bcast; b.LargeFrom != 0 || b.Large != 0 {
+		return fmt.Errorf("comm.bcast has large_from_bytes or large_s_per_byte: a broadcast takes no temporary buffer; remove them (they belong in comm.intra and comm.inter)")
 	}
 	if m.RanksPerNode < 0 {
 		return fmt.Errorf("ranks_per_node = %d: expected an integer >= 0 (0: all ranks on one node)", m.RanksPerNode)

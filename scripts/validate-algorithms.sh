@@ -20,6 +20,9 @@
 # MEDIAN=1 (score the median epoch instead of the mean),
 # EPOCHS (default 5), SKIP (warm-up epochs left out of
 # the measured mean, default 2), OUT (default runs/validate-algorithms).
+# Keep the machine idle while it trains: 8 ranks on 2 cores yield their
+# core whenever they wait in MPI, so even a niced compile takes a share and
+# slows the run that happens to be training.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 NP=${NP:-8}

@@ -3,17 +3,19 @@
 package cagnet
 
 import (
+	"math"
 	"testing"
 
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/internal/alloctest"
 	"scalegnn/permute"
 )
 
 // TestSteadyStepAllocatesNothing: on the CPU device and one rank
-// (whose collectives are no-ops: on more ranks collectives.Local and MPI
-// allocate per call, see gcn/step_alloc_test.go), a steady-state
+// (TestStagedBF16AggregationAllocatesNothing below runs the staged
+// broadcasts on 4), a steady-state
 // aggregation makes no heap allocation (its stage buffers and requests are
 // reused), nor does a whole training step, GCN or SAGE (forward, host
 // loss, backward, host optimizer). The CPU
@@ -57,5 +59,60 @@ func TestSteadyStepAllocatesNothing(t *testing.T) {
 				t.Error(err)
 			}
 		}
+	}
+}
+
+// TestStagedBF16AggregationAllocatesNothing: on 4 ranks as 2×2 with
+// bfloat16 broadcasts (two in flight at once, each with its host staging
+// kept by the model), a steady aggregation allocates nothing on any rank;
+// the ranks run it in lockstep (alloctest.Meter), counting the whole
+// process. It failed while each broadcast made its host slice.
+func TestStagedBF16AggregationAllocatesNothing(t *testing.T) {
+	cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 2, Seed: 1}
+	g := gcn.RandomGraph(5, 1200, cfg.Features, cfg.Classes, 8)
+	const ranks, runs = 4, 20
+	meter := alloctest.NewMeter(ranks)
+	mallocs := uint64(math.MaxUint64)
+	errs := collectives.RunLocal(ranks, func(w collectives.Comm) error {
+		m, err := New(w, device.NewCPU(1), Options{Replication: 2, Permutation: permute.Single, PermSeed: 2, BF16: true}, cfg, gcn.DefaultOptimizer(), g)
+		if err != nil {
+			return err
+		}
+		h := m.x
+		dst := m.buf("alloc.test", 0, h.Rows(), h.Cols())
+		for range 4 { // grow every buffer
+			if err := m.aggregate(dst, m.a, h); err != nil {
+				return err
+			}
+		}
+		meter.GC()
+		// The fewest over up to 6 windows: the runtime's pools may refill
+		// in the first (gcn/step_alloc_test.go, steadyAllocs, says why);
+		// an allocation the stages make shows in every one.
+		for range 6 {
+			meter.Start()
+			for range runs {
+				if err := m.aggregate(dst, m.a, h); err != nil {
+					return err
+				}
+			}
+			meter.Stop()
+			n := meter.Mallocs() // the same on every rank
+			if w.Rank() == 0 {
+				mallocs = min(mallocs, n)
+			}
+			if n == 0 {
+				break
+			}
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	if mallocs != 0 {
+		t.Errorf("%d heap allocations in the best window of %d staged bfloat16 aggregations on %d ranks, want 0", mallocs, runs, ranks)
 	}
 }

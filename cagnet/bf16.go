@@ -18,23 +18,30 @@ import (
 // the same). pack is the caller's device staging of at least buf.Len()
 // halfwords; it is used only inside this call and inside Wait, so
 // overlapping broadcasts (waited in order) and the all-reduce may share it.
-func ibcastBF16(dev device.Device, c collectives.Comm, buf device.Buffer[float32], pack device.Buffer[uint16], root int) (collectives.Request, error) {
+// host is the broadcast's host staging, grown here and kept by the caller
+// (one per broadcast in flight), and req its request, filled and returned:
+// a steady stage allocates nothing.
+func ibcastBF16(dev device.Device, c collectives.Comm, buf device.Buffer[float32], pack device.Buffer[uint16], root int, host *[]uint16, req *bf16Bcast) (collectives.Request, error) {
 	n := buf.Len()
 	if c.Size() == 1 || n == 0 {
 		return doneRequest{}, nil
 	}
-	host := make([]uint16, n+n%2)
+	if cap(*host) < n+n%2 {
+		*host = make([]uint16, n+n%2)
+	}
+	h := (*host)[:n+n%2]
 	st := pack.Slice(0, n)
 	if c.Rank() == root {
 		dev.PackBF16(st, buf)
-		device.Download(dev, host[:n], st, 0)
+		device.Download(dev, h[:n], st, 0)
 	}
-	words := unsafe.Slice((*float32)(unsafe.Pointer(&host[0])), len(host)/2)
+	words := unsafe.Slice((*float32)(unsafe.Pointer(&h[0])), len(h)/2)
 	r, err := c.IBcastF32(words, root)
 	if err != nil {
 		return nil, err
 	}
-	return bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: host[:n], unpack: c.Rank() != root}, nil
+	*req = bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: h[:n], unpack: c.Rank() != root}
+	return req, nil
 }
 
 // BF16BcastWords is the float32 words a bfloat16 broadcast of n values
@@ -55,7 +62,7 @@ type bf16Bcast struct {
 	unpack bool
 }
 
-func (b bf16Bcast) Wait() error {
+func (b *bf16Bcast) Wait() error {
 	if err := b.r.Wait(); err != nil {
 		return err
 	}

@@ -54,9 +54,13 @@ type Model struct {
 	// that holds Go pointers).
 	specs []gcn.LayerSpec
 	loss  []float64
-	// bufs and reqs are aggregate's per-stage operands and requests.
-	bufs []device.Mat
-	reqs []collectives.Request
+	// bufs and reqs are aggregate's per-stage operands and requests;
+	// bcastHost and bcastReqs a bfloat16 stage's host staging and request
+	// (ibcastBF16), one per stage since two are in flight at once.
+	bufs      []device.Mat
+	reqs      []collectives.Request
+	bcastHost [][]uint16
+	bcastReqs []bf16Bcast
 	// host buffers of the loss (logits, gradient).
 	lg, dl []float32
 }
@@ -231,6 +235,7 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 	k0, _ := m.L.Stages()
 	if len(m.bufs) < len(blocks) {
 		m.bufs, m.reqs = make([]device.Mat, len(blocks)), make([]collectives.Request, len(blocks))
+		m.bcastHost, m.bcastReqs = make([][]uint16, len(blocks)), make([]bf16Bcast, len(blocks))
 	}
 	bufs, reqs := m.bufs[:len(blocks)], m.reqs[:len(blocks)]
 	start := func(s int) error {
@@ -242,7 +247,7 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 		}
 		var err error
 		if m.bf16 {
-			reqs[s], err = ibcastBF16(m.dev, m.col, bufs[s].Flat(), m.pack, k)
+			reqs[s], err = ibcastBF16(m.dev, m.col, bufs[s].Flat(), m.pack, k, &m.bcastHost[s], &m.bcastReqs[s])
 		} else {
 			reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].Flat(), k)
 		}

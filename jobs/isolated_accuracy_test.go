@@ -56,8 +56,10 @@ func TestIsolatedAccuracy(t *testing.T) {
 			}
 			if w == 8 {
 				all = append(all, setting{name: data + " L3 fullgraph", data: data, layers: 3},
-					setting{data + " L3 W8 halo none", data, 3, 8, "halo", "none"},
-					setting{data + " L3 W8 induced shrinkage", data, 3, 8, "induced", "shrinkage"})
+					setting{data + " L3 W8 halo none", data, 3, 8, "halo", "none"})
+				for _, corr := range []string{"none", "batch", "shrinkage"} {
+					all = append(all, setting{data + " L3 W8 induced " + corr, data, 3, 8, "induced", corr})
+				}
 			}
 		}
 	}

@@ -10,7 +10,10 @@
 # factor 16, F features (default 32: every isolated rank holds the whole
 # graph, so the features are kept narrow for 8 ranks on one small
 # machine), 32 classes, 1% of the vertices in the training set, prepared
-# once into WORK/iso-rmatS-prepared (no permutation, one block) and
+# once into WORK/iso-rmatS-fF-PERMUTE-prepared (one block; PERMUTE
+# default single: R-MAT's high-degree vertices have the low ids, and one
+# random permutation spreads them over the 3D blocks of the 4D grid and of
+# the isolated evaluation grid; every mode maps back to vertex ids) and
 # reused. The model: 3 GCN layers F-128-128-32, no dropout, Adam.
 #
 #  - isolated: every one of NP ranks a worker, CHUNKS chunks (default
@@ -30,7 +33,7 @@
 # the epoch and step times and the training bytes per epoch (dp, 3D and
 # PMM bytes summed over ranks), and `scalegnn perfmodel predict`'s line
 # for the mode. Environment: NP (8), EPOCHS (3), WORK (runs), F (32),
-# CHUNKS (2·NP),
+# CHUNKS (2·NP), PERMUTE (single),
 # SEEDS (256), MB, MPIRUN, LIMIT (seconds per run, 300), MODES (default
 # "isolated 4d neighbor"), MACHINE (the perfmodel profile of the
 # predictions, default perfmodel/profiles/dev-2core-8ranks.toml when it
@@ -52,7 +55,8 @@ fi
 if [ -z "${MACHINE+x}" ] && [ -f perfmodel/profiles/dev-2core-8ranks.toml ]; then
 	MACHINE=perfmodel/profiles/dev-2core-8ranks.toml
 fi
-DATA=$(realpath -m "$WORK/iso-rmat$SCALE-f$F-prepared")
+PERMUTE=${PERMUTE:-single}
+DATA=$(realpath -m "$WORK/iso-rmat$SCALE-f$F-$PERMUTE-prepared")
 OUTD=$(realpath -m "$WORK/iso-bench")
 mkdir -p "$OUTD"
 N=$((1 << SCALE))
@@ -60,7 +64,7 @@ SEEDS=${SEEDS:-256}
 MB=${MB:-$((N / 16 < 65536 ? N / 16 : 65536))}
 if [ ! -f "$DATA/meta.toml" ]; then
 	"$BIN" prepare -format rmat -in "scale=$SCALE,edge_factor=16,features=$F,classes=32,seed=1,train_fraction=0.01" \
-		-out "$DATA" -blocks 1 -permute none || exit 1
+		-out "$DATA" -blocks 1 -permute "$PERMUTE" || exit 1
 fi
 
 job() { # mode, body
@@ -75,6 +79,9 @@ dropout = 0.0
 [optimizer]
 name = "adam"
 lr = 0.01
+[permute]
+scheme = "$PERMUTE"
+seed = 7
 [train]
 epochs = $EPOCHS
 eval_every = 1000

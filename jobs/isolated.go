@@ -103,9 +103,13 @@ func (j *Job) setupIsolated(src gcn.Source, eg *grid.Grid) error {
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
 	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops, src.Sizes().Features)
-	// The whole graph's vertex count bounds every partition, so the batch
-	// buffers never regrow.
-	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), n)
+	// The batch buffers are sized once, for the largest partition: two
+	// chunks for induced partitions, the whole graph for halo ones (a halo
+	// can reach every vertex). Sizing induced ones for the whole graph
+	// too reserved arrays of the graph's size that the collector counts
+	// against the memory limit: at R-MAT scale 20 on 8 ranks it collected
+	// all the time.
+	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, kind, n))
 	if err != nil {
 		return err
 	}
@@ -149,6 +153,24 @@ func (iso *isolatedRun) epochChunkBytes() int64 {
 	b := iso.loader.Bytes - iso.chunkBytes
 	iso.chunkBytes = iso.loader.Bytes
 	return b
+}
+
+// partitionBound is the most vertices a partition (so a batch) can hold:
+// the two largest chunks for induced partitions, all n for halo ones.
+func partitionBound(ch *grappa.Chunks, kind grappa.Kind, n int) int {
+	if kind != grappa.Induced {
+		return n
+	}
+	a, b := 0, 0
+	for _, m := range ch.Members {
+		switch l := len(m); {
+		case l > a:
+			a, b = l, a
+		case l > b:
+			b = l
+		}
+	}
+	return min(n, a+b)
 }
 
 // vertices is the batch builder's batch of step: the whole partition, or

@@ -134,7 +134,8 @@ for mode in ("isolated", "4d", "neighbor"):
     timed = ms[1:] or ms
     ep = statistics.median(m["epoch_s"] - m.get("eval_s", 0) for m in timed)
     steps = timed[0]["steps"]
-    byts = statistics.median(m.get("dp_bytes", 0) + m.get("comm_3d_bytes", 0) + m.get("pmm_bytes", 0) for m in timed)
+    # dp_bytes and comm_3d_bytes are disjoint; pmm_bytes are a part of comm_3d_bytes.
+    byts = statistics.median(m.get("dp_bytes", 0) + m.get("comm_3d_bytes", 0) for m in timed)
     build = statistics.median(m.get("sample_s_max", 0) for m in timed)
     pred = ""
     try:
@@ -143,8 +144,9 @@ for mode in ("isolated", "4d", "neighbor"):
                 pred = line.strip()
     except OSError:
         pass
+    chunks = statistics.median(m.get("chunk_bytes", 0) for m in timed)
     print(f"{mode:8s} epoch {ep:.3f} s  {steps} steps  {ep/steps*1e3:.1f} ms/step  build {build:.3f} s/epoch  "
-          f"bytes/epoch {byts/1e6:.2f} MB (all ranks)")
+          f"bytes/epoch {byts/1e6:.2f} MB (all ranks)" + (f"  chunk reads/epoch {chunks/1e6:.1f} MB" if chunks else ""))
     print(f"         predicted: {pred or '(not listed by perfmodel predict)'}")
 EOF
 exit $status

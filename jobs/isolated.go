@@ -106,9 +106,9 @@ func (j *Job) setupIsolated(src gcn.Source, eg *grid.Grid) error {
 	// The batch buffers are sized once, for the largest partition: two
 	// chunks for induced partitions, the whole graph for halo ones (a halo
 	// can reach every vertex). Sizing induced ones for the whole graph
-	// too reserved arrays of the graph's size that the collector counts
-	// against the memory limit: at R-MAT scale 20 on 8 ranks it collected
-	// all the time.
+	// too reserved, on every worker, batch arrays with room for all its
+	// vertices and nonzeros, which the collector counts against the
+	// memory limit.
 	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, kind, n))
 	if err != nil {
 		return err

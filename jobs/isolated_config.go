@@ -27,8 +27,9 @@ type GrappaConfig struct {
 	DeficitEpochs int     `toml:"deficit_epochs"`
 	// EvalGrid is [x, y, z], the 3D grid of the distributed evaluation:
 	// all the workers together run the full-graph forward pass as a
-	// full-graph job on that grid would. Empty takes the grid whose
-	// evaluation moves the fewest bytes (perfmodel.IsolatedEvalShape).
+	// full-graph job on that grid would. Empty takes the grid where the
+	// evaluation takes the least memory on a rank, then moves the fewest
+	// bytes (perfmodel.IsolatedEvalShape).
 	EvalGrid []int `toml:"eval_grid"`
 }
 

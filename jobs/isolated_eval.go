@@ -17,7 +17,8 @@ import (
 // workers form one 3D grid (d = 1, perfmodel.IsolatedEvalShape or
 // grappa.eval_grid) with a model of its own over that grid's shards, and
 // run the full-graph forward pass there as a full-graph job would: each
-// rank holds 1/P of the adjacency and activations. Before each
+// rank holds its 3D blocks of the adjacency and activations, not the whole
+// graph's. Before each
 // evaluation the trained weights (the same on every worker after the
 // gradient all-reduce) are copied into its parameter blocks. Its
 // collectives run on the evaluation grid's communicators, so their bytes

@@ -214,6 +214,12 @@ func (j Job) IsolatedChunkBytes(workers int) int64 {
 // grid; with more, the evaluation model's part of the evaluation grid
 // (isolatedEvalMemory), the worker's own full-graph arena staying empty.
 func (j Job) IsolatedMemory(workers int) Memory {
+	return j.isolatedMemory(workers, j.IsolatedEvalShape(workers))
+}
+
+// isolatedMemory is IsolatedMemory with the evaluation grid es already
+// chosen (PredictIsolated chooses it once for time and memory).
+func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
 	f := j.fullGraph()
 	mem := EstimateMemory(f, one, Coords{})
@@ -228,7 +234,7 @@ func (j Job) IsolatedMemory(workers int) Memory {
 		return mem
 	}
 	mem.Activations = pm.Activations + int64(2*4*v)
-	ev := j.isolatedEvalMemory(j.IsolatedEvalShape(workers))
+	ev := j.isolatedEvalMemory(es)
 	mem.Adjacency += ev.Adjacency
 	mem.Features += ev.Features
 	mem.Activations += ev.Activations
@@ -271,10 +277,10 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	pr.Other = steps * (step.Other + build*walked)
 	pr.CommBytes = int64(steps) * step.CommBytes
 	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	es := j.IsolatedEvalShape(workers)
 	if j.EvalEvery > 0 {
 		// The evaluation grid's forward pass (one rank's on one worker);
 		// its bytes are evaluation's, not in CommBytes.
-		es := j.IsolatedEvalShape(workers)
 		var ev Prediction
 		ev.addEval(j.fullGraph(), m, es, m.Links(es, ranksPerNode), 1/float64(j.EvalEvery))
 		pr.Comm += ev.Comm
@@ -290,7 +296,7 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 		pr.Other += math.Max(0, build*part-eps*train) / eps
 	}
 	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = j.IsolatedMemory(workers)
+	pr.Memory = j.isolatedMemory(workers, es)
 	pr.MemTotal = pr.Memory.Total()
 	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
 	return pr, nil

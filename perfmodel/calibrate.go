@@ -390,7 +390,6 @@ func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error
 	if c.o.Quick {
 		sizes = []int{1 << 12, 1 << 18, 1 << 22}
 	}
-	var bcast []Sample // intra-node broadcasts: features ⌈log2 p⌉, bytes
 	fitLink := func(name string, color func(r int) int, groupSizes []int) (Link, error) {
 		var samples []Sample
 		for _, p := range groupSizes {
@@ -420,14 +419,6 @@ func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error
 				}
 				samples = append(samples, Sample{X: []float64{steps, (fp - 1) * 4 * float64(len(src))}, T: t})
 				fmt.Fprintf(c.log, "%s allgather p=%d bytes=%d: %.3g s\n", name, p, 4*len(src)*p, t)
-				if name == "intra" {
-					t, err = c.timeIt(func() error { return sub.BcastF32(buf, 0) })
-					if err != nil {
-						return Link{}, err
-					}
-					bcast = append(bcast, Sample{X: []float64{steps, float64(bytes)}, T: t})
-					fmt.Fprintf(c.log, "%s bcast p=%d bytes=%d: %.3g s\n", name, p, bytes, t)
-				}
 			}
 		}
 		f, err := FitNonNegative(samples)
@@ -453,15 +444,10 @@ func (c *calibrator) comm(m *Machine, nodes, perNode int, contiguous bool) error
 			return err
 		}
 		m.Comm.Intra = l
-		// The broadcast's own fit (Machine.Comm.Bcast): 1.5D's staged
-		// broadcasts are timed with it.
-		f, err := FitNonNegative(bcast)
-		if err != nil {
-			return fmt.Errorf("fitting the broadcast: %w", err)
-		}
-		m.Fit["comm_bcast_r2"], m.Fit["comm_bcast_median_rel_err"] = f.R2, f.MedianRelErr
-		if f.Coef[1] > 0 {
-			m.Comm.Bcast = Link{Latency: f.Coef[0], Bandwidth: 1 / f.Coef[1] / 1e9}
+		// The broadcast's own fit (Machine.Comm.Bcast), measured as 1.5D's
+		// stages make broadcasts (calibrate_bcast.go).
+		if err := c.stagedBcast(m, func(p int) int { return rank / p }, intraSizes); err != nil {
+			return err
 		}
 		// All-reduces from 32 MiB on map their temporary buffer afresh
 		// (Link.Large): timed apart, since the link's fit stays below.

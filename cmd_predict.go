@@ -83,9 +83,9 @@ func runInference(args []string, stderr io.Writer) int {
 		var b gcn.Block
 		if err := rd.guard(cfg, rank, info, func() error {
 			if *emb >= 0 {
-				b, err = job.Model.Embeddings(*emb)
+				b, err = job.Embeddings(*emb)
 			} else {
-				b, err = job.Model.Probabilities()
+				b, err = job.Probabilities()
 			}
 			return nil
 		}); err != nil {
@@ -96,7 +96,7 @@ func runInference(args []string, stderr io.Writer) int {
 		if err := agree(err); err != nil {
 			return err
 		}
-		n := job.Model.Shards().N
+		n := job.Vertices()
 		if err := agree(writeRows(world, path, n, b)); err != nil {
 			return err
 		}

@@ -63,6 +63,10 @@ type Model struct {
 	bcastReqs []bf16Bcast
 	// host buffers of the loss (logits, gradient).
 	lg, dl []float32
+	// ids are the vertex ids of this block row on the host (the rows of
+	// predictions), nnz the nonzeros of a (the dataset's fingerprint).
+	ids []int32
+	nnz int64
 }
 
 // wsKey names a reused buffer: what it holds and the layer.
@@ -71,9 +75,10 @@ type wsKey struct {
 	layer int
 }
 
-// Param is a replicated parameter: float64 master weights and moments on
-// the host (updated with gcn's one optimizer rule), float32 copy on the
-// device, and the last gradient.
+// Param is a replicated parameter: weights and moments on the host
+// (updated with gcn's one optimizer rule in float64, stored rounded to
+// float32 as 3D stores them), float32 copy on the device, and the last
+// gradient.
 type Param struct {
 	Name       string
 	Rows, Cols int
@@ -105,40 +110,28 @@ type Options struct {
 	BF16 bool
 }
 
-// New builds rank world.Rank()'s share from the whole graph (every rank
-// holds it; a sharded loader is future work). It splits world into the
-// process row and column communicators (collective).
-func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, opt gcn.Optimizer, g *gcn.Graph) (*Model, error) {
+// NewFromSource builds rank world.Rank()'s share of 1.5D training from
+// src, reading only what the rank keeps (readBlockRow): its block row of
+// Â (or D^-1 A), of Âᵀ, of the features, labels and masks. Rows are the
+// positions of src's order 0, whose vertex ids key the dropout masks, so
+// a Source permuted as [permute] says trains like the unpermuted graph.
+// It splits world into the process row and column communicators and
+// agrees on a read error over world (collective).
+func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, opt gcn.Optimizer, src gcn.Source) (*Model, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Permutation == permute.Double {
-		return nil, fmt.Errorf("cagnet: permutation = \"double\" does not apply to train.algorithm = \"1.5d\" (one vertex order serves every layer): use \"single\" or \"none\"")
+	if o.Permutation != permute.None || o.Order != nil {
+		panic(fmt.Sprintf("cagnet: NewFromSource with permutation %v and an Options.Order of %d: a Source comes in its own order 0 (New applies them to a whole graph)", o.Permutation, len(o.Order)))
 	}
-	verts := permute.New(g.Adj.Rows, permute.None, 0).P1
-	switch {
-	case o.Order != nil && (o.Permutation != permute.None || len(o.Order) != g.Adj.Rows):
-		panic(fmt.Sprintf("cagnet: Options.Order of %d vertices with permutation %v for a graph of %d: a given order replaces the permutation", len(o.Order), o.Permutation, g.Adj.Rows))
-	case o.Order != nil:
-		verts = o.Order
-	case o.Permutation == permute.Single:
-		order := permute.New(g.Adj.Rows, permute.Single, o.PermSeed)
-		g, verts = permuted(g, order, cfg.Features), order.P1
-	}
-	c := o.Replication
 	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual {
 		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports GCN and SAGE layers without extras: set input_projection, output_head, norm, residual false, or use train.algorithm = \"3d\"")
 	}
-	adj := g.Adj
-	if cfg.Layer == gcn.SAGELayer {
-		// SAGE aggregates with D^-1 A (the mean over the neighbours).
-		adj = gcn.MeanAdjacency(adj)
-	}
-	l, err := NewLayout(world.Size(), c, world.Rank())
+	l, err := NewLayout(world.Size(), o.Replication, world.Rank())
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: g.Adj.Rows, bf16: o.BF16,
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: src.Sizes().N, bf16: o.BF16,
 		ws: map[wsKey]device.Mat{}, stage: map[[2]int]device.Mat{}}
 	if m.row, err = world.Split(l.Row, l.Col); err != nil {
 		return nil, err
@@ -146,24 +139,10 @@ func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, o
 	if m.col, err = world.Split(l.Col, l.Row); err != nil {
 		return nil, err
 	}
-	m.labels, m.train, m.val, m.test = g.Labels, g.Train, g.Val, g.Test
 	m.lo, m.hi = l.Rows(m.n, l.Row)
-	for _, t := range g.Train {
-		if t {
-			m.nTrain++
-		}
+	if err := m.readBlockRow(world, src); err != nil {
+		return nil, err
 	}
-	at := spmm.Transpose(adj)
-	k0, k1 := l.Stages()
-	for k := k0; k < k1; k++ {
-		c0, c1 := l.Rows(m.n, k)
-		m.a = append(m.a, dev.UploadCSR(subBlock(adj, m.lo, m.hi, c0, c1)))
-		m.at = append(m.at, dev.UploadCSR(subBlock(at, m.lo, m.hi, c0, c1)))
-	}
-	m.verts = device.Alloc[int32](dev, m.hi-m.lo)
-	device.Upload(dev, m.verts, 0, verts[m.lo:m.hi])
-	m.x = m.mat(m.hi-m.lo, cfg.Features)
-	device.UploadMat(dev, m.x, g.Features[m.lo*cfg.Features:m.hi*cfg.Features])
 	index := map[string]int{}
 	for i, p := range gcn.InitialParams(cfg) {
 		q := &Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: p.W,
@@ -442,7 +421,12 @@ func (m *Model) Step() {
 	m.t++
 	for _, p := range m.Params {
 		for k := range p.W {
-			p.W[k], p.m[k], p.v[k] = m.opt.Update(m.t, p.W[k], p.G[k], p.m[k], p.v[k], p.decay)
+			// Rounded to float32 as the 3D model keeps them
+			// (device.OptimStep, bit for bit): a checkpoint's float32
+			// arrays hold them exactly, so a resumed run continues
+			// exactly (cagnet/keep.go).
+			w, mo, v := m.opt.Update(m.t, p.W[k], p.G[k], p.m[k], p.v[k], p.decay)
+			p.W[k], p.m[k], p.v[k] = float64(float32(w)), float64(float32(mo)), float64(float32(v))
 		}
 		p.upload(m.dev)
 	}

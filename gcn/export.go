@@ -94,6 +94,37 @@ func entryHash(v int32, col int, bits uint64) int64 {
 	return int64(counter.Hash4(0x66696e6765727072, uint64(uint32(v)), uint64(uint32(col)), bits) >> 32)
 }
 
+// HashFeatures is Fingerprint's term for a block of features: x holds
+// rows of w columns starting at column c0, row i that of vertex verts[i]
+// (original id). Zero entries add nothing, so the term does not depend on
+// how the features are cut into blocks. Every model that writes
+// checkpoints (3D here, 1.5D in package cagnet) sums these terms.
+func HashFeatures(verts []int32, c0, w int, x []float32) int64 {
+	var s int64
+	for k, v := range x {
+		if v != 0 {
+			s += entryHash(verts[k/w], c0+k%w, uint64(math.Float32bits(v)))
+		}
+	}
+	return s
+}
+
+// HashLabels is Fingerprint's term for the labels and split masks of the
+// vertices verts (original ids), row i vertex verts[i].
+func HashLabels(verts, labels []int32, train, val, test []bool) int64 {
+	var s int64
+	for i, lab := range labels {
+		bits := uint64(uint32(lab))
+		for b, in := range []bool{train[i], val[i], test[i]} {
+			if in {
+				bits |= 1 << (32 + b)
+			}
+		}
+		s += entryHash(verts[i], -1, bits)
+	}
+	return s
+}
+
 // Fingerprint computes the dataset's fingerprint from the full graph's
 // shards this rank holds, each block counted by its one writer, summed
 // over the world in one all-reduce: nothing is gathered.
@@ -113,26 +144,13 @@ func (m *Model) Fingerprint() (Fingerprint, error) {
 		r0, _ := g.Range(sh.N, grid.X)
 		c0, c1 := g.Range(cfg.Features, colAxis)
 		w := c1 - c0
-		for k, x := range sh.X {
-			if x != 0 {
-				v := sh.Orders.Order[1][r0+k/w]
-				s[1] += entryHash(v, c0+k%w, uint64(math.Float32bits(x)))
-			}
-		}
+		s[1] = HashFeatures(sh.Orders.Order[1][r0:], c0, w, sh.X)
 	}
 	rowAxis, _ := logitsAxes(cfg)
 	if ownsBlock(g, rowAxis) {
 		r0, _ := g.Range(sh.N, rowAxis)
 		final := sh.Orders.Order[grid.OutputOrder(cfg.Layers-1)]
-		for i, lab := range sh.Labels {
-			bits := uint64(uint32(lab))
-			for b, in := range []bool{sh.Train[i], sh.Val[i], sh.Test[i]} {
-				if in {
-					bits |= 1 << (32 + b)
-				}
-			}
-			s[2] += entryHash(final[r0+i], -1, bits)
-		}
+		s[2] = HashLabels(final[r0:], sh.Labels, sh.Train, sh.Val, sh.Test)
 	}
 	if err := g.World.AllReduceI64(s[:], collectives.Sum); err != nil {
 		return Fingerprint{}, err

@@ -56,10 +56,6 @@ func cagnetScope(c *Config) error {
 		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
 	case c.Permute.Scheme == permute.Double:
 		return fmt.Errorf(`permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`)
-	case c.Dataset.Source == SourcePrepared:
-		return fmt.Errorf(`train.algorithm = "1.5d" reads the graph whole: use an in-memory dataset source, not a prepared one`)
-	case c.Checkpoint.Enabled() || c.Output.SaveModel:
-		return fmt.Errorf(`train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model`)
 	}
 	return nil
 }
@@ -83,43 +79,33 @@ func AlgorithmOf(cfg *Config) string {
 	return perfmodel.AlgorithmPlexus
 }
 
-// setupCAGNET builds a 1.5D job from the graph the Source holds (the
-// normalised Â, permuted as [permute] says: order 0 of its Orders), read
-// whole by every rank; cagnet.New keeps its block row.
+// setupCAGNET builds a 1.5D job from the Source (the normalised Â,
+// permuted as [permute] says: order 0 of its Orders; in memory or a
+// prepared dataset): cagnet.NewFromSource reads this rank's block rows
+// only.
 func setupCAGNET(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
-	sz := src.Sizes()
-	n := sz.N
-	adj, err := src.AdjBlock(0, 0, n, 0, 0, n)
-	if err != nil {
-		return nil, err
-	}
-	feat, err := src.FeatureBlock(0, 0, n, 0, sz.Features)
-	if err != nil {
-		return nil, err
-	}
-	labels, train, val, test, err := src.Labels(0, 0, n)
-	if err != nil {
-		return nil, err
-	}
-	gg := &gcn.Graph{Adj: adj, Features: feat, Labels: labels, Train: train, Val: val, Test: test, Classes: sz.Classes}
+	t0 := time.Now()
 	c := max(cfg.Grid.Replication, 1)
-	m, err := cagnet.New(world, dev, cagnet.Options{Replication: c, Order: src.Orders().Order[0],
-		BF16: cfg.Train.CommDtype == collectives.BF16}, mcfg, OptimizerFor(cfg), gg)
+	m, err := cagnet.NewFromSource(world, dev, cagnet.Options{Replication: c,
+		BF16: cfg.Train.CommDtype == collectives.BF16}, mcfg, OptimizerFor(cfg), src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
 	}
+	loadProgress(world)("the block rows")
 	if world.Rank() == 0 {
 		log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C),
-			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype))
+			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype),
+			zap.Duration("block_rows_took", time.Since(t0)))
 	}
 	return &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: 1, ca: m}, nil
 }
 
 // trainCAGNET is Train for a 1.5D job: one full-graph step per epoch,
 // evaluation every eval_every epochs and at the end, the same metrics
-// lines and summary.json as 3D. In the metrics, gemm_s is the step's whole
-// time and comm_3d_bytes the bytes of the process row and column
-// communicators.
+// lines, summary.json, checkpoints ([checkpoint] every/interval, and on a
+// signal), -resume and output.save_model as 3D. In the metrics, gemm_s
+// is the step's whole time and comm_3d_bytes the bytes of the process
+// row and column communicators.
 func (j *Job) trainCAGNET() (_ *Result, err error) {
 	cfg, m := j.Cfg, j.ca
 	run, err := j.beginRun()
@@ -127,21 +113,35 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 		return nil, err
 	}
 	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
+	var pos position
+	if j.resume != nil {
+		if pos, err = run.resumeFrom(j.resume); err != nil {
+			return nil, err
+		}
+		j.resume = nil
+	}
 	row, col := m.Comms()
 	bytesOf := func() int64 { return row.Counters().TotalBytes() + col.Counters().TotalBytes() }
 	res := run.res
-	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
+	step := pos.step
+	lastCkpt := time.Now()
+	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
 		b0 := bytesOf()
 		t0 := time.Now()
-		j.enter(epoch, epoch-1)
-		loss, err := m.LossAndGrad()
-		if err != nil {
-			return nil, fmt.Errorf("epoch %d: %w", epoch, err)
-		}
-		m.Step()
-		j.progressed()
-		if err := run.checkStep(epoch, epoch-1, loss); err != nil {
-			return nil, err
+		loss := pos.lossSum
+		// An epoch whose one step a signal stopped after is evaluated and
+		// logged now; any other trains its step.
+		if epoch > pos.epoch+1 || pos.epochSteps == 0 {
+			j.enter(epoch, step)
+			if loss, err = m.LossAndGrad(); err != nil {
+				return nil, fmt.Errorf("epoch %d: %w", epoch, err)
+			}
+			m.Step()
+			j.progressed()
+			step++
+			if err := run.checkStep(epoch, step-1, loss); err != nil {
+				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: 1, lossSum: loss}, run)
+			}
 		}
 		trainTime := time.Since(t0)
 		em := EpochMetrics{Epoch: epoch, Loss: loss, Steps: 1}
@@ -167,12 +167,25 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {
 			return nil, err
 		}
-		stop, err := run.epochDone(em)
+		stop, err := run.epochDone(em) // log, metrics, train.target_acc and patience
 		if err != nil {
 			return nil, err
 		}
+		if due, err := j.checkpointDue(epoch, lastCkpt); err != nil {
+			return nil, err
+		} else if due && !stop && epoch < cfg.Train.Epochs {
+			if _, err := j.saveCheckpoint(cfg.CheckpointDir(), cfg.Checkpoint.Keep, position{step: step, epoch: epoch}, run); err != nil {
+				return nil, err
+			}
+			lastCkpt = time.Now()
+		}
 		if stop {
 			break
+		}
+	}
+	if cfg.Output.SaveModel {
+		if _, err := j.saveCheckpoint(cfg.ModelDir(), 1, position{step: step, epoch: res.EpochsRun}, run); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

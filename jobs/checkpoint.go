@@ -82,7 +82,7 @@ func (j *Job) fingerprint() (checkpoint.Dataset, error) {
 		return j.neighborFingerprint()
 	}
 	if j.dataset == nil {
-		f, err := j.Model.Fingerprint()
+		f, err := j.fullFingerprint()
 		if err != nil {
 			return checkpoint.Dataset{}, err
 		}
@@ -113,7 +113,7 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	}
 	man := checkpoint.Manifest{Step: pos.step, Epoch: pos.epoch, EpochSteps: pos.epochSteps, EpochLossSum: pos.lossSum,
 		OptimizerStep: j.optimizerSteps(), Dataset: ds, Model: checkpoint.ModelOf(j.modelConfig()),
-		Grid: j.Grid.Shape.String(), Run: run}
+		Grid: j.gridName(), Run: run}
 	t0 := time.Now()
 	dir, err := j.saveParams(root, keep, man, cfg.Bytes())
 	if err != nil {

@@ -7,9 +7,10 @@ import (
 
 // How the checkpoint functions (checkpoint.go) reach the model: a
 // sharded gcn.Model is written block by block by checkpoint.Save; the
-// neighbor mode's model, whole on every rank, by checkpoint.SaveReplicated
-// in the same layout. The manifest, the run's bookkeeping, -resume and
-// the compatibility check are the same for both.
+// neighbor mode's model and the 1.5D model (jobs/cagnet_keep.go), whole
+// on every rank, by checkpoint.SaveReplicated in the same layout. The
+// manifest, the run's bookkeeping, -resume and the compatibility check
+// are the same for all.
 
 // neighborFingerprint is the neighbor mode's dataset fingerprint (package
 // neighbor's hash of its blocks), computed once, collectively.
@@ -27,6 +28,9 @@ func (j *Job) neighborFingerprint() (checkpoint.Dataset, error) {
 
 // optimizerSteps returns the optimizer steps the job's model has taken.
 func (j *Job) optimizerSteps() int {
+	if j.ca != nil {
+		return j.ca.OptimizerSteps()
+	}
 	if j.nb != nil {
 		return j.nb.model.OptimizerSteps()
 	}
@@ -35,6 +39,9 @@ func (j *Job) optimizerSteps() int {
 
 // modelConfig returns the job's model configuration.
 func (j *Job) modelConfig() gcn.Config {
+	if j.ca != nil {
+		return j.ca.Config()
+	}
 	if j.nb != nil {
 		return j.nb.model.Cfg
 	}
@@ -44,6 +51,9 @@ func (j *Job) modelConfig() gcn.Config {
 // saveParams writes the model's parameters and optimizer moments with
 // man and config as a checkpoint in root, collectively.
 func (j *Job) saveParams(root string, keep int, man checkpoint.Manifest, config []byte) (string, error) {
+	if j.ca != nil { // 1.5D: jobs/cagnet_keep.go
+		return checkpoint.SaveReplicated(j.world, root, keep, j.cagnetReplicated(true), man, config)
+	}
 	if j.nb == nil {
 		return checkpoint.Save(j.world, root, keep, j.Model, man, config)
 	}
@@ -53,6 +63,9 @@ func (j *Job) saveParams(root string, keep int, man checkpoint.Manifest, config 
 // loadParams restores the model's parameters, moments and optimizer steps
 // from the checkpoint in dir, collectively.
 func (j *Job) loadParams(dir string, man *checkpoint.Manifest) error {
+	if j.ca != nil {
+		return j.loadCAGNET(dir, man)
+	}
 	if j.nb == nil {
 		return checkpoint.Load(j.world, dir, j.Model, man)
 	}

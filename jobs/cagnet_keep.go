@@ -1,0 +1,104 @@
+package jobs
+
+import (
+	"fmt"
+
+	"scalegnn/checkpoint"
+	"scalegnn/gcn"
+	"scalegnn/perfmodel"
+)
+
+// How a 1.5D job (package cagnet) is kept: its checkpoints are the 3D
+// job's (jobs/checkpoint.go: the same manifest, run bookkeeping, -resume
+// and compatibility check), with its parameters, replicated on every
+// rank, written by checkpoint.SaveReplicated in Save's layout, so that a
+// checkpoint moves between 1.5D and 3D and between any (P, c). The
+// dataset fingerprint is the one gcn computes (cagnet.Model.Fingerprint).
+// scalegnn predict runs the 1.5D model itself (Probabilities, Embeddings).
+
+// fullFingerprint is the full-graph model's gcn.Fingerprint, collectively.
+func (j *Job) fullFingerprint() (gcn.Fingerprint, error) {
+	if j.ca != nil {
+		return j.ca.Fingerprint(j.world)
+	}
+	return j.Model.Fingerprint()
+}
+
+// gridName is where a checkpoint says it was written: the 3D/4D grid, or
+// the 1.5D arrangement as the performance model names it.
+func (j *Job) gridName() string {
+	if j.ca != nil {
+		return perfmodel.CAGNETGrid(j.ca.L.P, j.ca.L.C)
+	}
+	return j.Grid.Shape.String()
+}
+
+// cagnetReplicated returns the 1.5D model's parameters as a checkpoint
+// holds them, with their values when download is set (else zeroed, to
+// load into).
+func (j *Job) cagnetReplicated(download bool) []checkpoint.Replicated {
+	var out []checkpoint.Replicated
+	for k, p := range j.ca.Params {
+		n := p.Rows * p.Cols
+		r := checkpoint.Replicated{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: make([]float32, n), M: make([]float32, n), V: make([]float32, n)}
+		if download {
+			j.ca.DownloadParam(k, r.W, r.M, r.V)
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// loadCAGNET restores the 1.5D model's parameters, moments and optimizer
+// steps from the checkpoint in dir, collectively.
+func (j *Job) loadCAGNET(dir string, man *checkpoint.Manifest) error {
+	params := j.cagnetReplicated(false)
+	if err := checkpoint.LoadReplicated(j.world, dir, man, params); err != nil {
+		return err
+	}
+	for k, p := range params {
+		j.ca.UploadParam(k, p.W, p.M, p.V)
+	}
+	j.ca.SetOptimizerSteps(man.OptimizerStep)
+	return nil
+}
+
+// Probabilities runs the job's model on the full graph without dropout
+// and returns this rank's block of the class probabilities (N × classes,
+// rows by original vertex id), collectively: what scalegnn predict writes.
+func (j *Job) Probabilities() (gcn.Block, error) {
+	switch {
+	case j.ca != nil:
+		return j.ca.Probabilities()
+	case j.Model != nil:
+		return j.Model.Probabilities()
+	}
+	return gcn.Block{}, j.noPredict()
+}
+
+// Embeddings is Probabilities for hidden layer l's output.
+func (j *Job) Embeddings(l int) (gcn.Block, error) {
+	switch {
+	case j.ca != nil:
+		return j.ca.Embeddings(l)
+	case j.Model != nil:
+		return j.Model.Embeddings(l)
+	}
+	return gcn.Block{}, j.noPredict()
+}
+
+// Vertices is the number of vertices of the job's graph (the rows of
+// Probabilities' and Embeddings' output).
+func (j *Job) Vertices() int {
+	if j.ca != nil {
+		return j.ca.Vertices()
+	}
+	if j.Model != nil {
+		return j.Model.Shards().N
+	}
+	return 0
+}
+
+func (j *Job) noPredict() error {
+	return fmt.Errorf("%s: scalegnn predict runs full-graph models (train.mode = %q has none): set train.mode = \"fullgraph\" in the job file given to predict; the checkpoint loads on any grid", j.Cfg.label(), j.Cfg.Train.Mode)
+}

@@ -157,7 +157,7 @@ func sameEpochs(t *testing.T, what string, got, want []EpochMetrics, from int, t
 				math.Abs(acc(g.TestAcc)-acc(w.TestAcc)) <= tol && math.Abs(acc(g.TrainAcc)-acc(w.TrainAcc)) <= tol
 		}
 		if !ok {
-			t.Errorf("%s epoch %d: resumed loss %.9g val %v test %v; uninterrupted loss %.9g val %v test %v (tolerance %g)",
+			t.Errorf("%s epoch %d: resumed loss %.17g val %v test %v; uninterrupted loss %.17g val %v test %v (tolerance %g)",
 				what, g.Epoch, g.Loss, acc(g.ValAcc), acc(g.TestAcc), w.Loss, acc(w.ValAcc), acc(w.TestAcc), tol)
 		}
 	}

@@ -35,7 +35,13 @@
 // replicas (full-graph training has none, as in 3D); stage k+1's broadcast
 // overlaps stage k's SpMM (device.IBcast). New rejects the rest with an
 // error. Buffers (tape, gradients, stage buffers, bf16 staging) are
-// allocated on first use and reused by later steps. Every rank reads the
-// whole graph; the loss is computed on the host from the downloaded
-// logits; the optimizer runs on the host in float64 (gcn.Optimizer.Update).
+// allocated on first use and reused by later steps. NewFromSource reads
+// from a gcn.Source (a graph in memory or a prepared dataset) only what
+// the rank keeps: Â_ik for its stages k, Â_ki for Âᵀ, and its block row
+// of features, labels and masks (New wraps a whole graph in a Source).
+// The loss is computed on the host from the downloaded logits; the
+// optimizer runs on the host in float64 (gcn.Optimizer.Update) and stores
+// weights and moments rounded to float32 as the 3D model does, so that a
+// checkpoint (package checkpoint's format, written by jobs) holds them
+// exactly and a resumed run continues bit for bit (keep.go).
 package cagnet

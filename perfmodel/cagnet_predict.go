@@ -48,12 +48,16 @@ func (m *Machine) cagnetCommTime(cl Collective, l Link, intra bool) float64 {
 
 // CAGNETMemory is rank 0's memory in 1.5D: its share of Â and Âᵀ (one
 // block row, the block columns of its stages, nonzeros in expectation),
-// its block row of the features, per layer the tape ((ÂH)_i and Z_i) and
-// the backward pass's buffers (reused from step to step), the broadcast
-// buffers of one aggregation, and the replicated weights (W_self too for
-// SAGE) with gradients and moments (float32 on the device, float64 on the
-// host: counted as 4+4+3·8 bytes per entry). Every rank reads the whole
-// graph.
+// its block row of the features and vertex ids, the labels and masks
+// indexed by position (N entries, its block row filled: cagnet's
+// readBlockRow), per layer the tape ((ÂH)_i and Z_i) and the backward
+// pass's buffers (reused from step to step), the broadcast buffers of one
+// aggregation, and the replicated weights (W_self too for SAGE): W, its
+// gradient and both moments in float64 on the host, their float32
+// staging, and W and the gradient in float32 on the device (4·4 + 4·8
+// bytes per entry). Dataset is the whole graph an in-memory source loads
+// on every rank before cagnet cuts its block rows; a prepared dataset
+// (Job.ShardedLoad) is read block row by block row, so it has none.
 func CAGNETMemory(j Job, p, c int) Memory {
 	q := p / c
 	rows := int64(blockLen(j.N, q, 0))
@@ -65,7 +69,7 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	nnz := float64(j.NNZ) * float64(stages) / float64(q) / float64(q)
 	var mem Memory
 	mem.Adjacency = 2 * stages * csrBytes(int(rows), nnz/float64(max(stages, 1)))
-	mem.Features = rows*int64(j.Features)*4 + rows*9
+	mem.Features = rows*int64(j.Features)*4 + 4*rows + 7*int64(j.N)
 	var weights, maxW int64
 	for _, s := range j.gcnConfig().LayerSpecs() {
 		mem.Activations += 4 * rows * int64(s.In+s.Out+s.Out) // ÂH, Z, ReLU(Z)
@@ -80,8 +84,10 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		maxW = max(maxW, int64(s.In))
 	}
 	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums
-	mem.Weights = weights * (4 + 4 + 3*8)
-	mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)
+	mem.Weights = weights * (4*4 + 4*8)
+	if !j.ShardedLoad {
+		mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)
+	}
 	return mem
 }
 

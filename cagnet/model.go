@@ -67,6 +67,15 @@ type Model struct {
 	// predictions), nnz the nonzeros of a (the dataset's fingerprint).
 	ids []int32
 	nnz int64
+
+	// bounds, when set, are the first rows of the Q block rows and the
+	// total (Q+1 entries) of a bound mini-batch, whose blocks are uneven
+	// (MiniBatch.bind); nil means the even blocks of n (Layout.Rows).
+	// rowsCap is the row count reused buffers are allocated for at least,
+	// so that batches of varying rows and the full graph's evaluation
+	// share them without reallocating (0: exactly what is asked).
+	bounds  []int
+	rowsCap int
 }
 
 // wsKey names a reused buffer: what it holds and the layer.
@@ -183,11 +192,12 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 func (m *Model) buf(name string, layer, rows, cols int) device.Mat {
 	k := wsKey{name, layer}
 	b, ok := m.ws[k]
-	if !ok || b.Rows() != rows || b.Cols() != cols {
-		b = m.mat(rows, cols)
+	if !ok || b.Rows() < rows || b.Cols() != cols {
+		// At least rowsCap rows: a mini-batch's rows vary (MiniBatch).
+		b = m.mat(max(rows, m.rowsCap), cols)
 		m.ws[k] = b
 	}
-	return b
+	return device.Matrix(b.Flat().Slice(0, rows*cols), rows, cols)
 }
 
 func (m *Model) mat(r, c int) device.Mat {
@@ -221,7 +231,7 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 		k := k0 + s
 		bufs[s] = h
 		if k != m.L.Row {
-			c0, c1 := m.L.Rows(m.n, k)
+			c0, c1 := m.blockRows(k) // uneven in a mini-batch
 			bufs[s] = m.stageBuf(s, c1-c0, w)
 		}
 		var err error
@@ -267,11 +277,20 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 func (m *Model) stageBuf(s, rows, w int) device.Mat {
 	k := [2]int{s, w}
 	b, ok := m.stage[k]
-	if !ok || b.Rows() != rows {
-		b = m.mat(rows, w)
+	if !ok || b.Rows() < rows {
+		b = m.mat(max(rows, m.rowsCap), w) // as buf: batches' rows vary
 		m.stage[k] = b
 	}
-	return b
+	return device.Matrix(b.Flat().Slice(0, rows*w), rows, w)
+}
+
+// blockRows returns the rows [lo, hi) of block row k of the bound graph:
+// the even blocks of n, or a mini-batch's bounds.
+func (m *Model) blockRows(k int) (lo, hi int) {
+	if m.bounds != nil {
+		return m.bounds[k], m.bounds[k+1]
+	}
+	return m.L.Rows(m.n, k)
 }
 
 // dropout applies layer l's input dropout mask of optimizer step m.t (the
@@ -327,10 +346,10 @@ func (m *Model) LossAndGrad() (float64, error) {
 		return 0, err
 	}
 	c, rows := m.cfg.Classes, m.hi-m.lo
-	if len(m.lg) != rows*c {
-		m.lg, m.dl = make([]float32, rows*c), make([]float32, rows*c)
+	if cap(m.lg) < rows*c {
+		m.lg, m.dl = make([]float32, max(rows, m.rowsCap)*c), make([]float32, max(rows, m.rowsCap)*c)
 	}
-	lg, d := m.lg, m.dl
+	lg, d := m.lg[:rows*c], m.dl[:rows*c] // a mini-batch's rows vary
 	device.DownloadMat(m.dev, lg, logits)
 	clear(d)
 	loss := m.loss
@@ -395,6 +414,11 @@ func (m *Model) LossAndGrad() (float64, error) {
 		}
 		dz = m.dropout("din", din, l)
 	}
+	if m.nTrain == 0 {
+		// A mini-batch without training vertices contributes nothing (as
+		// gcn's loss: its gradient is zero).
+		return 0, nil
+	}
 	return loss[0] / float64(m.nTrain), nil
 }
 
@@ -405,14 +429,20 @@ func (m *Model) weightGrad(p *Param, x, dz device.Mat) error {
 	if err := device.AllReduce(m.dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
 		return err
 	}
+	p.download(m.dev)
+	return nil
+}
+
+// download sets p.G from the device gradient p.dg (MiniBatch calls it
+// again after the replicas' all-reduce).
+func (p *Param) download(dev device.Device) {
 	if len(p.g32) != len(p.G) {
 		p.g32 = make([]float32, len(p.G))
 	}
-	device.DownloadMat(m.dev, p.g32, p.dg)
+	device.DownloadMat(dev, p.g32, p.dg)
 	for k, v := range p.g32 {
 		p.G[k] = float64(v)
 	}
-	return nil
 }
 
 // Step applies one optimizer update to every parameter, identically on

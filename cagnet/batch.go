@@ -1,0 +1,274 @@
+package cagnet
+
+import (
+	"fmt"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/sampler"
+	"scalegnn/spmm"
+)
+
+// BatchOptions say which mini-batches a replica trains: ScaleGNN's uniform
+// vertex samples, drawn exactly as gcn.BatchBuilder draws them for 4D, so
+// that a 1.5D job and a 4D job with the same seed and replica count train
+// on the same batches.
+type BatchOptions struct {
+	// Size is B, the vertices of a batch (train.batch_size or _ratio).
+	Size int
+	// Seed draws the samples (train.seed, as gcn.NewBatchBuilder's).
+	Seed uint64
+	// DP is the communicator of the replicas (grid.Grid.DP: rank d is
+	// replica d, which draws group d's samples); nil means one replica.
+	DP collectives.Comm
+}
+
+// MiniBatch is 1.5D mini-batch training with data-parallel replicas
+// (issue 17's "1.5D with Gd replicas"): every replica of P ranks draws its
+// batch from (seed, replica, step) like 4D, cuts the batch's block rows of
+// Â and Âᵀ out of its stages' full blocks with sampler.Extractor (the one
+// rule of gcn.BatchBuilder: rows and columns of the sample, off-diagonal
+// values divided by p = (B−1)/(N−1)), and trains the induced subgraph with
+// the 1.5D algorithm: block row i of the batch is the sample's members of
+// the full graph's block row i, so the blocks are uneven, as 4D's, and no
+// message is needed to build them. The weight gradients are then summed
+// over the replicas and divided by their count (gcn's data-parallel rule)
+// before the optimizer step. Evaluation (Accuracy) is the full-graph 1.5D
+// forward pass.
+//
+// Buffers are sized once for the largest block row (the full graph's), so
+// a steady step allocates nothing once the extracted blocks have held
+// their largest batch.
+type MiniBatch struct {
+	*Model
+	dp    collectives.Comm
+	group int
+	seed  uint64
+	size  int
+	p     float64
+
+	full, batch graphView
+	// order[i] is the vertex at full-graph position i, inv its inverse;
+	// train the whole training mask, by position.
+	order, inv []int32
+	train      []bool
+	// ex and exT cut the batch's Â_ik and (Âᵀ)_ik out of the full blocks
+	// of this rank's stages k; hA, hAT hold them on the host, dA, dAT on
+	// the device (refilled in place).
+	ex, exT  []*sampler.Extractor
+	hA, hAT  []*spmm.CSR
+	dA, dAT  []*device.CSR
+	sample   []int32
+	draw     sampler.UniformScratch
+	pos, ids []int32
+	bounds   []int
+	idxHost  []int32
+	idx      device.Buffer[int32]
+	xb       device.Buffer[float32]
+	vb       device.Buffer[int32]
+	bLabels  []int32
+	bTrain   []bool
+	grads    device.Buffer[float32]
+	dpScale  float32
+}
+
+// graphView is what a Model trains or evaluates on: the full graph's
+// block row or a mini-batch's.
+type graphView struct {
+	n, lo, hi, nTrain int
+	bounds            []int
+	a, at             []*device.CSR
+	x                 device.Mat
+	verts             device.Buffer[int32]
+	labels            []int32
+	train, val, test  []bool
+}
+
+func (m *Model) view() graphView {
+	return graphView{n: m.n, lo: m.lo, hi: m.hi, nTrain: m.nTrain, bounds: m.bounds, a: m.a, at: m.at, x: m.x,
+		verts: m.verts, labels: m.labels, train: m.train, val: m.val, test: m.test}
+}
+
+func (m *Model) bind(v *graphView) {
+	m.n, m.lo, m.hi, m.nTrain, m.bounds = v.n, v.lo, v.hi, v.nTrain, v.bounds
+	m.a, m.at, m.x, m.verts = v.a, v.at, v.x, v.verts
+	m.labels, m.train, m.val, m.test = v.labels, v.train, v.val, v.test
+}
+
+// NewMiniBatch builds this rank's share of 1.5D mini-batch training from
+// src: NewFromSource over replica (the P ranks of this rank's replica,
+// grid.Grid.Cube), for evaluation and the parameters, and the batch
+// machinery of bo: the full blocks of this rank's stages on the host (read
+// as NewFromSource reads them, gcn.ReadBlock), and src's training mask,
+// which every rank holds whole so that a batch's count of training
+// vertices, the loss's divisor, needs no message (collective over
+// replica).
+func NewMiniBatch(replica collectives.Comm, dev device.Device, o Options, bo BatchOptions, cfg gcn.Config, opt gcn.Optimizer, src gcn.Source) (*MiniBatch, error) {
+	n := src.Sizes().N
+	if bo.Size < 1 || bo.Size > n {
+		return nil, fmt.Errorf("cagnet: batch size %d is outside [1, %d], the number of vertices: set train.batch_size or batch_ratio within it", bo.Size, n)
+	}
+	m, err := NewFromSource(replica, dev, o, cfg, opt, src)
+	if err != nil {
+		return nil, err
+	}
+	b := &MiniBatch{Model: m, dp: bo.DP, seed: bo.Seed, size: bo.Size, p: sampler.InclusionProbability(n, bo.Size)}
+	if b.dp != nil {
+		b.group = b.dp.Rank()
+	}
+	b.order = src.Orders().Order[0]
+	b.inv = make([]int32, n)
+	for i, v := range b.order {
+		b.inv[v] = int32(i)
+	}
+	err = b.readStages(src)
+	if err := collectives.AgreeError(replica, err); err != nil {
+		return nil, err
+	}
+	l := m.L
+	// Every buffer holds the largest block row (a batch's block row is a
+	// subset of the full graph's), so evaluation and batches share them.
+	m.rowsCap = (n + l.Q - 1) / l.Q
+	rows := m.hi - m.lo
+	b.sample, b.pos, b.ids = make([]int32, bo.Size), make([]int32, bo.Size), make([]int32, bo.Size)
+	b.bounds = make([]int, l.Q+1)
+	b.idxHost = make([]int32, rows)
+	b.idx, b.vb = device.Alloc[int32](dev, rows), device.Alloc[int32](dev, rows)
+	b.xb = device.Alloc[float32](dev, rows*cfg.Features)
+	b.bLabels, b.bTrain = make([]int32, bo.Size), make([]bool, bo.Size)
+	b.full = m.view()
+	// The gradients in one buffer, for one all-reduce over the replicas
+	// (as gcn's m.grads): each parameter's dg becomes a view into it.
+	total := 0
+	for _, p := range m.Params {
+		total += p.Rows * p.Cols
+	}
+	b.grads = device.Alloc[float32](dev, total)
+	off := 0
+	for _, p := range m.Params {
+		p.dg = device.Matrix(b.grads.Slice(off, off+p.Rows*p.Cols), p.Rows, p.Cols)
+		off += p.Rows * p.Cols
+	}
+	if b.dp != nil {
+		b.dpScale = 1 / float32(b.dp.Size())
+	}
+	return b, nil
+}
+
+// readStages reads the host blocks the extractors cut batches from: for
+// each stage k, Â_ik and (Âᵀ)_ik as readLocal reads them, and the whole
+// training mask.
+func (b *MiniBatch) readStages(src gcn.Source) error {
+	m, l := b.Model, b.L
+	k0, k1 := l.Stages()
+	for k := k0; k < k1; k++ {
+		c0, c1 := l.Rows(m.n, k)
+		a, _, err := gcn.ReadBlock(src, m.cfg.Layer, 0, m.lo, m.hi, 0, c0, c1, false)
+		if err != nil {
+			return err
+		}
+		_, at, err := gcn.ReadBlock(src, m.cfg.Layer, 0, c0, c1, 0, m.lo, m.hi, true)
+		if err != nil {
+			return err
+		}
+		b.ex, b.exT = append(b.ex, sampler.NewExtractor(a, m.lo, c0)), append(b.exT, sampler.NewExtractor(at, m.lo, c0))
+		b.hA, b.hAT = append(b.hA, new(spmm.CSR)), append(b.hAT, new(spmm.CSR))
+		b.dA, b.dAT = append(b.dA, new(device.CSR)), append(b.dAT, new(device.CSR))
+	}
+	_, train, _, _, err := src.Labels(0, 0, m.n)
+	b.train = train
+	return err
+}
+
+// LossAndGrad trains on step's mini-batch: it builds the batch, runs the
+// 1.5D forward and backward pass on it and leaves in Param.G the
+// gradient averaged over the replicas; it returns this replica's batch
+// loss. step must be the optimizer steps taken so far (the dropout masks
+// are keyed by it, as 4D's by its step).
+func (b *MiniBatch) LossAndGrad(step int) (float64, error) {
+	if step != b.t {
+		panic(fmt.Sprintf("cagnet: MiniBatch.LossAndGrad of step %d after %d optimizer steps: the dropout masks and the sample follow the step", step, b.t))
+	}
+	b.build(step)
+	b.bind(&b.batch)
+	loss, err := b.Model.LossAndGrad()
+	b.bind(&b.full)
+	if err != nil {
+		return 0, err
+	}
+	if b.dp == nil || b.dp.Size() == 1 {
+		return loss, nil
+	}
+	if err := device.AllReduce(b.dev, b.dp, b.grads, collectives.Sum); err != nil {
+		return 0, err
+	}
+	all := device.Matrix(b.grads, 1, b.grads.Len())
+	b.dev.Scale(all, b.dpScale, all)
+	for _, p := range b.Params {
+		p.download(b.dev)
+	}
+	return loss, nil
+}
+
+// Accuracy is the full graph's (Model.Accuracy): evaluation does not sample.
+func (b *MiniBatch) Accuracy() ([3]float64, error) { return b.Model.Accuracy() }
+
+// DP returns the replicas' communicator (nil for one replica), whose
+// counters hold the gradient all-reduce's bytes.
+func (b *MiniBatch) DP() collectives.Comm { return b.dp }
+
+// Sample returns the vertices of the last batch by their full-graph
+// position, sorted, and the first position of each block row (Q+1).
+func (b *MiniBatch) Sample() (pos []int32, bounds []int) { return b.pos, b.bounds }
+
+// build draws step's sample and fills the batch view: the blocks of this
+// rank's stages, its block row's features, vertex ids, and the batch's
+// labels and training mask (every rank holds the whole sample).
+func (b *MiniBatch) build(step int) {
+	m, l := b.Model, b.L
+	n := b.full.n
+	verts := sampler.UniformInto(b.sample, &b.draw, b.seed, b.group, step, n, b.size)
+	pos := sampler.PositionsInto(b.pos, verts, b.inv)
+	for j, p := range pos {
+		b.ids[j] = b.order[p]
+	}
+	bounds := sampler.BoundsInto(b.bounds, pos, l.Q, func(i int) (int, int) { return l.Rows(n, i) })
+	r0, r1 := bounds[l.Row], bounds[l.Row+1]
+	rows, rowIDs := pos[r0:r1], b.ids[r0:r1]
+	k0, _ := l.Stages()
+	for s := range b.ex {
+		c0, c1 := bounds[k0+s], bounds[k0+s+1]
+		cols, colIDs := pos[c0:c1], b.ids[c0:c1]
+		b.ex[s].ExtractInto(b.hA[s], nil, rows, cols, rowIDs, colIDs, b.p)
+		b.exT[s].ExtractInto(b.hAT[s], nil, rows, cols, rowIDs, colIDs, b.p)
+		b.dev.UploadCSRInto(b.dA[s], b.hA[s])
+		b.dev.UploadCSRInto(b.dAT[s], b.hAT[s])
+	}
+	r := len(rows)
+	for j, p := range rows {
+		b.idxHost[j] = p - int32(b.full.lo)
+	}
+	idx := b.idx.Slice(0, r)
+	device.Upload(b.dev, idx, 0, b.idxHost[:r])
+	f := m.cfg.Features
+	x := device.Matrix(b.xb.Slice(0, r*f), r, f)
+	b.dev.GatherRows(x, b.full.x, idx)
+	vb := b.vb.Slice(0, r)
+	device.Upload(b.dev, vb, 0, rowIDs)
+	// The loss divides by the batch's training vertices, all of them.
+	nTrain := 0
+	for _, p := range pos {
+		if b.train[p] {
+			nTrain++
+		}
+	}
+	// Labels and masks are indexed by position (in the batch: r0, r1);
+	// this block row's are filled, as the full graph's (readLocal).
+	for j := r0; j < r1; j++ {
+		p := pos[j]
+		b.bLabels[j], b.bTrain[j] = b.full.labels[p], b.full.train[p]
+	}
+	b.batch = graphView{n: len(pos), lo: r0, hi: r1, nTrain: nTrain, bounds: bounds, a: b.dA, at: b.dAT,
+		x: x, verts: vb, labels: b.bLabels, train: b.bTrain}
+}

@@ -46,12 +46,14 @@ func checkAlgorithm(file string, c *Config) error {
 func cagnetScope(c *Config) error {
 	t, g, m := c.Train, c.Grid, c.Model
 	switch {
-	case t.Mode != gcn.FullGraph:
-		return fmt.Errorf(`train.algorithm = "1.5d" trains the full graph: set train.mode = "fullgraph"`)
-	case g.D > 1:
-		// Data-parallel replicas split the mini-batches of one epoch; a
+	case t.Mode != gcn.FullGraph && t.Mode != gcn.MiniBatch:
+		return fmt.Errorf(`train.mode = %q: train.algorithm = "1.5d" trains the full graph or uniform mini-batches: set train.mode = "fullgraph" or "minibatch"`, t.Mode)
+	case g.D > 1 && t.Mode != gcn.MiniBatch:
+		// Data-parallel replicas train one mini-batch each per step; a
 		// full-graph step has one batch, the graph, as in 3D.
-		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" trains the full graph, which has no data-parallel replicas (as 3D full-graph): set grid.d = 1`, g.D)
+		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" has data-parallel replicas in mini-batch training only: set train.mode = "minibatch" or grid.d = 1`, g.D)
+	case t.Mode == gcn.MiniBatch && (c.Checkpoint.Enabled() || c.Output.SaveModel):
+		return fmt.Errorf(`train.mode = "minibatch" with train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model, or use train.algorithm = "3d"`)
 	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
 		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
 	case c.Permute.Scheme == permute.Double:
@@ -62,14 +64,15 @@ func cagnetScope(c *Config) error {
 
 // AlgorithmOf is the algorithm a job trains with, as the performance
 // model names it (perfmodel.Prediction.Algorithm) and summary.json records
-// it: train.algorithm in full-graph training ("3d" when unset), otherwise
-// the 3D/4D grids of mini-batch training or the mode's own algorithm.
+// it: "1.5d" when train.algorithm says so (full-graph or mini-batch
+// training), otherwise 3D in full-graph training, the 3D/4D grids of
+// mini-batch training or the mode's own algorithm.
 func AlgorithmOf(cfg *Config) string {
+	if cfg.Train.Algorithm == Algorithm15D { // full-graph or mini-batch
+		return perfmodel.AlgorithmCAGNET
+	}
 	switch cfg.Train.Mode {
 	case gcn.FullGraph:
-		if cfg.Train.Algorithm == Algorithm15D {
-			return perfmodel.AlgorithmCAGNET
-		}
 		return perfmodel.AlgorithmPlexus
 	case gcn.Neighbor:
 		return perfmodel.AlgorithmNeighbor

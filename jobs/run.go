@@ -32,8 +32,10 @@ type Job struct {
 
 	// nb is a train.mode = "neighbor" job's state (Model is nil then).
 	nb *neighborRun
-	// ca is a train.algorithm = "1.5d" job's model (Model is nil then).
+	// ca is a train.algorithm = "1.5d" job's model (Model is nil then);
+	// cb, in train.mode = "minibatch", the mini-batch trainer around it.
 	ca *cagnet.Model
+	cb *cagnet.MiniBatch
 	// iso is a train.mode = "isolated" job's state (jobs/isolated.go).
 	iso *isolatedRun
 
@@ -91,6 +93,9 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	}
 	if cfg.Train.Mode == gcn.Neighbor {
 		return setupNeighbor(cfg, g, src, mcfg, world, dev, log)
+	}
+	if cfg.Train.Algorithm == Algorithm15D && cfg.Train.Mode == gcn.MiniBatch {
+		return setupCAGNETMiniBatch(cfg, g, src, mcfg, world, dev, log)
 	}
 	if cfg.Train.Algorithm == Algorithm15D {
 		return setupCAGNET(cfg, g, src, mcfg, world, dev, log)

@@ -16,13 +16,9 @@ import (
 // mini-batch builder over the model's shards.
 func (j *Job) setupBatches(n int) error {
 	t := j.Cfg.Train
-	b, err := sampler.BatchSize(n, t.BatchSize, t.BatchRatio)
+	b, err := batchSizeFor(j.Cfg, n)
 	if err != nil {
-		key := "train.batch_size"
-		if t.BatchRatio != 0 {
-			key = "train.batch_ratio"
-		}
-		return fmt.Errorf("%s: %s: %v (dataset %s)", j.Cfg.label(), key, err, j.Cfg.Dataset.Source)
+		return err
 	}
 	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(t.Seed), b)
 	if err != nil {
@@ -55,6 +51,9 @@ type stepTimes struct {
 func (j *Job) Train() (_ *Result, err error) {
 	if j.nb != nil {
 		return j.trainNeighbor()
+	}
+	if j.cb != nil {
+		return j.trainCAGNETMiniBatch() // before j.ca: cb trains ca
 	}
 	if j.ca != nil {
 		return j.trainCAGNET()

@@ -1,0 +1,110 @@
+package jobs
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"go.uber.org/zap"
+
+	"scalegnn/perfmodel"
+)
+
+// TestCAGNETMiniBatchTrainsLike4D: Cora as a mini-batch job with 2
+// replicas trains with 1.5D on 4 ranks each (c = 2, 2 process rows,
+// single permutation, dropout) like 4D on 2 replicas of 2×2×1: the same
+// batches (one sampler rule), so losses of every epoch within 1e-5
+// relative and the same accuracies (compare -tol 1e-5, -acc-tol 0), GCN
+// and SAGE; the summary records the algorithm, the replication and d.
+func TestCAGNETMiniBatchTrainsLike4D(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains Cora four times on 8 in-process ranks")
+	}
+	tmp := t.TempDir()
+	for _, layer := range []string{"gcn", "sage"} {
+		extra := "mode = \"minibatch\"\nbatch_size = 700\nsteps_per_epoch = 2\n[model]\nlayer = \"" + layer + "\"\ndropout = 0.5\n[permute]\nscheme = \"single\"\n"
+		four := isolatedConfig(t, extra, filepath.Join(tmp, layer+"-4d"))
+		four.Grid.D, four.Grid.X, four.Grid.Y, four.Grid.Z = 2, 2, 2, 1
+		_, want := trainLocal(t, four)
+		cagnet := isolatedConfig(t, "algorithm = \"1.5d\"\n"+extra, filepath.Join(tmp, layer+"-15d"))
+		cagnet.Grid.D, cagnet.Grid.X, cagnet.Grid.Replication = 2, 4, 2
+		res, got := trainLocal(t, cagnet)
+		if len(got) != len(want) {
+			t.Fatalf("%s: %d epochs, want %d", layer, len(got), len(want))
+		}
+		acc := func(p *float64) float64 {
+			if p == nil {
+				return -1
+			}
+			return *p
+		}
+		for e := range want {
+			a, b := want[e], got[e]
+			if d := math.Abs(a.Loss-b.Loss) / math.Max(1, math.Abs(a.Loss)); !(d <= 1e-5) ||
+				acc(a.ValAcc) != acc(b.ValAcc) || acc(a.TrainAcc) != acc(b.TrainAcc) || acc(a.TestAcc) != acc(b.TestAcc) {
+				t.Errorf("%s epoch %d: 4D loss %.9g val %.4g train %.4g test %.4g; 1.5D loss %.9g val %.4g train %.4g test %.4g",
+					layer, e+1, a.Loss, acc(a.ValAcc), acc(a.TrainAcc), acc(a.TestAcc), b.Loss, acc(b.ValAcc), acc(b.TrainAcc), acc(b.TestAcc))
+			}
+			if b.DPBytes == 0 {
+				t.Errorf("%s epoch %d: no bytes on the replicas' communicator", layer, e+1)
+			}
+		}
+		if res.Algorithm != "1.5d" || res.Replication != 2 || res.Grid != "4x1x1 (d=2)" {
+			t.Errorf("%s: summary algorithm %q replication %d grid %q, want 1.5d, 2 and 4x1x1 (d=2)", layer, res.Algorithm, res.Replication, res.Grid)
+		}
+	}
+}
+
+// TestAutoMiniBatchLists15D: for a mini-batch job, grid.auto's candidates
+// (ChooseGrid) hold the 4D grids and the 1.5D arrangements of every Gd
+// dividing the ranks, only 1.5D's when train.algorithm = "1.5d"; the
+// chosen 1.5D arrangement is written back as grid.d, grid.x = P and
+// grid.replication, and the resolved job validates.
+func TestAutoMiniBatchLists15D(t *testing.T) {
+	for _, alg := range []string{"", "1.5d"} {
+		body := "[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 20000\n[train]\nmode = \"minibatch\"\nbatch_size = 2000\n"
+		if alg != "" {
+			body += "algorithm = \"" + alg + "\"\n"
+		}
+		cfg, err := ParseConfig("auto.toml", []byte(body+"[grid]\nauto = true\n"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		gs, err := EstimateGraphSize(cfg.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		preds, _, err := ChooseGrid(cfg, gs, perfmodel.DefaultMachine(), 8, 8, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ds := map[string]map[int]bool{}
+		for _, p := range preds {
+			if ds[p.Algorithm] == nil {
+				ds[p.Algorithm] = map[int]bool{}
+			}
+			ds[p.Algorithm][p.Shape.D] = true
+		}
+		for _, d := range []int{1, 2, 4, 8} {
+			if !ds[perfmodel.AlgorithmCAGNET][d] {
+				t.Errorf("algorithm %q: no 1.5D prediction with Gd = %d among %d", alg, d, len(preds))
+			}
+		}
+		if (alg == "") != (len(ds[perfmodel.AlgorithmPlexus]) > 0) || len(ds) > 2 {
+			t.Errorf("algorithm %q: predictions of %v", alg, ds)
+		}
+		if alg == "" {
+			continue
+		}
+		if err := ResolveAutoGrid(cfg, 8, 8, nil, zap.NewNop()); err != nil {
+			t.Fatal(err)
+		}
+		g := cfg.Grid
+		if AlgorithmOf(cfg) != perfmodel.AlgorithmCAGNET || g.Auto || g.D*g.X != 8 || g.Y != 1 || g.Z != 1 || g.X%max(g.Replication, 1) != 0 {
+			t.Errorf("chose %s %+v, want 1.5d with grid.d·x = 8", AlgorithmOf(cfg), g)
+		}
+		if err := cfg.Validate(); err != nil {
+			t.Errorf("the resolved job no longer validates: %v", err)
+		}
+	}
+}

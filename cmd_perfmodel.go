@@ -265,7 +265,9 @@ func runKey(run *jobs.Run) configKey {
 		}
 	}
 	if alg == perfmodel.AlgorithmCAGNET {
-		return configKey{alg, perfmodel.CAGNETShape(run.Grid.Ranks(), max(s.Replication, 1))}
+		// d replicas (a mini-batch run's grid.d) of P/c × c.
+		d := max(run.Grid.D, 1)
+		return configKey{alg, perfmodel.CAGNETBatchShape(d, run.Grid.Ranks()/d, max(s.Replication, 1))}
 	}
 	return configKey{alg, run.Grid}
 }

@@ -230,11 +230,11 @@ func TestPerfmodelScoreAlgorithms(t *testing.T) {
 	}
 }
 
-// TestPerfmodelPredictCAGNETRefusesD: -d 2 for a 1.5D-only job is one line
-// saying full-graph training has no data-parallel replicas.
+// TestPerfmodelPredictCAGNETRefusesD: -d 2 for a full-graph 1.5D-only job
+// is one line saying full-graph training has no data-parallel replicas.
 func TestPerfmodelPredictCAGNETRefusesD(t *testing.T) {
 	code, _, errs := perfmodelCmd("predict", "-config", algorithmJob(t, "[train]\nalgorithm = \"1.5d\"\n"), "-ranks", "8", "-d", "2")
-	if code == 0 || !strings.Contains(errs, "Gd = 2: 1.5D trains the full graph") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
+	if code == 0 || !strings.Contains(errs, "Gd = 2: full-graph 1.5D has no data-parallel replicas") || strings.Count(strings.TrimSpace(errs), "\n") > 0 {
 		t.Errorf("exit %d, %q; want one line refusing Gd = 2", code, errs)
 	}
 }

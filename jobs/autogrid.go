@@ -71,14 +71,16 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 
 // applyChoice writes the chosen configuration into cfg and turns grid.auto
 // off, so that the effective job file records what ran: a 3D grid as
-// grid.x, y, z, d; a 1.5D arrangement as train.algorithm = "1.5d", grid.x =
-// P (y = z = d = 1) and grid.replication = c.
+// grid.x, y, z, d; a 1.5D arrangement as train.algorithm = "1.5d", grid.d
+// (the replicas of a mini-batch job; 1 otherwise), grid.x = P per replica
+// (y = z = 1) and grid.replication = c.
 func applyChoice(cfg *Config, best perfmodel.Prediction, ranks int) {
 	g := &cfg.Grid
 	g.Auto = false
 	if best.Algorithm == perfmodel.AlgorithmCAGNET {
 		cfg.Train.Algorithm = Algorithm15D
-		g.X, g.Y, g.Z, g.D, g.Replication = ranks, 1, 1, 1, best.Shape.Y
+		d := max(best.Shape.D, 1) // CAGNETBatchShape: d replicas of X × Y = P/c × c
+		g.X, g.Y, g.Z, g.D, g.Replication = ranks/d, 1, 1, d, best.Shape.Y
 		return
 	}
 	g.X, g.Y, g.Z, g.D = best.Shape.X, best.Shape.Y, best.Shape.Z, best.Shape.D

@@ -154,9 +154,20 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 // (cagnetScope: then 3D only); the mini-batch-type modes (minibatch,
 // neighbor, isolated) list each other: the Plexus 4D grids, neighbor
 // sampling and isolated training side by side, each with the job's keys
-// where it sets them and defaults otherwise.
+// where it sets them and defaults otherwise, and a mini-batch job also
+// the 1.5D arrangements with every Gd (cagnet.MiniBatch) under the same
+// rule as a full-graph job's.
 func PerfChoices(cfg *Config) perfmodel.Choices {
 	t := cfg.Train
+	if t.Mode == gcn.MiniBatch {
+		switch t.Algorithm {
+		case Algorithm3D:
+			return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
+		case Algorithm15D:
+			return perfmodel.Choices{CAGNET: true}
+		}
+		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: cagnetScope(cfg) == nil}
+	}
 	if t.Mode != gcn.FullGraph {
 		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
 	}
@@ -175,11 +186,16 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 // 1.5D arrangements compute the same training); for the mini-batch-type
 // modes it is the job's own mode only: neighbor sampling, isolated
 // training and 4D mini-batches train differently, and choosing where a job
-// runs must not change what it trains.
+// runs must not change what it trains. A mini-batch job's 4D grids and
+// 1.5D arrangements train the same batches (one sampler rule), so it may
+// take either, unless train.algorithm names one.
 func OwnChoices(cfg *Config) perfmodel.Choices {
 	switch cfg.Train.Mode {
 	case gcn.FullGraph:
 		return PerfChoices(cfg)
+	case gcn.MiniBatch:
+		c := PerfChoices(cfg)
+		return perfmodel.Choices{Plexus: c.Plexus, CAGNET: c.CAGNET}
 	case gcn.Neighbor:
 		return perfmodel.Choices{Neighbor: true}
 	case gcn.Isolated:

@@ -48,7 +48,8 @@ func TestEstimateGraphSizeSBM(t *testing.T) {
 
 // TestPerfChoices: a full-graph job lists 3D and 1.5D unless
 // train.algorithm names one or the model lies outside cagnet's scope;
-// mini-batch lists the 3D/4D grids.
+// mini-batch lists the 3D/4D grids, the other modes and the 1.5D
+// arrangements with every Gd, and grid.auto chooses among 4D and 1.5D.
 func TestPerfChoices(t *testing.T) {
 	for _, tc := range []struct {
 		name, body string
@@ -59,7 +60,10 @@ func TestPerfChoices(t *testing.T) {
 		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
 		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true}},
 		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{Plexus: true}},
-		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
+		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: true}},
+		{"minibatch 1.5d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
+		{"minibatch 3d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"3d\"\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
+		{"minibatch norm", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
 		{"neighbor", "[train]\nmode = \"neighbor\"\nbatch_size = 8\nfanouts = [5, 5]\n[grid]\nd = 1\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
 	} {
 		cfg, err := ParseConfig("job.toml", []byte(tc.body))
@@ -73,7 +77,7 @@ func TestPerfChoices(t *testing.T) {
 		own := tc.want
 		switch cfg.Train.Mode {
 		case gcn.MiniBatch:
-			own = perfmodel.Choices{Plexus: true}
+			own = perfmodel.Choices{Plexus: tc.want.Plexus, CAGNET: tc.want.CAGNET}
 		case gcn.Neighbor:
 			own = perfmodel.Choices{Neighbor: true}
 		}

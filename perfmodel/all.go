@@ -4,6 +4,8 @@ import (
 	"cmp"
 	"fmt"
 	"sort"
+
+	"scalegnn/gcn"
 )
 
 // The algorithms a prediction can be for (Prediction.Algorithm); the
@@ -19,7 +21,8 @@ const (
 type Choices struct {
 	// Plexus lists every 3D grid (4D with Gd > 1 for mini-batch jobs).
 	Plexus bool
-	// CAGNET lists every 1.5D arrangement P/c × c (full-graph jobs).
+	// CAGNET lists every 1.5D arrangement P/c × c (with every Gd for
+	// mini-batch jobs).
 	CAGNET bool
 	// Neighbor lists the neighbor mode (PredictNeighbor; Job.Neighbor).
 	Neighbor bool
@@ -59,13 +62,21 @@ func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 		if err := j.Validate(); err != nil {
 			return nil, err
 		}
-		if o.D > 1 {
-			return nil, fmt.Errorf("perfmodel: Gd = %d: 1.5D trains the full graph, which has no data-parallel replicas (Gd = 1)", o.D)
-		}
 		if o.RanksPerNode == 0 {
 			o.RanksPerNode = m.RanksPerNode
 		}
-		out = append(out, PredictCAGNETAll(j, m, o)...)
+		switch {
+		case j.Mode == gcn.MiniBatch:
+			// Gd replicas of every P/c × c (cagnet.MiniBatch).
+			if o.D > 0 && o.Ranks%o.D != 0 {
+				return nil, fmt.Errorf("perfmodel: Gd = %d does not divide %d ranks: choose a divisor", o.D, o.Ranks)
+			}
+			out = append(out, PredictCAGNETBatchAll(j, m, o)...)
+		case o.D > 1:
+			return nil, fmt.Errorf("perfmodel: Gd = %d: full-graph 1.5D has no data-parallel replicas (Gd = 1): use mini-batch mode", o.D)
+		default:
+			out = append(out, PredictCAGNETAll(j, m, o)...)
+		}
 	}
 	if c.Neighbor {
 		p, err := PredictNeighbor(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)

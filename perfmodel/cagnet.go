@@ -28,7 +28,13 @@ const (
 // partial sums travel as bfloat16. cagnet trains GCN and SAGE layers
 // without extras, and so this models only those.
 func CAGNETStepTrace(j Job, p, c, rank int) Trace {
-	t := newCAGNETTracer(j, p, c, rank)
+	return newCAGNETTracer(j, p, c, rank).step()
+}
+
+// step is CAGNETStepTrace on t's block rows (a mini-batch's in
+// CAGNETBatchStepTrace).
+func (t *cagnetTracer) step() Trace {
+	j := t.j
 	specs := j.gcnConfig().LayerSpecs()
 	t.forward(PhaseForward, j.Dropout > 0)
 	// The loss and its gradient are computed on the host from the
@@ -83,8 +89,9 @@ type cagnetTracer struct {
 	tr           Trace
 	c, q, rows   int
 	k0, k1       int
-	nnz          float64 // expected nonzeros of one block Â_ik
-	payloadBytes int     // element bytes of the broadcasts and partial sums
+	nnz          float64         // expected nonzeros of one block Â_ik
+	block        func(k int) int // rows of block row k (the graph's, or a mini-batch's)
+	payloadBytes int             // element bytes of the broadcasts and partial sums
 }
 
 func newCAGNETTracer(j Job, p, c, rank int) *cagnetTracer {
@@ -94,6 +101,7 @@ func newCAGNETTracer(j Job, p, c, rank int) *cagnetTracer {
 	q, row, col := p/c, rank/c, rank%c
 	t := &cagnetTracer{j: j, c: c, q: q, rows: blockLen(j.N, q, row), nnz: float64(j.NNZ) / float64(q) / float64(q), payloadBytes: 4}
 	t.k0, t.k1 = grid.Block(q, c, col)
+	t.block = func(k int) int { return blockLen(j.N, q, k) }
 	if j.CommDType == collectives.BF16 {
 		t.payloadBytes = 2
 	}
@@ -117,7 +125,7 @@ func (t *cagnetTracer) elementwise(ph Phase, name string, l int, elems float64) 
 // sums' all-reduce over the process row.
 func (t *cagnetTracer) aggregate(ph Phase, name string, l, w int) {
 	for k := t.k0; k < t.k1; k++ {
-		inner := blockLen(t.j.N, t.q, k)
+		inner := t.block(k)
 		if t.payloadBytes == 2 {
 			// bfloat16 halfwords travel two to a float32 word (cagnet's
 			// ibcastBF16).

@@ -16,7 +16,8 @@ import (
 // (gcn.DefaultConformance) on every grid of the world size — full-graph
 // steps where Gd = 1, data-parallel mini-batch steps in float32 and bf16
 // where Gd > 1 — each rank checking its own blocks against the serial
-// float64 reference.
+// float64 reference; then 1.5D (CAGNET) full-graph and mini-batch steps
+// with data-parallel replicas the same way.
 func runSelftest(stderr io.Writer) int {
 	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		if err := agree(collectives.Conformance(world)); err != nil {
@@ -34,6 +35,15 @@ func runSelftest(stderr io.Writer) int {
 		if world.Rank() == 0 {
 			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
 				world.Size(), len(cagnet.Cases(world.Size())))
+		}
+		// 1.5D mini-batches with Gd replicas (every Gd > 1 dividing the
+		// world), held to gcn's data-parallel reference.
+		if err := agree(firstOf(cagnet.BatchConformance(world, device.Host(1)))); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintf(stderr, "1.5d mini-batches with data-parallel replicas vs serial reference: ok on every Gd > 1 and replication of %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
+				world.Size(), len(cagnet.BatchCases(world.Size())))
 		}
 		if world.Rank() == 0 {
 			var full, dp []grid.Shape

@@ -36,6 +36,13 @@ func runSelftest(stderr io.Writer) int {
 			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
 				world.Size(), len(cagnet.Cases(world.Size())))
 		}
+		if err := agree(firstOf(cagnet.ResumeConformance(world, device.Host(1)))); err != nil {
+			return err
+		}
+		if world.Rank() == 0 {
+			fmt.Fprintf(stderr, "1.5d resume from the kept state: ok (replication from -> to %v: bit for bit onto the same c, within %g onto another; GCN and SAGE)\n",
+				cagnet.ResumeCases(world.Size()), cagnet.ConformanceTol)
+		}
 		// 1.5D mini-batches with Gd replicas (every Gd > 1 dividing the
 		// world), held to gcn's data-parallel reference.
 		if err := agree(firstOf(cagnet.BatchConformance(world, device.Host(1)))); err != nil {

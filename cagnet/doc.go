@@ -31,8 +31,9 @@
 //
 // Scope: GCN and SAGE layers (dropout included) without input projection,
 // output head, norm or residual; no or single vertex permutation (double
-// does not apply: one vertex order serves every layer); no data-parallel
-// replicas (full-graph training has none, as in 3D); stage k+1's broadcast
+// does not apply: one vertex order serves every layer); data-parallel
+// replicas only in mini-batch training (MiniBatch, below: full-graph
+// training has none, as in 3D); stage k+1's broadcast
 // overlaps stage k's SpMM (device.IBcast). New rejects the rest with an
 // error. Buffers (tape, gradients, stage buffers, bf16 staging) are
 // allocated on first use and reused by later steps. NewFromSource reads
@@ -44,4 +45,17 @@
 // weights and moments rounded to float32 as the 3D model does, so that a
 // checkpoint (package checkpoint's format, written by jobs) holds them
 // exactly and a resumed run continues bit for bit (keep.go).
+//
+// Mini-batches with Gd replicas (MiniBatch, batch.go): each replica of P
+// ranks draws ScaleGNN's uniform sample from (seed, replica, step) as 4D's
+// gcn.BatchBuilder does, so both train the same batches; every rank cuts
+// its batch blocks out of its stages' full blocks with sampler.Extractor
+// (the one rescaling rule, by 1/p off the diagonal) without a message.
+// Block row i of a batch is the sample's members of the full block row i,
+// so block rows are uneven (Model.bounds); buffers are sized once for the
+// full block row, which evaluation (the full graph's Accuracy) binds back.
+// After the backward pass the weight gradients, one contiguous buffer, are
+// summed over the replicas and divided by Gd (gcn's rule) before the
+// optimizer step. Not yet: prefetching the next batch, and checkpoints of
+// mini-batch runs (jobs refuses them in one line).
 package cagnet

@@ -99,6 +99,7 @@ mpitest: build threadtest
 	rm -rf runs/cora-15d-8 && $(MPIRUN) -np 8 ./scalegnn -config examples/cora-15d-8.toml 2>runs/cora-15d-8.log && ./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-15d-8/metrics.jsonl || (cat runs/cora-15d-8.log; exit 1)
 	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6
 	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
+	scripts/resume-15d.sh # 1.5D checkpoints (~1 min): kill -9 and SIGTERM resumes exact, 2x3 and 3D within 1e-5, prepared exact, predictions on 8 ranks
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
 	./scalegnn compare -tol 0 runs/cora-8/metrics.jsonl runs/cora-prepared-8/metrics.jsonl

@@ -56,6 +56,7 @@
 // full block row, which evaluation (the full graph's Accuracy) binds back.
 // After the backward pass the weight gradients, one contiguous buffer, are
 // summed over the replicas and divided by Gd (gcn's rule) before the
-// optimizer step. Not yet: prefetching the next batch, and checkpoints of
-// mini-batch runs (jobs refuses them in one line).
+// optimizer step. Not yet: prefetching the next batch (a step builds its
+// own). Checkpoints are the full-graph model's (keep.go): the batches are
+// a function of the step, so a resumed run continues exactly.
 package cagnet

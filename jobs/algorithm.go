@@ -52,8 +52,6 @@ func cagnetScope(c *Config) error {
 		// Data-parallel replicas train one mini-batch each per step; a
 		// full-graph step has one batch, the graph, as in 3D.
 		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" has data-parallel replicas in mini-batch training only: set train.mode = "minibatch" or grid.d = 1`, g.D)
-	case t.Mode == gcn.MiniBatch && (c.Checkpoint.Enabled() || c.Output.SaveModel):
-		return fmt.Errorf(`train.mode = "minibatch" with train.algorithm = "1.5d" does not write checkpoints yet: remove [checkpoint] every/interval and output.save_model, or use train.algorithm = "3d"`)
 	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
 		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
 	case c.Permute.Scheme == permute.Double:

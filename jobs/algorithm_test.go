@@ -13,7 +13,6 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 		{"unknown", "[train]\nalgorithm = \"2d\"\n", `train.algorithm = "2d": expected "3d"`},
 		{"replication without 1.5d", "[grid]\nx = 4\nreplication = 2\n", `grid.replication = 2 applies to train.algorithm = "1.5d"`},
 		{"not dividing", a + "[grid]\nx = 6\nreplication = 4\n", "grid.replication = 4 with x·y·z = 6 ranks"},
-		{"minibatch checkpoint", a + "mode = \"minibatch\"\nbatch_size = 8\n[checkpoint]\nevery = 2\n", `train.mode = "minibatch" with train.algorithm = "1.5d" does not write checkpoints yet`},
 		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains GCN and SAGE layers without extras"},
 		{"double", a + "[permute]\nscheme = \"double\"\n", `permute.scheme = "double" does not apply`},
 		{"auto with replication", a + "[grid]\nauto = true\nreplication = 2\n", "grid.auto = true chooses grid.replication too"},
@@ -30,7 +29,7 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 	}
 	for _, ok := range []string{a + "[grid]\nx = 8\nreplication = 2\n", a + "[grid]\nauto = true\n",
 		a + "comm_dtype = \"bf16\"\n[model]\nlayer = \"sage\"\n[grid]\nx = 6\nreplication = 3\n",
-		a + "mode = \"minibatch\"\nbatch_size = 8\n[grid]\nd = 2\nx = 4\nreplication = 2\n"} {
+		a + "mode = \"minibatch\"\nbatch_size = 8\n[grid]\nd = 2\nx = 4\nreplication = 2\n[checkpoint]\nevery = 2\n"} {
 		if _, err := ParseConfig("job.toml", []byte(ok)); err != nil {
 			t.Errorf("a valid 1.5d job %q: %v", ok, err)
 		}

@@ -19,7 +19,10 @@ import (
 // fullFingerprint is the full-graph model's gcn.Fingerprint, collectively.
 func (j *Job) fullFingerprint() (gcn.Fingerprint, error) {
 	if j.ca != nil {
-		return j.ca.Fingerprint(j.world)
+		// Over one replica's ranks: each of a 1.5D mini-batch job's
+		// grid.d replicas holds the whole graph (the cube is the world
+		// when d = 1).
+		return j.ca.Fingerprint(j.Grid.Cube)
 	}
 	return j.Model.Fingerprint()
 }
@@ -28,7 +31,7 @@ func (j *Job) fullFingerprint() (gcn.Fingerprint, error) {
 // the 1.5D arrangement as the performance model names it.
 func (j *Job) gridName() string {
 	if j.ca != nil {
-		return perfmodel.CAGNETGrid(j.ca.L.P, j.ca.L.C)
+		return perfmodel.CAGNETBatchGrid(j.Grid.Shape.D, j.ca.L.P, j.ca.L.C) // "1.5d QxC", with d= for replicas
 	}
 	return j.Grid.Shape.String()
 }

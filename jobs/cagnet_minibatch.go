@@ -66,11 +66,14 @@ func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Co
 // trainCAGNETMiniBatch is Train for a 1.5D mini-batch job: the epoch's
 // steps (each replica's batch built in the step: no prefetching), the
 // gradients averaged over the replicas, evaluation of the full graph every
-// eval_every epochs and at the end, the same metrics lines and
-// summary.json as 4D. In the metrics, gemm_s is the steps' whole time,
-// comm_3d_bytes the bytes of the process row and column communicators and
-// dp_bytes those of the replicas' all-reduce. Checkpoints are refused by
-// the config check (cagnetScope).
+// eval_every epochs and at the end, the same metrics lines,
+// summary.json, checkpoints ([checkpoint] every/interval, and on a
+// signal), -resume and output.save_model as 4D: a checkpoint holds the
+// replicated parameters (jobs/cagnet_keep.go) and the step, and the
+// batches are a function of the step, so a resumed run continues exactly.
+// In the metrics, gemm_s is the steps' whole time, comm_3d_bytes the
+// bytes of the process row and column communicators and dp_bytes those of
+// the replicas' all-reduce.
 func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 	cfg, m := j.Cfg, j.cb
 	run, err := j.beginRun()
@@ -78,17 +81,34 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 		return nil, err
 	}
 	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
+	var pos position
+	if j.resume != nil {
+		if pos, err = run.resumeFrom(j.resume); err != nil {
+			return nil, err
+		}
+		j.resume = nil
+		if t := m.OptimizerSteps(); t != pos.step {
+			// The sample and the dropout masks follow the step, the
+			// optimizer's bias correction its count: one number.
+			return nil, fmt.Errorf("%s: the checkpoint is at step %d after %d optimizer steps; a 1.5D mini-batch run resumes where they agree: resume from another checkpoint", cfg.label(), pos.step, t)
+		}
+	}
 	row, col := m.Comms()
 	bytesOf := func() [2]int64 {
 		return [2]int64{row.Counters().TotalBytes() + col.Counters().TotalBytes(), j.Grid.DP.Counters().TotalBytes()}
 	}
 	res := run.res
-	step := 0
-	for epoch := 1; epoch <= cfg.Train.Epochs; epoch++ {
+	step := pos.step
+	lastCkpt := time.Now()
+	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
 		b0 := bytesOf()
 		t0 := time.Now()
-		lossSum := 0.0
-		for s := 0; s < j.steps; s++ {
+		lossSum, first := 0.0, 0
+		if epoch == pos.epoch+1 {
+			// An epoch a signal stopped part-way continues where it was.
+			lossSum, first = pos.lossSum, pos.epochSteps
+		}
+		for s := first; s < j.steps; s++ {
 			j.enter(epoch, step)
 			loss, err := m.LossAndGrad(step)
 			if err != nil {
@@ -127,12 +147,25 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {
 			return nil, err
 		}
-		stop, err := run.epochDone(em)
+		stop, err := run.epochDone(em) // log, metrics, train.target_acc and patience
 		if err != nil {
 			return nil, err
 		}
+		if due, err := j.checkpointDue(epoch, lastCkpt); err != nil {
+			return nil, err
+		} else if due && !stop && epoch < cfg.Train.Epochs {
+			if _, err := j.saveCheckpoint(cfg.CheckpointDir(), cfg.Checkpoint.Keep, position{step: step, epoch: epoch}, run); err != nil {
+				return nil, err
+			}
+			lastCkpt = time.Now()
+		}
 		if stop {
 			break
+		}
+	}
+	if cfg.Output.SaveModel {
+		if _, err := j.saveCheckpoint(cfg.ModelDir(), 1, position{step: step, epoch: res.EpochsRun}, run); err != nil {
+			return nil, err
 		}
 	}
 	return res, nil

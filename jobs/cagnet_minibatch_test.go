@@ -1,12 +1,15 @@
 package jobs
 
 import (
+	"errors"
 	"math"
 	"path/filepath"
 	"testing"
 
 	"go.uber.org/zap"
 
+	"scalegnn/checkpoint"
+	"scalegnn/gcn"
 	"scalegnn/perfmodel"
 )
 
@@ -107,4 +110,66 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 			t.Errorf("the resolved job no longer validates: %v", err)
 		}
 	}
+}
+
+// mbKeepConfig is keepConfig's Cora job as mini-batches (batch 700, 2
+// steps per epoch) on d replicas: 1.5D of p ranks with replication c, or
+// 4D with 2×2×1 replicas (c = 0).
+func mbKeepConfig(d, p, c int, dir string) Config {
+	cfg := keepConfig(keepGrid{p: p, c: c, x: 2, y: 2, z: 1}, dir)
+	cfg.Train.Mode, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch = gcn.MiniBatch, 700, 2
+	cfg.Grid.D = d
+	return cfg
+}
+
+// TestCAGNETMiniBatchResume: a 1.5D mini-batch run (2 replicas of 4
+// ranks, c = 2) checkpointed after epoch 3 of 6 and resumed trains epochs
+// 4 to 6 like the run that went on, bit for bit with the final weights;
+// into 4D (d = 2, 2×2×1) and from a 4D checkpoint within 1e-5 (the same
+// batches: the step is in the checkpoint); and a SIGTERM at the third
+// step (epoch 2's first of two) stops with a checkpoint that resumes the
+// epoch's second step bit for bit (but for the interrupted epoch's loss,
+// see below).
+func TestCAGNETMiniBatchResume(t *testing.T) {
+	if testing.Short() {
+		t.Skip("trains Cora seven times on 8 in-process ranks")
+	}
+	tmp := t.TempDir()
+	for _, tc := range []struct {
+		name     string
+		from, to [2]int // p, c (c = 0: 4D)
+		tol      float64
+	}{
+		{"1.5d", [2]int{4, 2}, [2]int{4, 2}, 0},
+		{"1.5d to 4d", [2]int{4, 2}, [2]int{4, 0}, 1e-5},
+		{"4d to 1.5d", [2]int{4, 0}, [2]int{4, 2}, 1e-5},
+	} {
+		full := mbKeepConfig(2, tc.from[0], tc.from[1], filepath.Join(tmp, tc.name, "full"))
+		full.Checkpoint, full.Output.SaveModel = CheckpointConfig{Every: 3}, true
+		want, _ := runKeep(t, full, "", 0)
+		ckpt := filepath.Join(full.CheckpointDir(), checkpoint.Name(6)) // named by step: 2 per epoch
+		resumed := mbKeepConfig(2, tc.to[0], tc.to[1], filepath.Join(tmp, tc.name, "resumed"))
+		resumed.Output.SaveModel = true
+		got, _ := runKeep(t, resumed, ckpt, 0)
+		sameEpochs(t, tc.name, got, want, 4, tc.tol)
+		sameWeights(t, tc.name, modelWeights(t, resumed.ModelDir()), modelWeights(t, full.ModelDir()), tc.tol)
+	}
+	want, _ := runKeep(t, mbKeepConfig(2, 4, 2, filepath.Join(tmp, "signal", "full")), "", 0)
+	stopped := mbKeepConfig(2, 4, 2, filepath.Join(tmp, "signal", "stopped"))
+	stopped.Checkpoint = CheckpointConfig{Every: 100}
+	ms, err := runKeep(t, stopped, "", 3)
+	var ie *InterruptedError
+	if !errors.As(err, &ie) || ie.Checkpoint == "" || ie.Epoch != 2 || ie.Step != 3 || len(ms) != 1 {
+		t.Fatalf("interrupted run: error %v, %d epochs of metrics; want an InterruptedError at epoch 2, step 3 with a checkpoint, and 1 epoch", err, len(ms))
+	}
+	got, _ := runKeep(t, mbKeepConfig(2, 4, 2, filepath.Join(tmp, "signal", "resumed")), ie.Checkpoint, 0)
+	// The interrupted epoch's loss is the mean of the losses of its steps
+	// over the replicas, but a checkpoint holds rank 0's sum of the steps
+	// taken (as 4D's: checkpoint.Manifest.EpochLossSum), so with d > 1 the
+	// resumed run reports replica 0's for that epoch; its accuracies and
+	// every later epoch are the uninterrupted run's bit for bit.
+	if len(got) != len(want)-1 || got[0].Epoch != 2 || *got[0].ValAcc != *want[1].ValAcc || *got[0].TestAcc != *want[1].TestAcc {
+		t.Fatalf("SIGTERM at step 3: resumed epochs %d from %d, epoch 2 %+v; uninterrupted %+v", len(got), got[0].Epoch, got[0], want[1])
+	}
+	sameEpochs(t, "SIGTERM at step 3", got[1:], want, 3, 0)
 }

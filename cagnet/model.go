@@ -108,10 +108,6 @@ type Options struct {
 	Permutation permute.Scheme
 	// PermSeed draws the permutation.
 	PermSeed uint64
-	// Order, when set, says that the graph is given already permuted: its
-	// row i is original vertex Order[i] (what dropout masks are keyed
-	// by), as a gcn.Source's order 0 lists it. Permutation must be None.
-	Order []int32
 	// BF16 sends the broadcasts of H (and of the backward pass's
 	// gradients) and the process row's all-reduce of the partial sums as
 	// bfloat16 (train.comm_dtype = "bf16"); the loss and the weight
@@ -130,8 +126,8 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if o.Permutation != permute.None || o.Order != nil {
-		panic(fmt.Sprintf("cagnet: NewFromSource with permutation %v and an Options.Order of %d: a Source comes in its own order 0 (New applies them to a whole graph)", o.Permutation, len(o.Order)))
+	if o.Permutation != permute.None {
+		panic(fmt.Sprintf("cagnet: NewFromSource with permutation %v: a Source comes in its own order 0 (New permutes a whole graph)", o.Permutation))
 	}
 	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual {
 		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports GCN and SAGE layers without extras: set input_projection, output_head, norm, residual false, or use train.algorithm = \"3d\"")

@@ -10,35 +10,23 @@ import (
 )
 
 // New builds rank world.Rank()'s share from a graph held whole in memory
-// (tests, and callers that have it): it permutes g as Options say,
-// or takes Options.Order as the order g is already in, and reads its
-// block rows through a gcn.MemorySource, exactly as NewFromSource reads
-// any other Source.
+// (tests, and callers that have it): it permutes g as Options say and
+// reads its block rows through a gcn.MemorySource, exactly as
+// NewFromSource reads any other Source.
 func New(world collectives.Comm, dev device.Device, o Options, cfg gcn.Config, opt gcn.Optimizer, g *gcn.Graph) (*Model, error) {
 	if o.Permutation == permute.Double {
 		return nil, fmt.Errorf("cagnet: permutation = \"double\" does not apply to train.algorithm = \"1.5d\" (one vertex order serves every layer): use \"single\" or \"none\"")
 	}
 	n := g.Adj.Rows
 	var order []int32 // position i is vertex order[i]; nil: identity
-	switch {
-	case o.Order != nil && (o.Permutation != permute.None || len(o.Order) != n):
-		panic(fmt.Sprintf("cagnet: Options.Order of %d vertices with permutation %v for a graph of %d: a given order replaces the permutation", len(o.Order), o.Permutation, n))
-	case o.Order != nil:
-		// g's row i is vertex Order[i]: put every row back at its vertex
-		// id, and let the Source's order say where each one goes.
-		inv := make([]int32, n)
-		for i, v := range o.Order {
-			inv[v] = int32(i)
-		}
-		g, order = permuted(g, &permute.Perms{P1: inv}, cfg.Features), o.Order
-	case o.Permutation == permute.Single:
+	if o.Permutation == permute.Single {
 		order = permute.New(n, permute.Single, o.PermSeed).P1
 	}
 	src, err := gcn.NewMemorySource(g, gcn.NewOrders(n, order, nil))
 	if err != nil {
 		return nil, err
 	}
-	o.Permutation, o.Order = permute.None, nil
+	o.Permutation = permute.None
 	return NewFromSource(world, dev, o, cfg, opt, src)
 }
 

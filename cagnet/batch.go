@@ -2,6 +2,7 @@ package cagnet
 
 import (
 	"fmt"
+	"time"
 
 	"scalegnn/collectives"
 	"scalegnn/device"
@@ -22,6 +23,10 @@ type BatchOptions struct {
 	// DP is the communicator of the replicas (grid.Grid.DP: rank d is
 	// replica d, which draws group d's samples); nil means one replica.
 	DP collectives.Comm
+	// Prefetch builds the host half of step t+1's batch (the sample and
+	// the extracted blocks) in a goroutine while step t trains
+	// (train.prefetch, as 4D's sampler.Prefetcher); Close stops it.
+	Prefetch bool
 }
 
 // MiniBatch is 1.5D mini-batch training with data-parallel replicas
@@ -54,23 +59,41 @@ type MiniBatch struct {
 	order, inv []int32
 	train      []bool
 	// ex and exT cut the batch's Â_ik and (Âᵀ)_ik out of the full blocks
-	// of this rank's stages k; hA, hAT hold them on the host, dA, dAT on
-	// the device (refilled in place).
-	ex, exT  []*sampler.Extractor
-	hA, hAT  []*spmm.CSR
-	dA, dAT  []*device.CSR
-	sample   []int32
-	draw     sampler.UniformScratch
-	pos, ids []int32
-	bounds   []int
-	idxHost  []int32
-	idx      device.Buffer[int32]
-	xb       device.Buffer[float32]
-	vb       device.Buffer[int32]
-	bLabels  []int32
-	bTrain   []bool
-	grads    device.Buffer[float32]
-	dpScale  float32
+	// of this rank's stages k, for one hostBatch at a time (the
+	// prefetcher builds them in order); draw is the sampler's state.
+	ex, exT []*sampler.Extractor
+	draw    sampler.UniformScratch
+	// pre hands out the host halves of consecutive steps' batches (made
+	// at the first step, which it starts from).
+	pre        *sampler.Prefetcher[*hostBatch]
+	prefetch   bool
+	wait, took time.Duration
+	// The device half: dA, dAT the batch blocks (refilled in place), idx
+	// the rows of the batch in the full block row, xb the batch's
+	// features, vb its vertex ids.
+	dA, dAT []*device.CSR
+	idx     device.Buffer[int32]
+	xb      device.Buffer[float32]
+	vb      device.Buffer[int32]
+	grads   device.Buffer[float32]
+	dpScale float32
+}
+
+// hostBatch is the host half of one step's batch, which buildHost makes
+// without touching the device or the model (so in the prefetcher's
+// goroutine while a step trains): the sample by full-graph position and
+// vertex id, the first position of each block row, this rank's extracted
+// blocks, its rows' places in the full block row, and the labels and
+// training mask by batch position (this block row's filled).
+type hostBatch struct {
+	step             int
+	sample, pos, ids []int32
+	bounds           []int
+	hA, hAT          []*spmm.CSR
+	idx              []int32
+	labels           []int32
+	train            []bool
+	nTrain           int
 }
 
 // graphView is what a Model trains or evaluates on: the full graph's
@@ -131,12 +154,9 @@ func NewMiniBatch(replica collectives.Comm, dev device.Device, o Options, bo Bat
 	// subset of the full graph's), so evaluation and batches share them.
 	m.rowsCap = (n + l.Q - 1) / l.Q
 	rows := m.hi - m.lo
-	b.sample, b.pos, b.ids = make([]int32, bo.Size), make([]int32, bo.Size), make([]int32, bo.Size)
-	b.bounds = make([]int, l.Q+1)
-	b.idxHost = make([]int32, rows)
+	b.prefetch = bo.Prefetch
 	b.idx, b.vb = device.Alloc[int32](dev, rows), device.Alloc[int32](dev, rows)
 	b.xb = device.Alloc[float32](dev, rows*cfg.Features)
-	b.bLabels, b.bTrain = make([]int32, bo.Size), make([]bool, bo.Size)
 	b.full = m.view()
 	// The gradients in one buffer, for one all-reduce over the replicas
 	// (as gcn's m.grads): each parameter's dg becomes a view into it.
@@ -173,7 +193,6 @@ func (b *MiniBatch) readStages(src gcn.Source) error {
 			return err
 		}
 		b.ex, b.exT = append(b.ex, sampler.NewExtractor(a, m.lo, c0)), append(b.exT, sampler.NewExtractor(at, m.lo, c0))
-		b.hA, b.hAT = append(b.hA, new(spmm.CSR)), append(b.hAT, new(spmm.CSR))
 		b.dA, b.dAT = append(b.dA, new(device.CSR)), append(b.dAT, new(device.CSR))
 	}
 	_, train, _, _, err := src.Labels(0, 0, m.n)
@@ -190,10 +209,24 @@ func (b *MiniBatch) LossAndGrad(step int) (float64, error) {
 	if step != b.t {
 		panic(fmt.Sprintf("cagnet: MiniBatch.LossAndGrad of step %d after %d optimizer steps: the dropout masks and the sample follow the step", step, b.t))
 	}
-	b.build(step)
+	if b.pre == nil {
+		b.pre = sampler.NewPrefetcher(b.newHost, b.buildHost, step, b.prefetch)
+	}
+	hb, wait, took, err := b.pre.Next()
+	if err != nil {
+		return 0, err
+	}
+	b.wait, b.took = b.wait+wait, b.took+took
+	if hb.step != step {
+		panic(fmt.Sprintf("cagnet: MiniBatch's batch of step %d handed out at step %d: steps must follow one another", hb.step, step))
+	}
+	b.bindBatch(hb)
 	b.bind(&b.batch)
 	loss, err := b.Model.LossAndGrad()
 	b.bind(&b.full)
+	// The step has read the batch (the device shares its host arrays on
+	// host devices until now): the prefetcher may build into it again.
+	b.pre.Release(hb)
 	if err != nil {
 		return 0, err
 	}
@@ -218,57 +251,89 @@ func (b *MiniBatch) Accuracy() ([3]float64, error) { return b.Model.Accuracy() }
 // counters hold the gradient all-reduce's bytes.
 func (b *MiniBatch) DP() collectives.Comm { return b.dp }
 
-// Sample returns the vertices of the last batch by their full-graph
-// position, sorted, and the first position of each block row (Q+1).
-func (b *MiniBatch) Sample() (pos []int32, bounds []int) { return b.pos, b.bounds }
+// SampleTimes returns the time the steps so far waited for their batches'
+// host halves and the time building them took (with prefetching, the
+// difference was hidden behind training), as 4D's sample_wait_s and
+// sample_s report them.
+func (b *MiniBatch) SampleTimes() (wait, took time.Duration) { return b.wait, b.took }
 
-// build draws step's sample and fills the batch view: the blocks of this
-// rank's stages, its block row's features, vertex ids, and the batch's
-// labels and training mask (every rank holds the whole sample).
-func (b *MiniBatch) build(step int) {
-	m, l := b.Model, b.L
-	n := b.full.n
-	verts := sampler.UniformInto(b.sample, &b.draw, b.seed, b.group, step, n, b.size)
-	pos := sampler.PositionsInto(b.pos, verts, b.inv)
-	for j, p := range pos {
-		b.ids[j] = b.order[p]
+// Close stops the prefetching goroutine, if any.
+func (b *MiniBatch) Close() {
+	if b.pre != nil {
+		b.pre.Close()
 	}
-	bounds := sampler.BoundsInto(b.bounds, pos, l.Q, func(i int) (int, int) { return l.Rows(n, i) })
+}
+
+// newHost returns storage for a batch's host half, sized for the largest
+// (B vertices; this rank's whole block row).
+func (b *MiniBatch) newHost() *hostBatch {
+	size, rows := b.size, b.full.hi-b.full.lo
+	h := &hostBatch{sample: make([]int32, size), pos: make([]int32, size), ids: make([]int32, size),
+		bounds: make([]int, b.L.Q+1), idx: make([]int32, rows), labels: make([]int32, size), train: make([]bool, size)}
+	for range b.ex {
+		h.hA, h.hAT = append(h.hA, new(spmm.CSR)), append(h.hAT, new(spmm.CSR))
+	}
+	return h
+}
+
+// buildHost draws step's sample and builds its host half into h: the
+// blocks of this rank's stages, its rows' places in the full block row,
+// and the batch's labels, training mask and count of training vertices
+// (every rank holds the whole sample and the whole training mask).
+func (b *MiniBatch) buildHost(step int, h *hostBatch) error {
+	l, n := b.L, b.full.n
+	h.step = step
+	verts := sampler.UniformInto(h.sample, &b.draw, b.seed, b.group, step, n, b.size)
+	pos := sampler.PositionsInto(h.pos, verts, b.inv)
+	for j, p := range pos {
+		h.ids[j] = b.order[p]
+	}
+	bounds := sampler.BoundsInto(h.bounds, pos, l.Q, func(i int) (int, int) { return l.Rows(n, i) })
 	r0, r1 := bounds[l.Row], bounds[l.Row+1]
-	rows, rowIDs := pos[r0:r1], b.ids[r0:r1]
+	rows, rowIDs := pos[r0:r1], h.ids[r0:r1]
 	k0, _ := l.Stages()
 	for s := range b.ex {
 		c0, c1 := bounds[k0+s], bounds[k0+s+1]
-		cols, colIDs := pos[c0:c1], b.ids[c0:c1]
-		b.ex[s].ExtractInto(b.hA[s], nil, rows, cols, rowIDs, colIDs, b.p)
-		b.exT[s].ExtractInto(b.hAT[s], nil, rows, cols, rowIDs, colIDs, b.p)
-		b.dev.UploadCSRInto(b.dA[s], b.hA[s])
-		b.dev.UploadCSRInto(b.dAT[s], b.hAT[s])
+		cols, colIDs := pos[c0:c1], h.ids[c0:c1]
+		b.ex[s].ExtractInto(h.hA[s], nil, rows, cols, rowIDs, colIDs, b.p)
+		b.exT[s].ExtractInto(h.hAT[s], nil, rows, cols, rowIDs, colIDs, b.p)
 	}
-	r := len(rows)
 	for j, p := range rows {
-		b.idxHost[j] = p - int32(b.full.lo)
+		h.idx[j] = p - int32(b.full.lo)
 	}
-	idx := b.idx.Slice(0, r)
-	device.Upload(b.dev, idx, 0, b.idxHost[:r])
-	f := m.cfg.Features
-	x := device.Matrix(b.xb.Slice(0, r*f), r, f)
-	b.dev.GatherRows(x, b.full.x, idx)
-	vb := b.vb.Slice(0, r)
-	device.Upload(b.dev, vb, 0, rowIDs)
 	// The loss divides by the batch's training vertices, all of them.
-	nTrain := 0
+	h.nTrain = 0
 	for _, p := range pos {
 		if b.train[p] {
-			nTrain++
+			h.nTrain++
 		}
 	}
 	// Labels and masks are indexed by position (in the batch: r0, r1);
 	// this block row's are filled, as the full graph's (readLocal).
 	for j := r0; j < r1; j++ {
 		p := pos[j]
-		b.bLabels[j], b.bTrain[j] = b.full.labels[p], b.full.train[p]
+		h.labels[j], h.train[j] = b.full.labels[p], b.full.train[p]
 	}
-	b.batch = graphView{n: len(pos), lo: r0, hi: r1, nTrain: nTrain, bounds: bounds, a: b.dA, at: b.dAT,
-		x: x, verts: vb, labels: b.bLabels, train: b.bTrain}
+	return nil
+}
+
+// bindBatch makes h's device half and the batch view: the blocks
+// uploaded in place, the block row's features gathered from the full
+// graph's on the device, its vertex ids uploaded.
+func (b *MiniBatch) bindBatch(h *hostBatch) {
+	l, f := b.L, b.cfg.Features
+	r0, r1 := h.bounds[l.Row], h.bounds[l.Row+1]
+	r := r1 - r0
+	for s := range b.dA {
+		b.dev.UploadCSRInto(b.dA[s], h.hA[s])
+		b.dev.UploadCSRInto(b.dAT[s], h.hAT[s])
+	}
+	idx := b.idx.Slice(0, r)
+	device.Upload(b.dev, idx, 0, h.idx[:r])
+	x := device.Matrix(b.xb.Slice(0, r*f), r, f)
+	b.dev.GatherRows(x, b.full.x, idx)
+	vb := b.vb.Slice(0, r)
+	device.Upload(b.dev, vb, 0, h.ids[r0:r1])
+	b.batch = graphView{n: len(h.pos), lo: r0, hi: r1, nTrain: h.nTrain, bounds: h.bounds, a: b.dA, at: b.dAT,
+		x: x, verts: vb, labels: h.labels, train: h.train}
 }

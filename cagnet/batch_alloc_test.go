@@ -15,7 +15,8 @@ import (
 )
 
 // TestMiniBatchSteadyStepAllocatesNothing: on the CPU device, a steady
-// 1.5D mini-batch step — sampling, extracting the batch's blocks, the
+// 1.5D mini-batch step — sampling (prefetched in a goroutine or not),
+// extracting the batch's blocks, the
 // staged forward and backward pass, the replicas' gradient all-reduce and
 // the optimizer — makes no heap allocation, on one rank and on 2 replicas
 // of 2 ranks (c = 2, bfloat16 stages too), counted over the whole process
@@ -25,14 +26,14 @@ import (
 // last's.
 func TestMiniBatchSteadyStepAllocatesNothing(t *testing.T) {
 	for _, tc := range []struct {
-		d, p, c int
-		layer   gcn.Layer
-		bf16    bool
+		d, p, c        int
+		layer          gcn.Layer
+		bf16, prefetch bool
 	}{
-		{1, 1, 1, gcn.GCNLayer, false},
-		{1, 1, 1, gcn.SAGELayer, false},
-		{2, 2, 2, gcn.GCNLayer, false},
-		{2, 2, 2, gcn.SAGELayer, true},
+		{1, 1, 1, gcn.GCNLayer, false, false},
+		{1, 1, 1, gcn.SAGELayer, false, true},
+		{2, 2, 2, gcn.GCNLayer, false, true},
+		{2, 2, 2, gcn.SAGELayer, true, false},
 	} {
 		cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 3, Seed: 1, Dropout: 0.5, Layer: tc.layer}
 		g := gcn.RandomGraph(3, 1500, cfg.Features, cfg.Classes, 8)
@@ -50,10 +51,11 @@ func TestMiniBatchSteadyStepAllocatesNothing(t *testing.T) {
 				return err
 			}
 			m, err := NewMiniBatch(gr.Cube, device.NewCPU(1), Options{Replication: tc.c, BF16: tc.bf16},
-				BatchOptions{Size: 300, Seed: 4, DP: gr.DP}, cfg, gcn.DefaultOptimizer(), src)
+				BatchOptions{Size: 300, Seed: 4, DP: gr.DP, Prefetch: tc.prefetch}, cfg, gcn.DefaultOptimizer(), src)
 			if err != nil {
 				return err
 			}
+			defer m.Close()
 			step := 0
 			train := func() error {
 				if _, err := m.LossAndGrad(step); err != nil {
@@ -97,8 +99,8 @@ func TestMiniBatchSteadyStepAllocatesNothing(t *testing.T) {
 			}
 		}
 		if mallocs != 0 {
-			t.Errorf("d=%d P=%d c=%d %v bf16=%v: %d heap allocations in the best window of %d mini-batch steps, want 0",
-				tc.d, tc.p, tc.c, tc.layer, tc.bf16, mallocs, runs)
+			t.Errorf("d=%d P=%d c=%d %v bf16=%v prefetch=%v: %d heap allocations in the best window of %d mini-batch steps, want 0",
+				tc.d, tc.p, tc.c, tc.layer, tc.bf16, tc.prefetch, mallocs, runs)
 		}
 	}
 }

@@ -16,9 +16,13 @@ import (
 type BatchCase struct {
 	Case
 	D int
+	// Prefetch builds each next batch in a goroutine.
+	Prefetch bool
 }
 
-func (c BatchCase) String() string { return fmt.Sprintf("d=%d %v", c.D, c.Case) }
+func (c BatchCase) String() string {
+	return fmt.Sprintf("d=%d %v prefetch %v", c.D, c.Case, c.Prefetch)
+}
 
 // conformanceBatch is the vertices per batch of CheckBatchCase (of the
 // 41-vertex graph of conformanceModel): prime, about 40% of the vertices,
@@ -57,10 +61,11 @@ func CheckBatchCase(world collectives.Comm, dev device.Device, c BatchCase) erro
 		return err
 	}
 	m, err := NewMiniBatch(gr.Cube, dev, Options{Replication: c.C, BF16: c.BF16},
-		BatchOptions{Size: conformanceBatch, Seed: conformanceBatchSeed, DP: gr.DP}, cfg, opt, src)
+		BatchOptions{Size: conformanceBatch, Seed: conformanceBatchSeed, DP: gr.DP, Prefetch: c.Prefetch}, cfg, opt, src)
 	if err != nil {
 		return err
 	}
+	defer m.Close()
 	serial := *g
 	if c.Layer == gcn.SAGELayer {
 		serial.Adj = gcn.MeanAdjacency(g.Adj)
@@ -158,7 +163,8 @@ func checkClose(name, what string, got, want []float64) error {
 
 // BatchCases lists what BatchConformance runs on a world of size ranks:
 // every d > 1 dividing it and every c dividing P = size/d, GCN and SAGE,
-// none and single permutation, with dropout, and bfloat16 once per (d, c).
+// none and single permutation, with dropout (prefetching the batches in
+// the SAGE cases), and bfloat16 once per (d, c).
 func BatchCases(size int) []BatchCase {
 	var out []BatchCase
 	for d := 2; d <= size; d++ {
@@ -172,7 +178,7 @@ func BatchCases(size int) []BatchCase {
 			}
 			for _, k := range Cases(p) {
 				if k.C == c && (k.Dropout > 0 || k.BF16) {
-					out = append(out, BatchCase{Case: k, D: d})
+					out = append(out, BatchCase{Case: k, D: d, Prefetch: k.Layer == gcn.SAGELayer})
 				}
 			}
 		}

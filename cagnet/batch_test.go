@@ -14,14 +14,15 @@ import (
 // data-parallel replicas on in-process ranks to the serial float64
 // reference of gcn's data-parallel conformance (CheckBatchCase) for (Gd,
 // P, c) = (2,4,2), (2,3,1), (3,2,2), (1,6,3), (2,2,1): GCN and SAGE,
-// none and single permutation, with and without dropout, and bfloat16.
+// none and single permutation, with and without dropout, and bfloat16,
+// each with and without prefetching.
 func TestMiniBatchMatchesReference(t *testing.T) {
 	for _, dpc := range [][3]int{{2, 4, 2}, {2, 3, 1}, {3, 2, 2}, {1, 6, 3}, {2, 2, 1}} {
 		d, p, c := dpc[0], dpc[1], dpc[2]
 		var cases []BatchCase
 		for _, k := range Cases(p) {
 			if k.C == c {
-				cases = append(cases, BatchCase{Case: k, D: d})
+				cases = append(cases, BatchCase{Case: k, D: d}, BatchCase{Case: k, D: d, Prefetch: true})
 			}
 		}
 		t.Run(fmt.Sprintf("d=%d,P=%d,c=%d", d, p, c), func(t *testing.T) {

@@ -56,7 +56,10 @@
 // full block row, which evaluation (the full graph's Accuracy) binds back.
 // After the backward pass the weight gradients, one contiguous buffer, are
 // summed over the replicas and divided by Gd (gcn's rule) before the
-// optimizer step. Not yet: prefetching the next batch (a step builds its
-// own). Checkpoints are the full-graph model's (keep.go): the batches are
-// a function of the step, so a resumed run continues exactly.
+// optimizer step. With BatchOptions.Prefetch a batch's host half (the
+// sample and the extracted blocks) is built in a goroutine while the step
+// before trains (sampler.Prefetcher), its device half (uploads and the
+// features' gather) at its step. Checkpoints are the full-graph model's
+// (keep.go): the batches are a function of the step, so a resumed run
+// continues exactly.
 package cagnet

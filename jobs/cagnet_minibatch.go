@@ -44,7 +44,7 @@ func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Co
 	}
 	c := max(cfg.Grid.Replication, 1)
 	mb, err := cagnet.NewMiniBatch(g.Cube, dev, cagnet.Options{Replication: c, BF16: cfg.Train.CommDtype == collectives.BF16},
-		cagnet.BatchOptions{Size: b, Seed: uint64(cfg.Train.Seed), DP: g.DP}, mcfg, OptimizerFor(cfg), src)
+		cagnet.BatchOptions{Size: b, Seed: uint64(cfg.Train.Seed), DP: g.DP, Prefetch: cfg.Train.Prefetch}, mcfg, OptimizerFor(cfg), src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
 	}
@@ -56,7 +56,7 @@ func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Co
 	if world.Rank() == 0 {
 		log.Info("1.5d (CAGNET) mini-batch training", zap.Int("process_rows", mb.L.Q), zap.Int("replication", mb.L.C),
 			zap.Int("replicas", g.Shape.D), zap.Int("batch", b), zap.Int("vertices", n),
-			zap.Float64("inclusion_p", sampler.InclusionProbability(n, b)), zap.Int("steps_per_epoch", steps),
+			zap.Float64("inclusion_p", sampler.InclusionProbability(n, b)), zap.Int("steps_per_epoch", steps), zap.Bool("prefetch", cfg.Train.Prefetch),
 			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype),
 			zap.Duration("block_rows_took", time.Since(t0)))
 	}
@@ -64,14 +64,16 @@ func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Co
 }
 
 // trainCAGNETMiniBatch is Train for a 1.5D mini-batch job: the epoch's
-// steps (each replica's batch built in the step: no prefetching), the
+// steps (the next batch's host half built while a step trains with
+// train.prefetch), the
 // gradients averaged over the replicas, evaluation of the full graph every
 // eval_every epochs and at the end, the same metrics lines,
 // summary.json, checkpoints ([checkpoint] every/interval, and on a
 // signal), -resume and output.save_model as 4D: a checkpoint holds the
 // replicated parameters (jobs/cagnet_keep.go) and the step, and the
 // batches are a function of the step, so a resumed run continues exactly.
-// In the metrics, gemm_s is the steps' whole time, comm_3d_bytes the
+// In the metrics, gemm_s is the steps' time but the wait for batches
+// (sample_wait_s; sample_s their building), comm_3d_bytes the
 // bytes of the process row and column communicators and dp_bytes those of
 // the replicas' all-reduce.
 func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
@@ -81,6 +83,7 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 		return nil, err
 	}
 	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
+	defer m.Close()        // the prefetching goroutine
 	var pos position
 	if j.resume != nil {
 		if pos, err = run.resumeFrom(j.resume); err != nil {
@@ -102,6 +105,7 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 	lastCkpt := time.Now()
 	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
 		b0 := bytesOf()
+		w0, s0 := m.SampleTimes()
 		t0 := time.Now()
 		lossSum, first := 0.0, 0
 		if epoch == pos.epoch+1 {
@@ -125,6 +129,8 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 		trainTime := time.Since(t0)
 		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
 		var st stepTimes
+		w1, s1 := m.SampleTimes()
+		st.sampleWait, st.sampleBuild = w1-w0, s1-s0
 		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
 			t1 := time.Now()
 			j.enter(epoch, -1)
@@ -144,7 +150,8 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 		}
 		b1 := bytesOf()
 		bytes := [2]int64{b1[0] - b0[0] - st.evalBytes, b1[1] - b0[1]}
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {
+		// gemm_s is the steps' time but the wait for batches (sample_wait_s).
+		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime - st.sampleWait}, st, 0, bytes); err != nil {
 			return nil, err
 		}
 		stop, err := run.epochDone(em) // log, metrics, train.target_acc and patience

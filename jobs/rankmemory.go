@@ -19,6 +19,9 @@ import (
 func rankMemory(cfg *Config, gs GraphSize, shape grid.Shape, rank int) perfmodel.Memory {
 	j := PerfJob(cfg, gs)
 	switch {
+	case cfg.Train.Algorithm == Algorithm15D && cfg.Train.Mode == gcn.MiniBatch:
+		// The full block row and the batches cut from it (cagnet.MiniBatch).
+		return perfmodel.CAGNETBatchMemory(j, shape.X*shape.Y*shape.Z, max(cfg.Grid.Replication, 1))
 	case cfg.Train.Algorithm == Algorithm15D:
 		p := shape.X * shape.Y * shape.Z
 		return perfmodel.CAGNETMemory(j, p, max(cfg.Grid.Replication, 1))

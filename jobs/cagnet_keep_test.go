@@ -395,3 +395,48 @@ func TestCAGNETSaveModelFiles(t *testing.T) {
 		t.Errorf("gcn0.weight.npy: %v; want a .npy file", err)
 	}
 }
+
+// TestCAGNETFingerprintIs3D: a 1.5D job's dataset fingerprint (which a
+// resume checks) is the 3D job's on the same dataset, for GCN and SAGE
+// (whose nonzeros are D^-1 A's), so checkpoints move between them; and a
+// different permutation seed changes it.
+func TestCAGNETFingerprintIs3D(t *testing.T) {
+	fingerprint := func(cfg Config) checkpoint.Dataset {
+		var out checkpoint.Dataset
+		for r, err := range collectives.RunLocal(cfg.Grid.Ranks(), func(w collectives.Comm) error {
+			c := cfg
+			j, err := Setup(&c, w, device.NewNative(1), zap.NewNop())
+			if err != nil {
+				return err
+			}
+			f, err := j.fingerprint()
+			if w.Rank() == 0 {
+				out = f
+			}
+			return err
+		}) {
+			if err != nil {
+				t.Fatalf("rank %d: %v", r, err)
+			}
+		}
+		return out
+	}
+	tmp := t.TempDir()
+	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+		var got [3]checkpoint.Dataset
+		for i, g := range []keepGrid{{p: 6, c: 3}, {x: 1, y: 2, z: 2}, {p: 4, c: 1}} {
+			cfg := keepConfig(g, filepath.Join(tmp, "unused"))
+			cfg.Model.Layer = layer
+			if i == 2 {
+				cfg.Permute.Seed = 6
+			}
+			got[i] = fingerprint(cfg)
+		}
+		if got[0] != got[1] {
+			t.Errorf("%v: 1.5D fingerprint %+v, 3D %+v", layer, got[0], got[1])
+		}
+		if got[2] == got[0] {
+			t.Errorf("%v: permutation seeds 5 and 6 give the same fingerprint %+v", layer, got[0])
+		}
+	}
+}

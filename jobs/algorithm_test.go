@@ -13,6 +13,8 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 		{"unknown", "[train]\nalgorithm = \"2d\"\n", `train.algorithm = "2d": expected "3d"`},
 		{"replication without 1.5d", "[grid]\nx = 4\nreplication = 2\n", `grid.replication = 2 applies to train.algorithm = "1.5d"`},
 		{"not dividing", a + "[grid]\nx = 6\nreplication = 4\n", "grid.replication = 4 with x·y·z = 6 ranks"},
+		{"neighbor", a + "mode = \"neighbor\"\nbatch_size = 8\nfanouts = [2, 2]\n", `train.mode = "neighbor": train.algorithm = "1.5d" trains the full graph or uniform mini-batches`},
+		{"isolated", a + "mode = \"isolated\"\n", `train.mode = "isolated": train.algorithm = "1.5d"`},
 		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains GCN and SAGE layers without extras"},
 		{"double", a + "[permute]\nscheme = \"double\"\n", `permute.scheme = "double" does not apply`},
 		{"auto with replication", a + "[grid]\nauto = true\nreplication = 2\n", "grid.auto = true chooses grid.replication too"},

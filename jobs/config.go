@@ -474,12 +474,14 @@ func (c *Config) Validate() error {
 		ck.Err = fmt.Errorf(`%s: train.mode = "minibatch" needs a batch size of at least 1 vertex: set train.batch_size (vertices per batch) or train.batch_ratio (a fraction of the vertices, in (0, 1])`, ck.File)
 	case t.Mode == gcn.MiniBatch && t.BatchSize != 0 && t.BatchRatio != 0:
 		ck.Err = fmt.Errorf("%s: train.batch_size = %d and train.batch_ratio = %g: set only one of them", ck.File, t.BatchSize, t.BatchRatio)
+	case t.Algorithm != "" && t.Algorithm != Algorithm3D || c.Grid.Replication > 1:
+		// Before the modes' own checks: 1.5D in a mode it cannot train
+		// (neighbor, isolated) is refused, not ignored.
+		ck.Err = checkAlgorithm(ck.File, c)
 	case t.Mode == gcn.Neighbor:
 		ck.Err = checkNeighbor(ck.File, c)
 	case t.Mode == gcn.Isolated:
 		ck.Err = checkIsolated(ck.File, c)
-	case t.Algorithm != "" && t.Algorithm != Algorithm3D || c.Grid.Replication > 1:
-		ck.Err = checkAlgorithm(ck.File, c)
 	case len(t.Fanouts) != 0:
 		ck.Err = fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, ck.File)
 	case t.Mode == gcn.FullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):

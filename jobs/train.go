@@ -159,26 +159,16 @@ func (j *Job) Train() (_ *Result, err error) {
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, pmm, bytes); err != nil {
 			return nil, err
 		}
-		stop, err := run.epochDone(em) // log, metrics, train.target_acc and patience
+		stop, err := j.finishEpoch(run, em, step, &lastCkpt)
 		if err != nil {
 			return nil, err
-		}
-		if due, err := j.checkpointDue(epoch, lastCkpt); err != nil {
-			return nil, err
-		} else if due && !stop && epoch < cfg.Train.Epochs {
-			if _, err := j.saveCheckpoint(cfg.CheckpointDir(), cfg.Checkpoint.Keep, position{step: step, epoch: epoch}, run); err != nil {
-				return nil, err
-			}
-			lastCkpt = time.Now()
 		}
 		if stop {
 			break
 		}
 	}
-	if cfg.Output.SaveModel {
-		if _, err := j.saveCheckpoint(cfg.ModelDir(), 1, position{step: step, epoch: res.EpochsRun}, run); err != nil {
-			return nil, err
-		}
+	if err := j.finishTraining(run, step); err != nil {
+		return nil, err
 	}
 	return res, nil
 }

@@ -64,31 +64,10 @@ func PredictCAGNETBatch(j Job, m *Machine, d, p, c, ranksPerNode int, memPerRank
 	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETBatchShape(d, p, c), Grid: CAGNETBatchGrid(d, p, c)}
 	links, intra := m.cagnetLinks(p, c, ranksPerNode)
 	links[GroupDP] = m.Links(grid.Shape{D: d, X: p, Y: 1, Z: 1}, ranksPerNode)[GroupDP]
-	add := func(tr Trace, weight float64) {
-		for _, cl := range tr.Comm {
-			pr.Comm += weight * m.cagnetCommTime(cl, links[cl.Group], intra[cl.Group])
-			pr.CommBytes += int64(math.Round(weight * float64(cl.Bytes())))
-		}
-		pr.addKernels(m, tr.Kernels, weight)
-	}
-	steps := float64(j.Steps())
-	add(CAGNETBatchStepTrace(j, d, p, c, 0, nil), steps)
-	if m.SpMM.Form == SpMMPlexus {
-		batch := j
-		batch.N, batch.NNZ = j.BatchSize, int64(math.Round(j.stepNNZ()))
-		pr.SpMM += steps * m.cagnetPlexusSpMM(batch, p, c, true)
-	}
-	if j.EvalEvery > 0 {
-		w := 1 / float64(j.EvalEvery)
-		add(CAGNETEvalTrace(j, p, c, 0), w)
-		if m.SpMM.Form == SpMMPlexus {
-			pr.SpMM += w * m.cagnetPlexusSpMM(j, p, c, false)
-		}
-	}
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = CAGNETBatchMemory(j, p, c)
-	pr.MemTotal = pr.Memory.Total()
-	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	batch := j
+	batch.N, batch.NNZ = j.BatchSize, int64(math.Round(j.stepNNZ()))
+	m.cagnetPredict(&pr, j, batch, p, c, links, intra, CAGNETBatchStepTrace(j, d, p, c, 0, nil), float64(j.Steps()))
+	pr.finish(CAGNETBatchMemory(j, p, c), memPerRank)
 	return pr
 }
 

@@ -102,6 +102,17 @@ func CAGNETShape(p, c int) grid.Shape { return grid.Shape{D: 1, X: p / c, Y: c, 
 func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
 	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
 	links, intra := m.cagnetLinks(p, c, ranksPerNode)
+	m.cagnetPredict(&pr, j, j, p, c, links, intra, CAGNETStepTrace(j, p, c, 0), 1)
+	pr.finish(CAGNETMemory(j, p, c), memPerRank)
+	return pr
+}
+
+// cagnetPredict adds to pr steps training steps of trace step (whose
+// SpMMs, under SpMMPlexus, are those of job sj: the graph, or the batch)
+// and, weighted 1/eval_every, one full-graph evaluation of j, on the
+// process rows' and columns' links (and the replicas', when links has
+// them).
+func (m *Machine) cagnetPredict(pr *Prediction, j, sj Job, p, c int, links map[Group]Link, intra map[Group]bool, step Trace, steps float64) {
 	add := func(tr Trace, weight float64) {
 		for _, cl := range tr.Comm {
 			pr.Comm += weight * m.cagnetCommTime(cl, links[cl.Group], intra[cl.Group])
@@ -109,9 +120,9 @@ func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) 
 		}
 		pr.addKernels(m, tr.Kernels, weight)
 	}
-	add(CAGNETStepTrace(j, p, c, 0), 1)
+	add(step, steps)
 	if m.SpMM.Form == SpMMPlexus {
-		pr.SpMM += m.cagnetPlexusSpMM(j, p, c, true)
+		pr.SpMM += steps * m.cagnetPlexusSpMM(sj, p, c, true)
 	}
 	if j.EvalEvery > 0 {
 		w := 1 / float64(j.EvalEvery)
@@ -120,11 +131,6 @@ func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) 
 			pr.SpMM += w * m.cagnetPlexusSpMM(j, p, c, false)
 		}
 	}
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = CAGNETMemory(j, p, c)
-	pr.MemTotal = pr.Memory.Total()
-	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
-	return pr
 }
 
 // cagnetPlexusSpMM is the SpMM time under SpMMPlexus, whose eq. 4.4 is

@@ -295,9 +295,6 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 		part := 2 * float64(j.NNZ) / float64(j.isolatedChunks(workers))
 		pr.Other += math.Max(0, build*part-eps*train) / eps
 	}
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = j.isolatedMemory(workers, es)
-	pr.MemTotal = pr.Memory.Total()
-	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	pr.finish(j.isolatedMemory(workers, es), memPerRank)
 	return pr, nil
 }

@@ -276,10 +276,7 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 		pr.Other += w * ev.Other
 		pr.CommBytes += int64(math.Round(w * float64(ev.CommBytes)))
 	}
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = j.NeighborMemory(ranks, mfg)
-	pr.MemTotal = pr.Memory.Total()
-	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	pr.finish(j.NeighborMemory(ranks, mfg), memPerRank)
 	return pr, nil
 }
 

@@ -75,11 +75,17 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 		// Every replica evaluates the full graph over its own 3D grid.
 		pr.addEval(j, m, cube, links, 1/float64(j.EvalEvery))
 	}
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
-	pr.Memory = EstimateMemory(j, s, at)
-	pr.MemTotal = pr.Memory.Total()
-	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
+	pr.finish(EstimateMemory(j, s, at), memPerRank)
 	return pr
+}
+
+// finish completes a prediction whose times are summed: the epoch is
+// their sum, the memory mem, and it fits when mem is within memPerRank
+// (or memPerRank is 0: no limit).
+func (pr *Prediction) finish(mem Memory, memPerRank int64) {
+	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	pr.Memory, pr.MemTotal = mem, mem.Total()
+	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
 }
 
 // addEval adds weight times one full-graph evaluation of j on the 3D grid

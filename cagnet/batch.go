@@ -183,12 +183,8 @@ func (b *MiniBatch) readStages(src gcn.Source) error {
 	m, l := b.Model, b.L
 	k0, k1 := l.Stages()
 	for k := k0; k < k1; k++ {
-		c0, c1 := l.Rows(m.n, k)
-		a, _, err := gcn.ReadBlock(src, m.cfg.Layer, 0, m.lo, m.hi, 0, c0, c1, false)
-		if err != nil {
-			return err
-		}
-		_, at, err := gcn.ReadBlock(src, m.cfg.Layer, 0, c0, c1, 0, m.lo, m.hi, true)
+		c0, _ := l.Rows(m.n, k)
+		a, at, err := m.readStage(src, k)
 		if err != nil {
 			return err
 		}

@@ -7,6 +7,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/permute"
+	"scalegnn/spmm"
 )
 
 // New builds rank world.Rank()'s share from a graph held whole in memory
@@ -58,6 +59,19 @@ func (m *Model) readBlockRow(world collectives.Comm, src gcn.Source) error {
 	return nil
 }
 
+// readStage reads stage k's blocks: Â_ik of this rank's block row i, and
+// (Âᵀ)_ik, the transpose of Â_ki.
+func (m *Model) readStage(src gcn.Source, k int) (a, at *spmm.CSR, err error) {
+	c0, c1 := m.L.Rows(m.n, k)
+	if a, _, err = gcn.ReadBlock(src, m.cfg.Layer, 0, m.lo, m.hi, 0, c0, c1, false); err != nil {
+		return nil, nil, err
+	}
+	_, at, err = gcn.ReadBlock(src, m.cfg.Layer, 0, c0, c1, 0, m.lo, m.hi, true)
+	return a, at, err
+}
+
+// readLocal reads and uploads what this rank keeps of src: its stages'
+// blocks (readStage), its block row of the features, labels and masks.
 func (m *Model) readLocal(src gcn.Source) error {
 	l, dev, f := m.L, m.dev, m.cfg.Features
 	if sz := src.Sizes(); sz.Features != f || sz.Classes != m.cfg.Classes {
@@ -65,12 +79,7 @@ func (m *Model) readLocal(src gcn.Source) error {
 	}
 	k0, k1 := l.Stages()
 	for k := k0; k < k1; k++ {
-		c0, c1 := l.Rows(m.n, k)
-		a, _, err := gcn.ReadBlock(src, m.cfg.Layer, 0, m.lo, m.hi, 0, c0, c1, false)
-		if err != nil {
-			return err
-		}
-		_, at, err := gcn.ReadBlock(src, m.cfg.Layer, 0, c0, c1, 0, m.lo, m.hi, true)
+		a, at, err := m.readStage(src, k)
 		if err != nil {
 			return err
 		}

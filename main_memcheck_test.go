@@ -39,9 +39,12 @@ func TestMemoryCheck(t *testing.T) {
 					t.Skip("no prlimit")
 				}
 			}
-			// The refusal must come within a second of what starting the
-			// program and MPI takes: a job file refused at once is the
-			// baseline.
+			// The refusal must come before anything is loaded: within a few
+			// seconds of what starting the program and MPI takes (a job
+			// file refused at once is the baseline), where generating even
+			// the smallest of these graphs (R-MAT scale 22) takes minutes.
+			// Five seconds, not one, so that a loaded CI machine does not
+			// fail it.
 			t0 := time.Now()
 			runMain(t, "-config", filepath.Join("testdata", "badinput", "bad_value.toml"))
 			base := time.Since(t0)
@@ -60,8 +63,8 @@ func TestMemoryCheck(t *testing.T) {
 					t.Errorf("message %q does not contain %q", lines[0], w)
 				}
 			}
-			if took > time.Second {
-				t.Errorf("refused %v after a bad job file would be (%v), want under a second", took, base)
+			if took > 5*time.Second {
+				t.Errorf("refused %v after a bad job file would be (%v), want under 5 s", took, base)
 			}
 			t.Logf("%v after the baseline %v: %s", took.Round(time.Millisecond), base.Round(time.Millisecond), lines[0])
 		})

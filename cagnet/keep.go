@@ -33,6 +33,16 @@ func (m *Model) SetOptimizerSteps(t int) {
 	m.t = t
 }
 
+// ParamCount is the number of parameters (len(Params)).
+func (m *Model) ParamCount() int { return len(m.Params) }
+
+// ParamShape returns parameter k's name and shape, as a checkpoint names
+// it.
+func (m *Model) ParamShape(k int) (name string, rows, cols int) {
+	p := m.Params[k]
+	return p.Name, p.Rows, p.Cols
+}
+
 // DownloadParam copies parameter k's weights and optimizer moments into
 // w, mo and v (Rows×Cols each): exact, since Step stores them in float32.
 func (m *Model) DownloadParam(k int, w, mo, v []float32) {

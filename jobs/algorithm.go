@@ -158,11 +158,7 @@ func (j *Job) trainCAGNET() (_ *Result, err error) {
 			st.evalBytes = bytesOf() - e0
 			j.progressed()
 			st.eval = time.Since(t1)
-			em.SetAccuracies(acc[0], acc[1], acc[2])
-			res.Final = gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]}
-			if acc[1] > res.BestValAcc || res.BestEpoch < 0 {
-				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc[1], acc[2], epoch
-			}
+			run.recordEval(&em, gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]})
 		}
 		bytes := [2]int64{bytesOf() - b0 - st.evalBytes, 0}
 		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {

@@ -3,7 +3,6 @@ package jobs
 import (
 	"fmt"
 
-	"scalegnn/checkpoint"
 	"scalegnn/gcn"
 	"scalegnn/perfmodel"
 )
@@ -34,36 +33,6 @@ func (j *Job) gridName() string {
 		return perfmodel.CAGNETBatchGrid(j.Grid.Shape.D, j.ca.L.P, j.ca.L.C) // "1.5d QxC", with d= for replicas
 	}
 	return j.Grid.Shape.String()
-}
-
-// cagnetReplicated returns the 1.5D model's parameters as a checkpoint
-// holds them, with their values when download is set (else zeroed, to
-// load into).
-func (j *Job) cagnetReplicated(download bool) []checkpoint.Replicated {
-	var out []checkpoint.Replicated
-	for k, p := range j.ca.Params {
-		n := p.Rows * p.Cols
-		r := checkpoint.Replicated{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: make([]float32, n), M: make([]float32, n), V: make([]float32, n)}
-		if download {
-			j.ca.DownloadParam(k, r.W, r.M, r.V)
-		}
-		out = append(out, r)
-	}
-	return out
-}
-
-// loadCAGNET restores the 1.5D model's parameters, moments and optimizer
-// steps from the checkpoint in dir, collectively.
-func (j *Job) loadCAGNET(dir string, man *checkpoint.Manifest) error {
-	params := j.cagnetReplicated(false)
-	if err := checkpoint.LoadReplicated(j.world, dir, man, params); err != nil {
-		return err
-	}
-	for k, p := range params {
-		j.ca.UploadParam(k, p.W, p.M, p.V)
-	}
-	j.ca.SetOptimizerSteps(man.OptimizerStep)
-	return nil
 }
 
 // Probabilities runs the job's model on the full graph without dropout

@@ -142,11 +142,7 @@ func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
 			st.evalBytes = bytesOf()[0] - e0[0]
 			j.progressed()
 			st.eval = time.Since(t1)
-			em.SetAccuracies(acc[0], acc[1], acc[2])
-			res.Final = gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]}
-			if acc[1] > res.BestValAcc || res.BestEpoch < 0 {
-				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc[1], acc[2], epoch
-			}
+			run.recordEval(&em, gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]})
 		}
 		b1 := bytesOf()
 		bytes := [2]int64{b1[0] - b0[0] - st.evalBytes, b1[1] - b0[1]}

@@ -1,6 +1,22 @@
 package jobs
 
-import "time"
+import (
+	"time"
+
+	"scalegnn/gcn"
+)
+
+// recordEval records an evaluated epoch's accuracies: in its metrics line,
+// as the run's final ones, and as the best so far when the validation
+// accuracy is the highest yet (the first evaluation always is).
+func (r *runState) recordEval(em *EpochMetrics, acc gcn.Accuracy) {
+	res := r.res
+	em.SetAccuracies(acc.Train, acc.Val, acc.Test)
+	res.Final = acc
+	if acc.Val > res.BestValAcc || res.BestEpoch < 0 {
+		res.BestValAcc, res.TestAtBest, res.BestEpoch = acc.Val, acc.Test, em.Epoch
+	}
+}
 
 // finishEpoch is the end of an epoch in every training loop: the epoch is
 // recorded (runState.epochDone: log, metrics, train.target_acc and

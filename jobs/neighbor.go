@@ -157,11 +157,7 @@ func (j *Job) trainNeighbor() (_ *Result, err error) {
 			st.evalBytes = j.world.Counters().TotalBytes() - w0
 			j.progressed()
 			st.eval = time.Since(t1)
-			em.SetAccuracies(acc.Train, acc.Val, acc.Test)
-			res.Final = acc
-			if acc.Val > res.BestValAcc || res.BestEpoch < 0 {
-				res.BestValAcc, res.TestAtBest, res.BestEpoch = acc.Val, acc.Test, epoch
-			}
+			run.recordEval(&em, acc)
 		}
 		bytes := j.commBytes()
 		for i := range bytes {

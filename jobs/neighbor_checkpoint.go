@@ -1,8 +1,10 @@
 package jobs
 
 import (
+	"scalegnn/cagnet"
 	"scalegnn/checkpoint"
 	"scalegnn/gcn"
+	"scalegnn/neighbor"
 )
 
 // How the checkpoint functions (checkpoint.go) reach the model: a
@@ -51,47 +53,68 @@ func (j *Job) modelConfig() gcn.Config {
 // saveParams writes the model's parameters and optimizer moments with
 // man and config as a checkpoint in root, collectively.
 func (j *Job) saveParams(root string, keep int, man checkpoint.Manifest, config []byte) (string, error) {
-	if j.ca != nil { // 1.5D: jobs/cagnet_keep.go
-		return checkpoint.SaveReplicated(j.world, root, keep, j.cagnetReplicated(true), man, config)
+	if m := j.replicatedModel(); m != nil {
+		return checkpoint.SaveReplicated(j.world, root, keep, replicatedParams(m, true), man, config)
 	}
-	if j.nb == nil {
-		return checkpoint.Save(j.world, root, keep, j.Model, man, config)
-	}
-	return checkpoint.SaveReplicated(j.world, root, keep, j.nb.replicated(true), man, config)
+	return checkpoint.Save(j.world, root, keep, j.Model, man, config)
 }
 
 // loadParams restores the model's parameters, moments and optimizer steps
 // from the checkpoint in dir, collectively.
 func (j *Job) loadParams(dir string, man *checkpoint.Manifest) error {
-	if j.ca != nil {
-		return j.loadCAGNET(dir, man)
-	}
-	if j.nb == nil {
+	m := j.replicatedModel()
+	if m == nil {
 		return checkpoint.Load(j.world, dir, j.Model, man)
 	}
-	params := j.nb.replicated(false)
+	params := replicatedParams(m, false)
 	if err := checkpoint.LoadReplicated(j.world, dir, man, params); err != nil {
 		return err
 	}
 	for k, p := range params {
-		j.nb.model.UploadParam(k, p.W, p.M, p.V)
+		m.UploadParam(k, p.W, p.M, p.V)
 	}
-	j.nb.model.SetOptimizerSteps(man.OptimizerStep)
+	m.SetOptimizerSteps(man.OptimizerStep)
 	return nil
 }
 
-// replicated returns the neighbor model's parameters as a checkpoint
-// holds them, with their values when download is set (else zeroed, to
-// load into).
-func (nr *neighborRun) replicated(download bool) []checkpoint.Replicated {
-	var out []checkpoint.Replicated
-	for k, p := range nr.model.Params {
-		n := p.Rows * p.Cols
-		r := checkpoint.Replicated{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: make([]float32, n), M: make([]float32, n), V: make([]float32, n)}
-		if download {
-			nr.model.DownloadParam(k, r.W, r.M, r.V)
-		}
-		out = append(out, r)
+var (
+	_ replicatedModel = (*cagnet.Model)(nil)
+	_ replicatedModel = (*neighbor.Model)(nil)
+)
+
+// replicatedModel is a model every rank holds whole (neighbor mode's,
+// 1.5D's): what its checkpoint reads and writes.
+type replicatedModel interface {
+	ParamCount() int
+	ParamShape(k int) (name string, rows, cols int)
+	DownloadParam(k int, w, m, v []float32)
+	UploadParam(k int, w, m, v []float32)
+	SetOptimizerSteps(t int)
+}
+
+// replicatedModel returns the job's replicated model, or nil when its
+// model is a sharded gcn.Model.
+func (j *Job) replicatedModel() replicatedModel {
+	switch {
+	case j.ca != nil: // 1.5D: jobs/cagnet_keep.go
+		return j.ca
+	case j.nb != nil:
+		return j.nb.model
 	}
-	return out
+	return nil
+}
+
+// replicatedParams returns m's parameters as a checkpoint holds them,
+// with their values when download is set (else zeroed, to load into).
+func replicatedParams(m replicatedModel, download bool) []checkpoint.Replicated {
+	params := make([]checkpoint.Replicated, m.ParamCount())
+	for k := range params {
+		name, rows, cols := m.ParamShape(k)
+		n := rows * cols
+		params[k] = checkpoint.Replicated{Name: name, Rows: rows, Cols: cols, W: make([]float32, n), M: make([]float32, n), V: make([]float32, n)}
+		if download {
+			m.DownloadParam(k, params[k].W, params[k].M, params[k].V)
+		}
+	}
+	return params
 }

@@ -6,6 +6,17 @@ import (
 	"scalegnn/device"
 )
 
+// ParamCount is the number of parameters (len(Params)); NumParams counts
+// their scalars.
+func (md *Model) ParamCount() int { return len(md.Params) }
+
+// ParamShape returns parameter k's name and shape, as a checkpoint names
+// it.
+func (md *Model) ParamShape(k int) (name string, rows, cols int) {
+	p := md.Params[k]
+	return p.Name, p.Rows, p.Cols
+}
+
 // DownloadParam copies parameter k's weights and optimizer moments into
 // w, m and v (Rows·Cols each), for a checkpoint.
 func (md *Model) DownloadParam(k int, w, m, v []float32) {

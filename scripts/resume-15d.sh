@@ -17,39 +17,20 @@
 #
 #   scripts/resume-15d.sh    (make mpitest runs it; about a minute)
 set -uo pipefail
-bin=${SCALEGNN:-./scalegnn}
-mpirun=(mpirun)
-[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
-mpirun+=(--oversubscribe)
 E=60
 r=runs/resume-15d
-rm -rf "$r" && mkdir -p "$r"
-fail() { echo "resume-15d.sh: FAIL: $*"; exit 1; }
-job() { # name, extra TOML appended: $r/name.toml, examples/cora-15d-8.toml with output.dir $r/name and E epochs
-  sed -e "s#^dir = .*#dir = \"$r/$1\"#; s/^epochs = .*/epochs = $E/" examples/cora-15d-8.toml >"$r/$1.toml"
-  printf '%b' "$2" >>"$r/$1.toml"
-}
-waitfor() { # path, pid: wait until path exists while pid runs
-  for _ in $(seq 600); do [ -e "$1" ] && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done; return 1
-}
+. "$(dirname "$0")/resume-lib.sh"
 
 # 1. The reference, with its final model.
-job ref '' && sed -i "s#^dir = \"$r/ref\"#&\nsave_model = true#" $r/ref.toml
+job ref examples/cora-15d-8.toml '' && sed -i "s#^dir = \"$r/ref\"#&\nsave_model = true#" $r/ref.toml
 "${mpirun[@]}" -np 8 "$bin" -config $r/ref.toml >$r/ref.log 2>&1 || { cat $r/ref.log; fail "ref"; }
 
 # 2. kill -9 after the checkpoint of epoch 20, resume on 8 ranks.
-job k8 '[checkpoint]\nevery = 10\nkeep = 4\n'
-"${mpirun[@]}" -np 8 "$bin" -config $r/k8.toml >$r/k8.log 2>&1 &
-pid=$!
-waitfor $r/k8/checkpoints/ckpt-00000020 $pid || fail "k8: no checkpoint at epoch 20"
-kill -9 $(pgrep -P $pid) 2>/dev/null; wait $pid
-grep -q '"status": "completed"' $r/k8/summary.json && fail "k8: finished before kill -9"
-"${mpirun[@]}" -np 8 "$bin" -config $r/k8.toml -resume latest >$r/k8-resume.log 2>&1 || { cat $r/k8-resume.log; fail "k8 resume"; }
-grep -q 'resuming' $r/k8-resume.log || { cat $r/k8-resume.log; fail "k8: did not resume"; }
-"$bin" compare -tol 0 $r/ref/metrics.jsonl $r/k8/metrics.jsonl || fail "k8: resumed run differs"
+job k8 examples/cora-15d-8.toml '[checkpoint]\nevery = 10\nkeep = 4\n'
+kill9_resume k8 ckpt-00000020 $r/ref/metrics.jsonl
 # ... and its checkpoint of epoch 50 on 1.5D 2x3 (6 ranks) and 3D 2x2x2.
-job c6 '' && sed -i 's/^x = 8/x = 6/; s/^replication = 2/replication = 3/' $r/c6.toml
-job d3 '' && sed -i '/^algorithm = /d; /^replication = /d; s/^x = 8/x = 2/; s/^y = 1/y = 2/; s/^z = 1/z = 2/' $r/d3.toml
+job c6 examples/cora-15d-8.toml '' && sed -i 's/^x = 8/x = 6/; s/^replication = 2/replication = 3/' $r/c6.toml
+job d3 examples/cora-15d-8.toml '' && sed -i '/^algorithm = /d; /^replication = /d; s/^x = 8/x = 2/; s/^y = 1/y = 2/; s/^z = 1/z = 2/' $r/d3.toml
 for g in c6:6 d3:8; do
   n=${g%:*}
   mkdir -p $r/$n && cp $r/k8/metrics.jsonl $r/$n/
@@ -59,20 +40,11 @@ for g in c6:6 d3:8; do
 done
 
 # 3. SIGTERM to mpirun, once training is under way (its first checkpoint).
-job t8 '[checkpoint]\nevery = 10\n'
-"${mpirun[@]}" -np 8 "$bin" -config $r/t8.toml >$r/t8.log 2>&1 &
-pid=$!
-waitfor $r/t8/checkpoints/ckpt-00000010 $pid || fail "t8: no checkpoint at epoch 10"
-kill -TERM $pid; wait $pid && fail "t8: exit 0 after SIGTERM"
-grep -q '"status": "interrupted"' $r/t8/summary.json || { cat $r/t8.log; fail "t8: summary not interrupted"; }
-grep -q '"checkpoint": ' $r/t8/summary.json || fail "t8: summary names no checkpoint"
-grep 'resume with' $r/t8.log || fail "t8: no resume line"
-"${mpirun[@]}" -np 8 "$bin" -config $r/t8.toml -resume latest >$r/t8-resume.log 2>&1 || { cat $r/t8-resume.log; fail "t8 resume"; }
-"$bin" compare -tol 0 $r/ref/metrics.jsonl $r/t8/metrics.jsonl || fail "t8: resumed run differs"
+sigterm_resume examples/cora-15d-8.toml $r/ref/metrics.jsonl
 
 # 4. A prepared Cora (3x3 stored blocks, no permutation as the job).
 "$bin" prepare -q -force -in cora -format builtin -out $r/cora-prepared -blocks 3 -permute none || fail "prepare"
-job prep "" && sed -i "s#^source = .*#source = \"prepared\"\npath = \"$PWD/$r/cora-prepared\"#" $r/prep.toml
+job prep examples/cora-15d-8.toml "" && sed -i "s#^source = .*#source = \"prepared\"\npath = \"$PWD/$r/cora-prepared\"#" $r/prep.toml
 "${mpirun[@]}" -np 8 "$bin" -config $r/prep.toml >$r/prep.log 2>&1 || { cat $r/prep.log; fail "prepared"; }
 "$bin" compare -tol 0 $r/ref/metrics.jsonl $r/prep/metrics.jsonl || fail "prepared differs from in memory"
 

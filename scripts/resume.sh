@@ -23,35 +23,16 @@
 #
 #   scripts/resume.sh    (after runs/cora-8 exists: make mpitest runs it)
 set -uo pipefail
-bin=${SCALEGNN:-./scalegnn}
-mpirun=(mpirun)
-[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
-mpirun+=(--oversubscribe)
 E=60
 r=runs/resume
-rm -rf "$r" && mkdir -p "$r"
-fail() { echo "resume.sh: FAIL: $*"; exit 1; }
-job() { # name, base job file, extra TOML appended: writes $r/name.toml with output.dir $r/name and E epochs
-  sed -e "s#^dir = .*#dir = \"$r/$1\"#; s/^epochs = .*/epochs = $E/" "$2" >"$r/$1.toml"
-  printf '%b' "$3" >>"$r/$1.toml"
-}
-waitfor() { # path, pid: wait until path exists while pid runs
-  for _ in $(seq 600); do [ -e "$1" ] && return 0; kill -0 "$2" 2>/dev/null || return 1; sleep 0.05; done; return 1
-}
+. "$(dirname "$0")/resume-lib.sh"
 [ -f runs/cora-8/metrics.jsonl ] || fail "runs/cora-8/metrics.jsonl missing: run the 8-rank Cora job first"
 head -n $E runs/cora-8/metrics.jsonl >$r/ref8.jsonl
 
 # 1. kill -9 after the checkpoint of epoch 20, resume on 8 ranks.
 job k8 examples/cora-8.toml '[checkpoint]\nevery = 10\nkeep = 2\n'
 sed -i "s#^dir = \"$r/k8\"#&\nsave_model = true#" $r/k8.toml # the final model, for predict
-"${mpirun[@]}" -np 8 "$bin" -config $r/k8.toml >$r/k8.log 2>&1 &
-pid=$!
-waitfor $r/k8/checkpoints/ckpt-00000020 $pid || fail "k8: no checkpoint at epoch 20"
-kill -9 $(pgrep -P $pid) 2>/dev/null; wait $pid
-grep -q '"status": "completed"' $r/k8/summary.json && fail "k8: finished before kill -9"
-"${mpirun[@]}" -np 8 "$bin" -config $r/k8.toml -resume latest >$r/k8-resume.log 2>&1 || { cat $r/k8-resume.log; fail "k8 resume"; }
-grep -q 'resuming' $r/k8-resume.log || { cat $r/k8-resume.log; fail "k8: did not resume"; }
-"$bin" compare -tol 0 $r/ref8.jsonl $r/k8/metrics.jsonl || fail "k8: resumed run differs"
+kill9_resume k8 ckpt-00000020 $r/ref8.jsonl
 # ... and the checkpoint of epoch 50 on 1 rank and on 1x2x3.
 for g in 1x1x1:1 1x2x3:6; do
   job g${g%:*} examples/cora-8.toml ''
@@ -62,16 +43,7 @@ for g in 1x1x1:1 1x2x3:6; do
 done
 
 # 2. SIGTERM to mpirun, once training is under way (its first checkpoint).
-job t8 examples/cora-8.toml '[checkpoint]\nevery = 10\n'
-"${mpirun[@]}" -np 8 "$bin" -config $r/t8.toml >$r/t8.log 2>&1 &
-pid=$!
-waitfor $r/t8/checkpoints/ckpt-00000010 $pid || fail "t8: no checkpoint at epoch 10"
-kill -TERM $pid; wait $pid && fail "t8: exit 0 after SIGTERM"
-grep -q '"status": "interrupted"' $r/t8/summary.json || { cat $r/t8.log; fail "t8: summary not interrupted"; }
-grep -q '"checkpoint": ' $r/t8/summary.json || fail "t8: summary names no checkpoint"
-grep 'resume with' $r/t8.log || fail "t8: no resume line"
-"${mpirun[@]}" -np 8 "$bin" -config $r/t8.toml -resume latest >$r/t8-resume.log 2>&1 || { cat $r/t8-resume.log; fail "t8 resume"; }
-"$bin" compare -tol 0 $r/ref8.jsonl $r/t8/metrics.jsonl || fail "t8: resumed run differs"
+sigterm_resume examples/cora-8.toml $r/ref8.jsonl
 
 # 3. Mini-batch, 2 replicas of 2x2x1 (2 steps an epoch), 20 epochs.
 E=20
@@ -79,13 +51,7 @@ E=20
 sed -e 's/^comm_dtype = .*/comm_dtype = "bf16"/' examples/cora-minibatch-8.toml >$r/mb-base.toml
 job mb $r/mb-base.toml '' && job mbk $r/mb-base.toml '[checkpoint]\nevery = 5\n'
 "${mpirun[@]}" -np 8 "$bin" -config $r/mb.toml >$r/mb.log 2>&1 || { cat $r/mb.log; fail "mb"; }
-"${mpirun[@]}" -np 8 "$bin" -config $r/mbk.toml >$r/mbk.log 2>&1 &
-pid=$!
-waitfor $r/mbk/checkpoints/ckpt-00000010 $pid || fail "mbk: no checkpoint at epoch 5"
-kill -9 $(pgrep -P $pid) 2>/dev/null; wait $pid
-grep -q '"status": "completed"' $r/mbk/summary.json && fail "mbk: finished before kill -9"
-"${mpirun[@]}" -np 8 "$bin" -config $r/mbk.toml -resume latest >$r/mbk-resume.log 2>&1 || { cat $r/mbk-resume.log; fail "mbk resume"; }
-"$bin" compare -tol 0 $r/mb/metrics.jsonl $r/mbk/metrics.jsonl || fail "mini-batch bf16 resumed run differs"
+kill9_resume mbk ckpt-00000010 $r/mb/metrics.jsonl
 # float32: the checkpoint of epoch 10 on 2 replicas of 1x1x1 (2 ranks).
 job mf examples/cora-minibatch-8.toml '[checkpoint]\nevery = 10\n' && job mf1 examples/cora-minibatch-8.toml ''
 "${mpirun[@]}" -np 8 "$bin" -config $r/mf.toml >$r/mf.log 2>&1 || { cat $r/mf.log; fail "mf"; }

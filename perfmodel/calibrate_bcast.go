@@ -28,10 +28,10 @@ import (
 // code attempts is in the measurement, whatever it achieves.
 //
 // Measured on the development machine (8 ranks on 2 cores, Open MPI 4.1):
-// a blocking 16 MB broadcast from rank 0 takes about 3 ms on 8 ranks, but
-// in the staged loop with work between stages each broadcast costs about
-// 7–9 ms beyond the work. That difference is why 1.5D P/c × 1 measured
-// 1.5–1.9× its prediction before (README, "CAGNET 1.5D").
+// a blocking 16 MB broadcast from rank 0 took 3.1 ms on 8 ranks, but in
+// the staged loop with work between stages each broadcast cost 9.1 ms
+// beyond the work. That difference is why 1.5D P/c × 1 measured 1.7–1.9×
+// its prediction before (README, "CAGNET 1.5D").
 
 // stagedBcastSizes are the message sizes, in bytes, of the calibration.
 // They span 1.5D's stage payloads at the widths of interest (a block row

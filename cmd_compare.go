@@ -5,14 +5,13 @@ import (
 	"fmt"
 	"io"
 	"math"
-
-	"scalegnn/jobs"
+	"scalegnn/record"
 )
 
 // runCompare checks that two runs of the same job (say one rank and eight)
 // trained identically: the same epochs, losses within a relative tolerance
 // and the same accuracies wherever both evaluated. A run is its output
-// directory or its metrics file (jobs.ReadRun).
+// directory or its metrics file (record.ReadRun).
 func runCompare(args []string, stdout, stderr io.Writer) int {
 	fs := flag.NewFlagSet("scalegnn compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -25,10 +24,10 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "usage: scalegnn compare [-tol 1e-4] [-acc-tol 0] RUN_A RUN_B  (run directories or their metrics files)")
 		return 2
 	}
-	a, err := jobs.ReadRun(fs.Arg(0))
+	a, err := record.ReadRun(fs.Arg(0))
 	if err == nil {
-		var b *jobs.Run
-		if b, err = jobs.ReadRun(fs.Arg(1)); err == nil {
+		var b *record.Run
+		if b, err = record.ReadRun(fs.Arg(1)); err == nil {
 			err = compareMetrics(stdout, a.Metrics, b.Metrics, *tol, *accTol)
 		}
 	}
@@ -39,7 +38,7 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	return 0
 }
 
-func compareMetrics(w io.Writer, a, b []jobs.EpochMetrics, tol, accTol float64) error {
+func compareMetrics(w io.Writer, a, b []record.EpochMetrics, tol, accTol float64) error {
 	if len(a) != len(b) || len(a) == 0 {
 		return fmt.Errorf("%d epochs against %d", len(a), len(b))
 	}

@@ -11,11 +11,12 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
-	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
 	"scalegnn/jobs"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
+	"scalegnn/record"
 )
 
 const perfmodelUsage = `usage:
@@ -191,7 +192,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "\nrecommended grid: %s (%s, predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Algorithm, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
 			if otherFaster {
 				fmt.Fprintf(stdout, "faster in another training mode: %s (%s, predicted %.4g s per epoch, %.2fx); it samples or partitions differently, so set train.mode = %q and check its accuracy before switching\n",
-					other.Grid, other.Algorithm, other.Epoch, best.Epoch/other.Epoch, modeOf(other.Algorithm))
+					other.Grid, other.Algorithm, other.Epoch, best.Epoch/other.Epoch, method.Batch(other.Algorithm).Mode().String())
 			}
 		}
 	}
@@ -245,7 +246,7 @@ type measuredRun struct {
 // configKey identifies a configuration: the algorithm and its shape (a 3D
 // grid, or perfmodel.CAGNETShape's P/c × c).
 type configKey struct {
-	algorithm string
+	algorithm method.Algorithm
 	shape     grid.Shape
 }
 
@@ -253,18 +254,18 @@ func keyOf(p perfmodel.Prediction) configKey { return configKey{p.Algorithm, p.S
 
 // runKey is the configuration a run's summary records. A summary without
 // an algorithm was written before 1.5D existed: its mode's algorithm.
-func runKey(run *jobs.Run) configKey {
+func runKey(run *record.Run) configKey {
 	s := run.Summary
-	alg := s.Algorithm
+	alg := method.Algorithm(s.Algorithm)
 	if alg == "" {
-		switch s.Mode {
-		case perfmodel.AlgorithmNeighbor, perfmodel.AlgorithmIsolated:
-			alg = s.Mode
+		switch a := method.Algorithm(s.Mode); a {
+		case method.NeighborSampling, method.IsolatedPartitions:
+			alg = a
 		default:
-			alg = perfmodel.AlgorithmPlexus
+			alg = method.Plexus
 		}
 	}
-	if alg == perfmodel.AlgorithmCAGNET {
+	if alg == method.CAGNET {
 		// d replicas (a mini-batch run's grid.d) of P/c × c.
 		d := max(run.Grid.D, 1)
 		return configKey{alg, perfmodel.CAGNETBatchShape(d, run.Grid.Ranks()/d, max(s.Replication, 1))}
@@ -276,30 +277,30 @@ func runKey(run *jobs.Run) configKey {
 func choicesText(c perfmodel.Choices) string {
 	var names []string
 	if c.Plexus {
-		names = append(names, perfmodel.AlgorithmPlexus)
+		names = append(names, string(method.Plexus))
 	}
 	if c.CAGNET {
-		names = append(names, perfmodel.AlgorithmCAGNET)
+		names = append(names, string(method.CAGNET))
 	}
 	if c.Neighbor {
-		names = append(names, perfmodel.AlgorithmNeighbor)
+		names = append(names, string(method.NeighborSampling))
 	}
 	if c.Isolated {
-		names = append(names, perfmodel.AlgorithmIsolated)
+		names = append(names, string(method.IsolatedPartitions))
 	}
 	return strings.Join(names, ", ")
 }
 
 // readMeasured reads a finished run (its directory or summary.json, see
-// jobs.ReadRun): its configuration and the mean (or, with median, the
+// record.ReadRun): its configuration and the mean (or, with median, the
 // median) epoch_s over the epochs after the first skip (which also pay for
 // warm-up); the last epoch alone counts if there are no more.
 func readMeasured(path string, skip int, median bool) (measuredRun, error) {
-	run, err := jobs.ReadRun(path)
+	run, err := record.ReadRun(path)
 	if err != nil {
 		return measuredRun{}, err
 	}
-	if run.Summary == nil || run.Summary.Status != jobs.StatusCompleted {
+	if run.Summary == nil || run.Summary.Status != record.StatusCompleted {
 		return measuredRun{}, fmt.Errorf("%s: the run did not complete (summary.json missing or not \"completed\")", run.Dir)
 	}
 	times := run.Metrics
@@ -472,15 +473,4 @@ func ownPredictions(preds []perfmodel.Prediction, own perfmodel.Choices) []perfm
 		}
 	}
 	return out
-}
-
-// modeOf is the train.mode that trains with a mini-batch-type algorithm.
-func modeOf(algorithm string) string {
-	switch algorithm {
-	case perfmodel.AlgorithmNeighbor:
-		return gcn.Neighbor.String()
-	case perfmodel.AlgorithmIsolated:
-		return gcn.Isolated.String()
-	}
-	return gcn.MiniBatch.String()
 }

@@ -7,6 +7,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"scalegnn/record"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -14,8 +15,6 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
-
-	"scalegnn/jobs"
 )
 
 const plotUsage = `usage: scalegnn plot RUN_DIR... [-o curves.png]
@@ -46,9 +45,9 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 		fmt.Fprintf(stderr, "scalegnn plot: name at least one run directory\n%s", plotUsage)
 		return 2
 	}
-	runs := make([]*jobs.Run, len(paths))
+	runs := make([]*record.Run, len(paths))
 	for i, p := range paths {
-		r, err := jobs.ReadRun(p)
+		r, err := record.ReadRun(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "scalegnn plot: %v\n", err)
 			return 1
@@ -65,7 +64,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 
 // runLabel names a run in the legends: its directory, shortened to the
 // last two path elements.
-func runLabel(r *jobs.Run) string {
+func runLabel(r *record.Run) string {
 	d := filepath.Clean(r.Dir)
 	parts := strings.Split(filepath.ToSlash(d), "/")
 	if len(parts) > 2 {
@@ -76,7 +75,7 @@ func runLabel(r *jobs.Run) string {
 
 // plotRuns draws three panels — loss, accuracy, epoch time against the
 // epoch — one color per run, and writes them to path.
-func plotRuns(path string, runs []*jobs.Run) error {
+func plotRuns(path string, runs []*record.Run) error {
 	panels := [3]*plot.Plot{plot.New(), plot.New(), plot.New()}
 	for i, title := range []string{"training loss", "accuracy (validation solid, test dashed)", "time per epoch"} {
 		panels[i].Title.Text = title

@@ -6,23 +6,22 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"scalegnn/record"
 	"strings"
 	"testing"
-
-	"scalegnn/jobs"
 )
 
 // writePlotRun writes a run directory with epochs of metrics, accuracies
 // every other epoch and a diverged (NaN) last loss.
 func writePlotRun(t *testing.T, dir string, epochs int) {
 	t.Helper()
-	mw, err := jobs.CreateMetrics(filepath.Join(dir, "metrics.jsonl"))
+	mw, err := record.CreateMetrics(filepath.Join(dir, "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer mw.Close()
 	for e := 1; e <= epochs; e++ {
-		m := jobs.EpochMetrics{Epoch: e, Loss: 2 / float64(e), Steps: 1, EpochSec: 0.02 + 0.001*float64(e%3)}
+		m := record.EpochMetrics{Epoch: e, Loss: 2 / float64(e), Steps: 1, EpochSec: 0.02 + 0.001*float64(e%3)}
 		if e == epochs {
 			m.Loss = math.NaN()
 		}

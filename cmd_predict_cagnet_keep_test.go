@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"scalegnn/jobs"
+	"scalegnn/record"
 )
 
 // TestCAGNETKeepCLI: the command line keeps a 1.5D run as it keeps a 3D
@@ -34,11 +35,11 @@ func TestCAGNETKeepCLI(t *testing.T) {
 	if code, stderr := runMain(t, "-config", b, "-resume", filepath.Join(dir, "a", "checkpoints", "ckpt-00000005")); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	ma, err := jobs.ReadMetrics(filepath.Join(dir, "a", "metrics.jsonl"))
+	ma, err := record.ReadMetrics(filepath.Join(dir, "a", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := jobs.ReadMetrics(filepath.Join(dir, "b", "metrics.jsonl"))
+	mb, err := record.ReadMetrics(filepath.Join(dir, "b", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

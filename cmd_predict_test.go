@@ -9,6 +9,7 @@ import (
 
 	"scalegnn/jobs"
 	"scalegnn/npy"
+	"scalegnn/record"
 )
 
 // coraJob writes a 1-rank Cora job of 30 epochs into dir with the given
@@ -83,7 +84,7 @@ func TestPredictMatchesTestAccuracy(t *testing.T) {
 			}
 		}
 	}
-	run, err := jobs.ReadRun(filepath.Join(dir, "run"))
+	run, err := record.ReadRun(filepath.Join(dir, "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,11 +125,11 @@ func TestResumeIsExact(t *testing.T) {
 	if code, stderr := runMain(t, "-config", b, "-resume", filepath.Join(dir, "a", "checkpoints", "ckpt-00000010")); code != 0 {
 		t.Fatalf("resume: exit %d\n%s", code, stderr)
 	}
-	ma, err := jobs.ReadMetrics(filepath.Join(dir, "a", "metrics.jsonl"))
+	ma, err := record.ReadMetrics(filepath.Join(dir, "a", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	mb, err := jobs.ReadMetrics(filepath.Join(dir, "b", "metrics.jsonl"))
+	mb, err := record.ReadMetrics(filepath.Join(dir, "b", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

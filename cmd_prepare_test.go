@@ -5,10 +5,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"scalegnn/record"
 	"strings"
 	"testing"
-
-	"scalegnn/jobs"
 )
 
 // writeJob writes a job file training from the prepared dataset ds into
@@ -77,11 +76,11 @@ func TestPreparedJobMatchesInMemory(t *testing.T) {
 			t.Fatalf("%s: exit %d\n%s", j, code, stderr)
 		}
 	}
-	a, err := jobs.ReadMetrics(filepath.Join(dir, "mem", "metrics.jsonl"))
+	a, err := record.ReadMetrics(filepath.Join(dir, "mem", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := jobs.ReadMetrics(filepath.Join(dir, "prep", "metrics.jsonl"))
+	b, err := record.ReadMetrics(filepath.Join(dir, "prep", "metrics.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -7,11 +7,10 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"scalegnn/record"
 	"strings"
 	"testing"
 	"time"
-
-	"scalegnn/jobs"
 )
 
 // TestMain lets the tests run the real program: with SCALEGNN_AS_MAIN set,
@@ -165,8 +164,8 @@ func TestSelftestSingleton(t *testing.T) {
 // rejects a loss or accuracy that differs, or a different epoch count.
 func TestCompareMetrics(t *testing.T) {
 	acc := func(v float64) *float64 { return &v }
-	base := func() []jobs.EpochMetrics {
-		return []jobs.EpochMetrics{
+	base := func() []record.EpochMetrics {
+		return []record.EpochMetrics{
 			{Epoch: 1, Loss: 1.9},
 			{Epoch: 2, Loss: 1.7, TrainAcc: acc(0.5), ValAcc: acc(0.4), TestAcc: acc(0.45)},
 		}
@@ -208,9 +207,9 @@ func tinyJob(t *testing.T, dir, extra string) string {
 }
 
 // readStatus reads a run's summary.json, failing when it does not parse.
-func readStatus(t *testing.T, dir string) *jobs.Result {
+func readStatus(t *testing.T, dir string) *record.Result {
 	t.Helper()
-	r, err := jobs.ReadRun(dir)
+	r, err := record.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,7 +234,7 @@ func TestDiverged(t *testing.T) {
 		t.Fatalf("want one line naming the divergence and the hint:\n%s", stderr)
 	}
 	s := readStatus(t, filepath.Join(dir, "out"))
-	if s.Status != jobs.StatusDiverged || !strings.Contains(s.Message, "the loss is") || s.EpochsRun >= 2 {
+	if s.Status != record.StatusDiverged || !strings.Contains(s.Message, "the loss is") || s.EpochsRun >= 2 {
 		t.Fatalf("summary: %+v", s)
 	}
 }
@@ -284,7 +283,7 @@ func TestOutputDirHygiene(t *testing.T) {
 	if code, stderr := runMain(t, "-config", over); code != 0 {
 		t.Fatalf("overwrite: exit %d:\n%s", code, stderr)
 	}
-	if s := readStatus(t, out); s.Status != jobs.StatusCompleted {
+	if s := readStatus(t, out); s.Status != record.StatusCompleted {
 		t.Fatalf("overwritten run: %+v", s)
 	}
 }
@@ -301,7 +300,7 @@ func TestTargetAcc(t *testing.T) {
 		t.Fatalf("exit %d:\n%s", code, stderr)
 	}
 	s := readStatus(t, filepath.Join(dir, "out"))
-	if s.Status != jobs.StatusCompleted || s.StopReason != jobs.StopTargetAcc || s.EpochsRun != 1 || s.TargetEpoch != 1 || s.TimeToTargetS == nil {
+	if s.Status != record.StatusCompleted || s.StopReason != record.StopTargetAcc || s.EpochsRun != 1 || s.TargetEpoch != 1 || s.TimeToTargetS == nil {
 		t.Fatalf("summary: %+v", s)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"scalegnn/device"
+	"scalegnn/record"
 	"testing"
 
 	"go.uber.org/zap"
@@ -61,7 +62,7 @@ func BenchmarkMiniBatchPrefetch(b *testing.B) {
 				if _, err := job.Train(); err != nil {
 					b.Fatal(err)
 				}
-				ms, err := jobs.ReadMetrics(filepath.Join(cfg.Output.Dir, cfg.Output.Metrics))
+				ms, err := record.ReadMetrics(filepath.Join(cfg.Output.Dir, cfg.Output.Metrics))
 				if err != nil {
 					b.Fatal(err)
 				}

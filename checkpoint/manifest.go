@@ -25,14 +25,17 @@ type Manifest struct {
 	// counter: sampling and dropout are functions of it); Epoch the last
 	// epoch completed, and EpochSteps the steps of epoch Epoch+1 already
 	// taken, with their summed loss (a run stopped by a signal mid-epoch).
-	Step          int     `json:"step"`
-	Epoch         int     `json:"epoch"`
-	EpochSteps    int     `json:"epoch_steps"`
-	EpochLossSum  float64 `json:"epoch_loss_sum"`
-	OptimizerStep int     `json:"optimizer_t"` // Adam's bias-correction t
-	Dataset       Dataset `json:"dataset"`
-	Model         Model   `json:"model"`
-	Grid          string  `json:"grid"` // where it was written (any grid reads it)
+	Step         int     `json:"step"`
+	Epoch        int     `json:"epoch"`
+	EpochSteps   int     `json:"epoch_steps"`
+	EpochLossSum float64 `json:"epoch_loss_sum"`
+	// EpochLossSums is every rank's summed loss of those steps, by world
+	// rank (replicas train different batches); EpochLossSum is their mean.
+	EpochLossSums []float64 `json:"epoch_loss_sums,omitempty"`
+	OptimizerStep int       `json:"optimizer_t"` // Adam's bias-correction t
+	Dataset       Dataset   `json:"dataset"`
+	Model         Model     `json:"model"`
+	Grid          string    `json:"grid"` // where it was written (any grid reads it)
 	// Run is the caller's bookkeeping (best validation accuracy and the
 	// like), stored as it is given.
 	Run    json.RawMessage   `json:"run,omitempty"`

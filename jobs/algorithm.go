@@ -8,26 +8,20 @@ import (
 
 	"scalegnn/cagnet"
 	"scalegnn/collectives"
-	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 	"scalegnn/permute"
-)
-
-// The values of train.algorithm.
-const (
-	Algorithm3D  = "3d"
-	Algorithm15D = "1.5d"
 )
 
 // checkAlgorithm validates train.algorithm and grid.replication.
 func checkAlgorithm(file string, c *Config) error {
 	t, g := c.Train, c.Grid
 	switch {
-	case t.Algorithm != Algorithm15D && t.Algorithm != Algorithm3D && t.Algorithm != "":
+	case t.Algorithm != method.CAGNET && t.Algorithm != method.Plexus && t.Algorithm != "":
 		return fmt.Errorf(`%s: train.algorithm = %q: expected "3d" (the default) or "1.5d"`, file, t.Algorithm)
-	case t.Algorithm != Algorithm15D:
+	case t.Algorithm != method.CAGNET:
 		return fmt.Errorf(`%s: grid.replication = %d applies to train.algorithm = "1.5d": set it or remove grid.replication`, file, g.Replication)
 	case g.Auto && g.Replication > 1:
 		return fmt.Errorf(`%s: grid.auto = true chooses grid.replication too: remove grid.replication = %d or set grid.auto = false`, file, g.Replication)
@@ -60,120 +54,99 @@ func cagnetScope(c *Config) error {
 	return nil
 }
 
-// AlgorithmOf is the algorithm a job trains with, as the performance
-// model names it (perfmodel.Prediction.Algorithm) and summary.json records
-// it: "1.5d" when train.algorithm says so (full-graph or mini-batch
-// training), otherwise 3D in full-graph training, the 3D/4D grids of
-// mini-batch training or the mode's own algorithm.
-func AlgorithmOf(cfg *Config) string {
-	if cfg.Train.Algorithm == Algorithm15D { // full-graph or mini-batch
-		return perfmodel.AlgorithmCAGNET
-	}
-	switch cfg.Train.Mode {
-	case gcn.FullGraph:
-		return perfmodel.AlgorithmPlexus
-	case gcn.Neighbor:
-		return perfmodel.AlgorithmNeighbor
-	case gcn.Isolated:
-		return perfmodel.AlgorithmIsolated
-	}
-	return perfmodel.AlgorithmPlexus
+var (
+	_ Method = (*cagnetFull)(nil)
+	_ Method = (*cagnetBatch)(nil)
+)
+
+// cagnetFull is train.algorithm = "1.5d" in full-graph training (package
+// cagnet): one full-graph step per epoch. In the metrics, gemm_s is the
+// step's whole time and comm_3d_bytes the bytes of the process row and
+// column communicators.
+type cagnetFull struct {
+	replicated
+	g *grid.Grid
+	m *cagnet.Model
+	// evalBytes is what evaluations have moved on the process row and
+	// column communicators, which Counters leaves out.
+	evalBytes int64
 }
 
 // setupCAGNET builds a 1.5D job from the Source (the normalised Â,
 // permuted as [permute] says: order 0 of its Orders; in memory or a
 // prepared dataset): cagnet.NewFromSource reads this rank's block rows
 // only.
-func setupCAGNET(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+func setupCAGNET(s setup) (Method, error) {
+	cfg := s.cfg
 	t0 := time.Now()
 	c := max(cfg.Grid.Replication, 1)
-	m, err := cagnet.NewFromSource(world, dev, cagnet.Options{Replication: c,
-		BF16: cfg.Train.CommDtype == collectives.BF16}, mcfg, OptimizerFor(cfg), src)
+	m, err := cagnet.NewFromSource(s.world, s.dev, cagnet.Options{Replication: c,
+		BF16: cfg.Train.CommDtype == collectives.BF16}, s.mcfg, OptimizerFor(cfg), s.src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
 	}
-	loadProgress(world)("the block rows")
-	if world.Rank() == 0 {
-		log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C),
+	loadProgress(s.world)("the block rows")
+	if s.world.Rank() == 0 {
+		s.log.Info("1.5d (CAGNET) training", zap.Int("process_rows", m.L.Q), zap.Int("replication", m.L.C),
 			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype),
 			zap.Duration("block_rows_took", time.Since(t0)))
 	}
-	return &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: 1, ca: m}, nil
+	return &cagnetFull{replicated: replicated{comm: s.world, model: m}, g: s.g, m: m}, nil
 }
 
-// trainCAGNET is Train for a 1.5D job: one full-graph step per epoch,
-// evaluation every eval_every epochs and at the end, the same metrics
-// lines, summary.json, checkpoints ([checkpoint] every/interval, and on a
-// signal), -resume and output.save_model as 3D. In the metrics, gemm_s
-// is the step's whole time and comm_3d_bytes the bytes of the process
-// row and column communicators.
-func (j *Job) trainCAGNET() (_ *Result, err error) {
-	cfg, m := j.Cfg, j.ca
-	run, err := j.beginRun()
+func (c *cagnetFull) StepsPerEpoch() int { return 1 }
+func (c *cagnetFull) Start(int) error    { return nil }
+func (c *cagnetFull) BeginEpoch()        {}
+func (c *cagnetFull) EndEpoch()          {}
+func (c *cagnetFull) Close()             {}
+
+func (c *cagnetFull) Step(int) (float64, error) {
+	loss, err := c.m.LossAndGrad()
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
-	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
-	var pos position
-	if j.resume != nil {
-		if pos, err = run.resumeFrom(j.resume); err != nil {
-			return nil, err
-		}
-		j.resume = nil
-	}
-	row, col := m.Comms()
-	bytesOf := func() int64 { return row.Counters().TotalBytes() + col.Counters().TotalBytes() }
-	res := run.res
-	step := pos.step
-	lastCkpt := time.Now()
-	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
-		b0 := bytesOf()
-		t0 := time.Now()
-		loss := pos.lossSum
-		// An epoch whose one step a signal stopped after is evaluated and
-		// logged now; any other trains its step.
-		if epoch > pos.epoch+1 || pos.epochSteps == 0 {
-			j.enter(epoch, step)
-			if loss, err = m.LossAndGrad(); err != nil {
-				return nil, fmt.Errorf("epoch %d: %w", epoch, err)
-			}
-			m.Step()
-			j.progressed()
-			step++
-			if err := run.checkStep(epoch, step-1, loss); err != nil {
-				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: 1, lossSum: loss}, run)
-			}
-		}
-		trainTime := time.Since(t0)
-		em := EpochMetrics{Epoch: epoch, Loss: loss, Steps: 1}
-		var st stepTimes
-		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
-			t1 := time.Now()
-			j.enter(epoch, -1)
-			e0 := bytesOf()
-			acc, err := m.Accuracy()
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
-			}
-			st.evalBytes = bytesOf() - e0
-			j.progressed()
-			st.eval = time.Since(t1)
-			run.recordEval(&em, gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]})
-		}
-		bytes := [2]int64{bytesOf() - b0 - st.evalBytes, 0}
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime}, st, 0, bytes); err != nil {
-			return nil, err
-		}
-		stop, err := j.finishEpoch(run, em, step, &lastCkpt)
-		if err != nil {
-			return nil, err
-		}
-		if stop {
-			break
-		}
-	}
-	if err := j.finishTraining(run, step); err != nil {
-		return nil, err
-	}
-	return res, nil
+	c.m.Step()
+	return loss, nil
 }
+
+func (c *cagnetFull) Evaluate() (gcn.Accuracy, int64, error) {
+	e0 := c.rowCol()
+	acc, err := c.m.Accuracy()
+	b := c.rowCol() - e0
+	c.evalBytes += b
+	return accuracyOf(acc), b, err
+}
+
+// rowCol is what this rank has handed to the process row and column
+// communicators, evaluation included.
+func (c *cagnetFull) rowCol() int64 {
+	row, col := c.m.Comms()
+	return row.Counters().TotalBytes() + col.Counters().TotalBytes()
+}
+
+func (c *cagnetFull) Counters() [2]int64 { return [2]int64{c.rowCol() - c.evalBytes, 0} }
+
+func (c *cagnetFull) Split(train time.Duration) Split { return Split{GEMM: train} }
+
+// Fingerprint is taken over one replica's ranks: each of a 1.5D
+// mini-batch job's grid.d replicas holds the whole graph (the cube is the
+// world when d = 1).
+func (c *cagnetFull) Fingerprint() (gcn.Fingerprint, error) { return c.m.Fingerprint(c.g.Cube) }
+func (c *cagnetFull) ModelConfig() gcn.Config               { return c.m.Config() }
+
+// GridName is the 1.5D arrangement as the performance model names it:
+// "1.5d QxC", with d= for replicas.
+func (c *cagnetFull) GridName() string {
+	return perfmodel.CAGNETBatchGrid(c.g.Shape.D, c.m.L.P, c.m.L.C)
+}
+
+// replicator is a method that replicates its blocks c times (1.5D):
+// summary.json records c.
+type replicator interface{ Replication() int }
+
+// Replication is the 1.5D replication c.
+func (c *cagnetFull) Replication() int { return c.m.L.C }
+
+func (c *cagnetFull) Probabilities() (gcn.Block, error)   { return c.m.Probabilities() }
+func (c *cagnetFull) Embeddings(l int) (gcn.Block, error) { return c.m.Embeddings(l) }
+func (c *cagnetFull) Vertices() int                       { return c.m.Vertices() }

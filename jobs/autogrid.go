@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/internal/memlimit"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -60,7 +61,7 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 	for _, p := range preds[1:min(len(preds), 4)] {
 		runnersUp = append(runnersUp, fmt.Sprintf("%s %.3gs", p.Grid, p.Epoch))
 	}
-	log.Info("grid chosen by the performance model", zap.String("algorithm", best.Algorithm), zap.String("grid", best.Grid),
+	log.Info("grid chosen by the performance model", zap.String("algorithm", string(best.Algorithm)), zap.String("grid", best.Grid),
 		zap.String("why", choiceReason(preds, best)), zap.Int("ranks", ranks),
 		zap.Int("ranks_per_node", ranksPerNode), zap.String("machine", m.Name),
 		zap.Float64("predicted_epoch_s", best.Epoch), zap.String("predicted_memory_per_rank", perfmodel.FormatBytes(best.MemTotal)),
@@ -77,8 +78,8 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 func applyChoice(cfg *Config, best perfmodel.Prediction, ranks int) {
 	g := &cfg.Grid
 	g.Auto = false
-	if best.Algorithm == perfmodel.AlgorithmCAGNET {
-		cfg.Train.Algorithm = Algorithm15D
+	if best.Algorithm == method.CAGNET {
+		cfg.Train.Algorithm = method.CAGNET
 		d := max(best.Shape.D, 1) // CAGNETBatchShape: d replicas of X × Y = P/c × c
 		g.X, g.Y, g.Z, g.D, g.Replication = ranks/d, 1, 1, d, best.Shape.Y
 		return
@@ -91,7 +92,7 @@ func applyChoice(cfg *Config, best perfmodel.Prediction, ranks int) {
 // it was the only algorithm considered).
 func choiceReason(preds []perfmodel.Prediction, best perfmodel.Prediction) string {
 	why := fmt.Sprintf("fastest predicted %s configuration that fits", best.Algorithm)
-	seen := map[string]bool{best.Algorithm: true}
+	seen := map[method.Algorithm]bool{best.Algorithm: true}
 	var others []string
 	for _, p := range preds {
 		if seen[p.Algorithm] || !p.Fits {

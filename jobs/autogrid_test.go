@@ -11,6 +11,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/internal/memlimit"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -170,12 +171,12 @@ func TestAutoChoosesAlgorithm(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, extra string
-		want        string // the chosen algorithm
+		want        method.Algorithm // the chosen algorithm
 		wantX, c    int
 	}{
-		{"both listed", "", perfmodel.AlgorithmCAGNET, 8, 1},
-		{"3d fixed", "[train]\nalgorithm = \"3d\"\n", perfmodel.AlgorithmPlexus, 0, 0},
-		{"1.5d fixed", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.AlgorithmCAGNET, 8, 1},
+		{"both listed", "", method.CAGNET, 8, 1},
+		{"3d fixed", "[train]\nalgorithm = \"3d\"\n", method.Plexus, 0, 0},
+		{"1.5d fixed", "[train]\nalgorithm = \"1.5d\"\n", method.CAGNET, 8, 1},
 	} {
 		cfg := job(tc.extra)
 		gs, err := EstimateGraphSize(cfg.Dataset)
@@ -194,7 +195,7 @@ func TestAutoChoosesAlgorithm(t *testing.T) {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
 		g := cfg.Grid
-		if got := AlgorithmOf(cfg); got != tc.want || g.Auto || g.X*g.Y*g.Z != 8 {
+		if got := cfg.Method().Algorithm(); got != tc.want || g.Auto || g.X*g.Y*g.Z != 8 {
 			t.Errorf("%s: chose %s %+v, want %s on 8 ranks with auto off", tc.name, got, g, tc.want)
 		}
 		if tc.c > 0 && (g.X != tc.wantX || g.Replication != tc.c) {
@@ -203,7 +204,7 @@ func TestAutoChoosesAlgorithm(t *testing.T) {
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("%s: the resolved job no longer validates: %v", tc.name, err)
 		}
-		if !strings.Contains(log.String(), `"algorithm":"`+tc.want+`"`) || !strings.Contains(log.String(), `"why":"fastest predicted `+tc.want) {
+		if !strings.Contains(log.String(), `"algorithm":"`+string(tc.want)+`"`) || !strings.Contains(log.String(), `"why":"fastest predicted `+string(tc.want)) {
 			t.Errorf("%s: the start-up log does not say which algorithm and why: %s", tc.name, log.String())
 		}
 		if tc.name == "both listed" && !strings.Contains(log.String(), "3d's best") {

@@ -18,9 +18,11 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/method"
 	"scalegnn/npy"
 	"scalegnn/permute"
 	"scalegnn/prepared"
+	"scalegnn/record"
 )
 
 // keepGrid is where a job of these tests runs: 1.5D with p ranks and
@@ -41,7 +43,7 @@ func keepConfig(g keepGrid, dir string) Config {
 	cfg.Train.Epochs, cfg.Train.EvalEvery, cfg.Train.Seed = 6, 1, 3
 	cfg.Permute = PermuteConfig{Scheme: permute.Single, Seed: 5}
 	if g.c > 0 {
-		cfg.Train.Algorithm = Algorithm15D
+		cfg.Train.Algorithm = method.CAGNET
 		cfg.Grid = GridConfig{X: g.p, Y: 1, Z: 1, D: 1, Replication: g.c}
 	} else {
 		cfg.Grid = GridConfig{X: g.x, Y: g.y, Z: g.z, D: 1}
@@ -54,7 +56,7 @@ func keepConfig(g keepGrid, dir string) Config {
 // checkpoint resume (when not ""), and trains it; interruptAt > 0 makes
 // rank 1's Interrupt report SIGTERM at its interruptAt-th call. It
 // returns the metrics the run wrote and rank 0's Train error.
-func runKeep(t *testing.T, cfg Config, resume string, interruptAt int) ([]EpochMetrics, error) {
+func runKeep(t *testing.T, cfg Config, resume string, interruptAt int) ([]record.EpochMetrics, error) {
 	t.Helper()
 	var trainErr error
 	for r, err := range collectives.RunLocal(cfg.Grid.Ranks(), func(w collectives.Comm) error {
@@ -94,7 +96,7 @@ func runKeep(t *testing.T, cfg Config, resume string, interruptAt int) ([]EpochM
 			t.Fatalf("%s rank %d: %v", cfg.Output.Dir, r, err)
 		}
 	}
-	ms, err := ReadMetrics(cfg.MetricsPath())
+	ms, err := record.ReadMetrics(cfg.MetricsPath())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +140,7 @@ func modelWeights(t *testing.T, dir string) map[string][]float32 {
 // sameEpochs compares the resumed run's metrics got with the
 // uninterrupted run's want from epoch `from` on: losses and accuracies
 // bit for bit when tol = 0, else within tol (relative for the loss).
-func sameEpochs(t *testing.T, what string, got, want []EpochMetrics, from int, tol float64) {
+func sameEpochs(t *testing.T, what string, got, want []record.EpochMetrics, from int, tol float64) {
 	t.Helper()
 	if len(got) != len(want)-from+1 || got[0].Epoch != from {
 		t.Fatalf("%s: resumed run wrote %d epochs from %d, want epochs %d to %d", what, len(got), got[0].Epoch, from, len(want))
@@ -197,7 +199,7 @@ func TestCAGNETResume(t *testing.T) {
 	// The uninterrupted runs, one per grid resumed from.
 	type run struct {
 		cfg  Config
-		want []EpochMetrics
+		want []record.EpochMetrics
 	}
 	runs := map[keepGrid]run{}
 	for _, c := range []struct {

@@ -8,9 +8,6 @@ import (
 
 	"scalegnn/cagnet"
 	"scalegnn/collectives"
-	"scalegnn/device"
-	"scalegnn/gcn"
-	"scalegnn/grid"
 	"scalegnn/sampler"
 )
 
@@ -35,7 +32,8 @@ func batchSizeFor(cfg *Config, n int) (int, error) {
 // P/c × c, each reading its block rows from the Source and training the
 // batches that a 4D job with the same seed and grid.d trains
 // (cagnet.MiniBatch).
-func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+func setupCAGNETMiniBatch(s setup) (Method, error) {
+	cfg, g, src, mcfg, world, dev, log := s.cfg, s.g, s.src, s.mcfg, s.world, s.dev, s.log
 	t0 := time.Now()
 	n := src.Sizes().N
 	b, err := batchSizeFor(cfg, n)
@@ -60,106 +58,58 @@ func setupCAGNETMiniBatch(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Co
 			zap.String("permutation", cfg.Permute.Scheme.String()), zap.Stringer("comm_dtype", cfg.Train.CommDtype),
 			zap.Duration("block_rows_took", time.Since(t0)))
 	}
-	return &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: steps, ca: mb.Model, cb: mb}, nil
+	full := &cagnetFull{replicated: replicated{comm: world, model: mb.Model}, g: g, m: mb.Model}
+	return &cagnetBatch{cagnetFull: full, mb: mb, steps: steps}, nil
 }
 
-// trainCAGNETMiniBatch is Train for a 1.5D mini-batch job: the epoch's
-// steps (the next batch's host half built while a step trains with
-// train.prefetch), the
-// gradients averaged over the replicas, evaluation of the full graph every
-// eval_every epochs and at the end, the same metrics lines,
-// summary.json, checkpoints ([checkpoint] every/interval, and on a
-// signal), -resume and output.save_model as 4D: a checkpoint holds the
-// replicated parameters (jobs/cagnet_keep.go) and the step, and the
-// batches are a function of the step, so a resumed run continues exactly.
-// In the metrics, gemm_s is the steps' time but the wait for batches
-// (sample_wait_s; sample_s their building), comm_3d_bytes the
-// bytes of the process row and column communicators and dp_bytes those of
-// the replicas' all-reduce.
-func (j *Job) trainCAGNETMiniBatch() (_ *Result, err error) {
-	cfg, m := j.Cfg, j.cb
-	run, err := j.beginRun()
-	if err != nil {
-		return nil, err
-	}
-	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
-	defer m.Close()        // the prefetching goroutine
-	var pos position
-	if j.resume != nil {
-		if pos, err = run.resumeFrom(j.resume); err != nil {
-			return nil, err
-		}
-		j.resume = nil
-		if t := m.OptimizerSteps(); t != pos.step {
-			// The sample and the dropout masks follow the step, the
-			// optimizer's bias correction its count: one number.
-			return nil, fmt.Errorf("%s: the checkpoint is at step %d after %d optimizer steps; a 1.5D mini-batch run resumes where they agree: resume from another checkpoint", cfg.label(), pos.step, t)
-		}
-	}
-	row, col := m.Comms()
-	bytesOf := func() [2]int64 {
-		return [2]int64{row.Counters().TotalBytes() + col.Counters().TotalBytes(), j.Grid.DP.Counters().TotalBytes()}
-	}
-	res := run.res
-	step := pos.step
-	lastCkpt := time.Now()
-	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
-		b0 := bytesOf()
-		w0, s0 := m.SampleTimes()
-		t0 := time.Now()
-		lossSum, first := 0.0, 0
-		if epoch == pos.epoch+1 {
-			// An epoch a signal stopped part-way continues where it was.
-			lossSum, first = pos.lossSum, pos.epochSteps
-		}
-		for s := first; s < j.steps; s++ {
-			j.enter(epoch, step)
-			loss, err := m.LossAndGrad(step)
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
-			}
-			m.Step()
-			j.progressed()
-			lossSum += loss
-			step++
-			if err := run.checkStep(epoch, step-1, loss); err != nil {
-				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: s + 1, lossSum: lossSum}, run)
-			}
-		}
-		trainTime := time.Since(t0)
-		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
-		var st stepTimes
-		w1, s1 := m.SampleTimes()
-		st.sampleWait, st.sampleBuild = w1-w0, s1-s0
-		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
-			t1 := time.Now()
-			j.enter(epoch, -1)
-			e0 := bytesOf()
-			acc, err := m.Accuracy()
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
-			}
-			st.evalBytes = bytesOf()[0] - e0[0]
-			j.progressed()
-			st.eval = time.Since(t1)
-			run.recordEval(&em, gcn.Accuracy{Train: acc[0], Val: acc[1], Test: acc[2]})
-		}
-		b1 := bytesOf()
-		bytes := [2]int64{b1[0] - b0[0] - st.evalBytes, b1[1] - b0[1]}
-		// gemm_s is the steps' time but the wait for batches (sample_wait_s).
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), gcn.Times{GEMM: trainTime - st.sampleWait}, st, 0, bytes); err != nil {
-			return nil, err
-		}
-		stop, err := j.finishEpoch(run, em, step, &lastCkpt)
-		if err != nil {
-			return nil, err
-		}
-		if stop {
-			break
-		}
-	}
-	if err := j.finishTraining(run, step); err != nil {
-		return nil, err
-	}
-	return res, nil
+// cagnetBatch is train.mode = "minibatch" with train.algorithm = "1.5d":
+// grid.d replicas of a 1.5D model, each training the batches a 4D job
+// with the same seed and grid.d trains (the next batch's host half built
+// while a step trains with train.prefetch), the gradients averaged over
+// the replicas. A checkpoint holds the replicated parameters and the
+// step, and the batches are a function of the step, so a resumed run
+// continues exactly. In the metrics, gemm_s is the steps' time but the
+// wait for batches (sample_wait_s; sample_s their building),
+// comm_3d_bytes the bytes of the process row and column communicators and
+// dp_bytes those of the replicas' all-reduce.
+type cagnetBatch struct {
+	*cagnetFull
+	mb     *cagnet.MiniBatch
+	steps  int
+	w0, s0 time.Duration // the sampler's times at BeginEpoch
 }
+
+func (c *cagnetBatch) StepsPerEpoch() int { return c.steps }
+
+func (c *cagnetBatch) Start(step int) error {
+	if t := c.mb.OptimizerSteps(); t != step {
+		// The sample and the dropout masks follow the step, the
+		// optimizer's bias correction its count: one number.
+		return fmt.Errorf("the checkpoint is at step %d after %d optimizer steps; a 1.5D mini-batch run resumes where they agree: resume from another checkpoint", step, t)
+	}
+	return nil
+}
+
+func (c *cagnetBatch) BeginEpoch() { c.w0, c.s0 = c.mb.SampleTimes() }
+
+func (c *cagnetBatch) Step(step int) (float64, error) {
+	loss, err := c.mb.LossAndGrad(step)
+	if err != nil {
+		return 0, err
+	}
+	c.mb.Step()
+	return loss, nil
+}
+
+func (c *cagnetBatch) Counters() [2]int64 {
+	return [2]int64{c.cagnetFull.Counters()[0], c.g.DP.Counters().TotalBytes()}
+}
+
+// Split: gemm_s is the steps' time but the wait for batches.
+func (c *cagnetBatch) Split(train time.Duration) Split {
+	w1, s1 := c.mb.SampleTimes()
+	wait := w1 - c.w0
+	return Split{GEMM: train - wait, SampleWait: wait, SampleBuild: s1 - c.s0}
+}
+
+func (c *cagnetBatch) Close() { c.mb.Close() } // the prefetching goroutine

@@ -10,6 +10,7 @@ import (
 
 	"scalegnn/checkpoint"
 	"scalegnn/gcn"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -81,7 +82,7 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		ds := map[string]map[int]bool{}
+		ds := map[method.Algorithm]map[int]bool{}
 		for _, p := range preds {
 			if ds[p.Algorithm] == nil {
 				ds[p.Algorithm] = map[int]bool{}
@@ -89,11 +90,11 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 			ds[p.Algorithm][p.Shape.D] = true
 		}
 		for _, d := range []int{1, 2, 4, 8} {
-			if !ds[perfmodel.AlgorithmCAGNET][d] {
+			if !ds[method.CAGNET][d] {
 				t.Errorf("algorithm %q: no 1.5D prediction with Gd = %d among %d", alg, d, len(preds))
 			}
 		}
-		if (alg == "") != (len(ds[perfmodel.AlgorithmPlexus]) > 0) || len(ds) > 2 {
+		if (alg == "") != (len(ds[method.Plexus]) > 0) || len(ds) > 2 {
 			t.Errorf("algorithm %q: predictions of %v", alg, ds)
 		}
 		if alg == "" {
@@ -103,8 +104,8 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 			t.Fatal(err)
 		}
 		g := cfg.Grid
-		if AlgorithmOf(cfg) != perfmodel.AlgorithmCAGNET || g.Auto || g.D*g.X != 8 || g.Y != 1 || g.Z != 1 || g.X%max(g.Replication, 1) != 0 {
-			t.Errorf("chose %s %+v, want 1.5d with grid.d·x = 8", AlgorithmOf(cfg), g)
+		if cfg.Method().Algorithm() != method.CAGNET || g.Auto || g.D*g.X != 8 || g.Y != 1 || g.Z != 1 || g.X%max(g.Replication, 1) != 0 {
+			t.Errorf("chose %s %+v, want 1.5d with grid.d·x = 8", cfg.Method().Algorithm(), g)
 		}
 		if err := cfg.Validate(); err != nil {
 			t.Errorf("the resolved job no longer validates: %v", err)

@@ -12,6 +12,7 @@ import (
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
 	"scalegnn/internal/tomlx"
+	"scalegnn/record"
 )
 
 // CheckpointConfig is the job file's [checkpoint] table: when a run writes
@@ -61,11 +62,11 @@ func (c *Config) ModelDir() string { return filepath.Join(c.Output.Dir, "model")
 // that a resumed run's summary (best epoch, time to target, early stop)
 // continues the interrupted one's.
 type runProgress struct {
-	Res      Result  `json:"result"`
-	StopBest float64 `json:"stop_best"`
-	StopSeen bool    `json:"stop_seen"`
-	Stale    int     `json:"stop_stale"`
-	TrainSec float64 `json:"train_s"` // training time before this run
+	Res      record.Result `json:"result"`
+	StopBest float64       `json:"stop_best"`
+	StopSeen bool          `json:"stop_seen"`
+	Stale    int           `json:"stop_stale"`
+	TrainSec float64       `json:"train_s"` // training time before this run
 }
 
 // position is where training stands: the optimizer steps taken, the
@@ -78,11 +79,8 @@ type position struct {
 // fingerprint returns the dataset's fingerprint, computed once
 // (collectively: every rank calls it at the same point).
 func (j *Job) fingerprint() (checkpoint.Dataset, error) {
-	if j.nb != nil {
-		return j.neighborFingerprint()
-	}
 	if j.dataset == nil {
-		f, err := j.fullFingerprint()
+		f, err := j.method.Fingerprint()
 		if err != nil {
 			return checkpoint.Dataset{}, err
 		}
@@ -111,11 +109,19 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	if err := j.Cfg.WriteTOML(&cfg); err != nil {
 		return "", err
 	}
-	man := checkpoint.Manifest{Step: pos.step, Epoch: pos.epoch, EpochSteps: pos.epochSteps, EpochLossSum: pos.lossSum,
-		OptimizerStep: j.optimizerSteps(), Dataset: ds, Model: checkpoint.ModelOf(j.modelConfig()),
-		Grid: j.gridName(), Run: run}
+	// Each rank holds its own replica's partial loss of the epoch under
+	// way: the checkpoint keeps every rank's, so that a resume on the same
+	// ranks logs that epoch's loss as the uninterrupted run does.
+	sums := make([]float64, j.world.Size())
+	sums[j.world.Rank()] = pos.lossSum
+	if err := j.world.AllReduceF64(sums, collectives.Sum); err != nil {
+		return "", err
+	}
+	man := checkpoint.Manifest{Step: pos.step, Epoch: pos.epoch, EpochSteps: pos.epochSteps, EpochLossSum: mean(sums),
+		EpochLossSums: sums, OptimizerStep: j.method.OptimizerSteps(), Dataset: ds,
+		Model: checkpoint.ModelOf(j.method.ModelConfig()), Grid: j.method.GridName(), Run: run}
 	t0 := time.Now()
-	dir, err := j.saveParams(root, keep, man, cfg.Bytes())
+	dir, err := j.method.SaveParams(root, keep, man, cfg.Bytes())
 	if err != nil {
 		return "", err
 	}
@@ -189,7 +195,7 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 	if j.world.Rank() == 0 {
 		man, err = checkpoint.Verify(dir)
 		if err == nil {
-			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.modelConfig()))
+			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.method.ModelConfig()))
 		}
 	}
 	if err := collectives.AgreeError(j.world, err); err != nil {
@@ -200,7 +206,7 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 			return nil, err
 		}
 	}
-	if err := j.loadParams(dir, man); err != nil {
+	if err := j.method.LoadParams(dir, man); err != nil {
 		return nil, err
 	}
 	j.resume = man
@@ -209,8 +215,16 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 
 // resumeFrom applies the loaded checkpoint to a new run: its position and
 // its bookkeeping.
-func (r *runState) resumeFrom(man *checkpoint.Manifest) (position, error) {
+//
+// The epoch under way continues with this rank's own partial loss when
+// the checkpoint was written by as many ranks (the same grid gives the
+// uninterrupted run's loss exactly); on another grid the replicas differ,
+// and every rank takes the mean over the writing ranks.
+func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) (position, error) {
 	pos := position{step: man.Step, epoch: man.Epoch, epochSteps: man.EpochSteps, lossSum: man.EpochLossSum}
+	if len(man.EpochLossSums) == world.Size() {
+		pos.lossSum = man.EpochLossSums[world.Rank()]
+	}
 	if len(man.Run) == 0 {
 		return pos, nil
 	}
@@ -241,4 +255,16 @@ func (e *InterruptedError) Error() string {
 		return fmt.Sprintf("stopped by %s at epoch %d, step %d; no checkpoint: the job sets no [checkpoint] (see docs/jobfile.md)", e.Signal, e.Epoch, e.Step)
 	}
 	return fmt.Sprintf("stopped by %s at epoch %d, step %d; checkpoint %s", e.Signal, e.Epoch, e.Step, e.Checkpoint)
+}
+
+// mean is the mean of xs (0 for none).
+func mean(xs []float64) float64 {
+	if len(xs) == 0 {
+		return 0
+	}
+	var s float64
+	for _, x := range xs {
+		s += x
+	}
+	return s / float64(len(xs))
 }

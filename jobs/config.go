@@ -22,6 +22,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/internal/tomlx"
 	"scalegnn/internal/watchdog"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 	"scalegnn/permute"
 )
@@ -149,7 +150,7 @@ type TrainConfig struct {
 	Epochs int      `toml:"epochs"`
 	// Algorithm is the full-graph parallel algorithm: "3d" (Plexus, the
 	// default when empty) or "1.5d" (CAGNET, jobs/algorithm.go).
-	Algorithm string `toml:"algorithm"`
+	Algorithm method.Algorithm `toml:"algorithm"`
 	// BatchSize is the number of vertices per mini-batch; BatchRatio gives
 	// it as a fraction of the vertices instead. Exactly one of them is set
 	// in mini-batch mode, neither in full-graph mode.
@@ -474,18 +475,12 @@ func (c *Config) Validate() error {
 		ck.Err = fmt.Errorf(`%s: train.mode = "minibatch" needs a batch size of at least 1 vertex: set train.batch_size (vertices per batch) or train.batch_ratio (a fraction of the vertices, in (0, 1])`, ck.File)
 	case t.Mode == gcn.MiniBatch && t.BatchSize != 0 && t.BatchRatio != 0:
 		ck.Err = fmt.Errorf("%s: train.batch_size = %d and train.batch_ratio = %g: set only one of them", ck.File, t.BatchSize, t.BatchRatio)
-	case t.Algorithm != "" && t.Algorithm != Algorithm3D || c.Grid.Replication > 1:
+	case t.Algorithm != "" && t.Algorithm != method.Plexus || c.Grid.Replication > 1:
 		// Before the modes' own checks: 1.5D in a mode it cannot train
 		// (neighbor, isolated) is refused, not ignored.
 		ck.Err = checkAlgorithm(ck.File, c)
-	case t.Mode == gcn.Neighbor:
-		ck.Err = checkNeighbor(ck.File, c)
-	case t.Mode == gcn.Isolated:
-		ck.Err = checkIsolated(ck.File, c)
-	case len(t.Fanouts) != 0:
-		ck.Err = fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, ck.File)
-	case t.Mode == gcn.FullGraph && (t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0):
-		ck.Err = fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch apply to mini-batch training: set train.mode = "minibatch" or remove them`, ck.File)
+	default:
+		ck.Err = registry[c.Method()].check(ck.File, c)
 	}
 	if t.BatchSize != 0 {
 		ck.AtLeast("train.batch_size", t.BatchSize, 1)
@@ -671,4 +666,30 @@ func (tl tableLog) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		}
 	}
 	return nil
+}
+
+// checkFullGraph checks the keys of full-graph 3D training: it takes no
+// batches.
+func checkFullGraph(file string, c *Config) error {
+	t := c.Train
+	switch {
+	case len(t.Fanouts) != 0:
+		return errFanouts(file)
+	case t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0:
+		return fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch apply to mini-batch training: set train.mode = "minibatch" or remove them`, file)
+	}
+	return nil
+}
+
+// checkMiniBatch checks the keys of 4D mini-batch training beyond the
+// batch size, which every mini-batch method shares (Validate).
+func checkMiniBatch(file string, c *Config) error {
+	if len(c.Train.Fanouts) != 0 {
+		return errFanouts(file)
+	}
+	return nil
+}
+
+func errFanouts(file string) error {
+	return fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, file)
 }

@@ -4,15 +4,16 @@ import (
 	"time"
 
 	"scalegnn/gcn"
+	"scalegnn/record"
 )
 
 // recordEval records an evaluated epoch's accuracies: in its metrics line,
 // as the run's final ones, and as the best so far when the validation
 // accuracy is the highest yet (the first evaluation always is).
-func (r *runState) recordEval(em *EpochMetrics, acc gcn.Accuracy) {
+func (r *runState) recordEval(em *record.EpochMetrics, acc gcn.Accuracy) {
 	res := r.res
 	em.SetAccuracies(acc.Train, acc.Val, acc.Test)
-	res.Final = acc
+	res.Final = record.Accuracy(acc)
 	if acc.Val > res.BestValAcc || res.BestEpoch < 0 {
 		res.BestValAcc, res.TestAtBest, res.BestEpoch = acc.Val, acc.Test, em.Epoch
 	}
@@ -24,7 +25,7 @@ func (r *runState) recordEval(em *EpochMetrics, acc gcn.Accuracy) {
 // and training goes on. step is the optimizer steps taken so far; last is
 // when the previous checkpoint was written, updated when one is. It
 // returns whether training stops after this epoch.
-func (j *Job) finishEpoch(run *runState, em EpochMetrics, step int, last *time.Time) (stop bool, err error) {
+func (j *Job) finishEpoch(run *runState, em record.EpochMetrics, step int, last *time.Time) (stop bool, err error) {
 	cfg := j.Cfg
 	if stop, err = run.epochDone(em); err != nil {
 		return false, err

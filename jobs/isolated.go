@@ -2,13 +2,13 @@ package jobs
 
 import (
 	"fmt"
+	"time"
 
 	"go.uber.org/zap"
 
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
-	"scalegnn/grid"
 	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
@@ -64,29 +64,48 @@ type isolatedRun struct {
 	masked  []int32
 }
 
-// setupIsolated builds the chunks and the schedule, loads the first
-// partition, points the job's batch builder at it and builds the
-// evaluation model on eg (nil: one worker, which evaluates alone).
-func (j *Job) setupIsolated(src gcn.Source, eg *grid.Grid) error {
-	cfg := j.Cfg
-	gr := cfg.Grappa
-	adj, train, err := isolatedGraph(src) // the structure and split, in vertex ids
+var _ Method = (*isolated)(nil)
+
+// isolated is train.mode = "isolated" (Grappa): a plexus on a 1×1×1 grid
+// per worker whose batches are the worker's partition (isolatedRun).
+type isolated struct {
+	*plexus
+	iso *isolatedRun
+}
+
+// setupIsolated builds the worker's model, the chunks and the schedule,
+// loads the first partition, points the batch builder at it and builds
+// the evaluation model on the evaluation grid (s.evalGrid; nil: one
+// worker, which evaluates alone).
+func setupIsolated(s setup) (Method, error) {
+	cfg := s.cfg
+	// The partition changes between epochs, after the controller's
+	// decision, and a batch's factor is set as it is built: the next batch
+	// must not be built before the step that uses it.
+	cfg.Train.Prefetch = false
+	pm, err := setupPlexus(s)
 	if err != nil {
-		return err
+		return nil, err
+	}
+	j := pm.(*plexus)
+	gr := cfg.Grappa
+	adj, train, err := isolatedGraph(s.src) // the structure and split, in vertex ids
+	if err != nil {
+		return nil, err
 	}
 	n := adj.Rows
-	w := j.Grid.Shape.D
+	w := j.g.Shape.D
 	c := gr.Chunks
 	if c == 0 {
 		c = w
 	}
 	ch, err := grappa.SplitRandom(n, c, uint64(cfg.Train.Seed))
 	if err != nil {
-		return fmt.Errorf("%s: %v", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %v", cfg.label(), err)
 	}
 	sc, err := grappa.NewSchedule(w, c)
 	if err != nil {
-		return fmt.Errorf("%s: %v", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %v", cfg.label(), err)
 	}
 	kind, _ := grappa.ParseKind(gr.Partition)
 	corr, _ := grappa.ParseCorrection(gr.Correction)
@@ -99,42 +118,64 @@ func (j *Job) setupIsolated(src gcn.Source, eg *grid.Grid) error {
 		deficit = 2 // never exceeded: 1 − ĉ ≤ 1
 	}
 	iso := &isolatedRun{adj: adj, train: train, ch: ch, sc: sc, kind: kind, hops: cfg.Model.Layers,
-		corr: corr, worker: j.Grid.CD, log: j.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
+		corr: corr, worker: j.g.CD, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
-	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops, src.Sizes().Features)
+	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops, s.src.Sizes().Features)
 	// The batch buffers are sized once, for the largest partition: two
 	// chunks for induced partitions, the whole graph for halo ones (a halo
 	// can reach every vertex). Sizing induced ones for the whole graph
 	// too reserved, on every worker, batch arrays with room for all its
 	// vertices and nonzeros, which the collector counts against the
 	// memory limit.
-	j.batches, err = gcn.NewBatchBuilder(j.Grid, j.Model.Cfg, j.Model.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, kind, n))
+	j.batches, err = gcn.NewBatchBuilder(j.g, j.m.Cfg, j.m.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, kind, n))
 	if err != nil {
-		return err
+		return nil, err
 	}
 	j.batches.Vertices = iso.vertices
-	// The partition changes between epochs, after the controller's
-	// decision, and a batch's factor is set as it is built: the next batch
-	// must not be built before the step that uses it.
-	cfg.Train.Prefetch = false
-	j.steps, j.iso = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch), iso
+	j.steps = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch)
 	iso.next()
 	j.batches.LossMask = iso.mask
 	evalGrid := "the worker's own (one worker)"
-	if eg != nil {
-		if iso.eval, err = newIsolatedEval(eg, j.Model, src, OptimizerFor(cfg), RunOptions(cfg), j.log); err != nil {
-			return err
+	if eg := s.evalGrid; eg != nil {
+		if iso.eval, err = newIsolatedEval(eg, j.m, s.src, OptimizerFor(cfg), RunOptions(cfg), s.log); err != nil {
+			return nil, err
 		}
 		evalGrid = fmt.Sprintf("%dx%dx%d", eg.X, eg.Y, eg.Z)
 	}
-	if j.world.Rank() == 0 {
-		j.log.Info("isolated training", zap.Int("workers", w), zap.Int("chunks", c), zap.String("partition", gr.Partition),
+	if s.world.Rank() == 0 {
+		s.log.Info("isolated training", zap.Int("workers", w), zap.Int("chunks", c), zap.String("partition", gr.Partition),
 			zap.String("correction", gr.Correction), zap.Int("epochs_per_super_epoch", eps),
 			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps),
 			zap.String("eval_grid", evalGrid))
 	}
-	return nil
+	return &isolated{plexus: j, iso: iso}, nil
+}
+
+// Step sets the model's gradient scale, the batch's correction factor,
+// and trains.
+func (m *isolated) Step(step int) (float64, error) {
+	m.iso.beforeStep(m.m)
+	return m.plexus.Step(step)
+}
+
+// EndEpoch asks the controller whether the super-epoch ends here and, if
+// so, moves to the next partition.
+func (m *isolated) EndEpoch() { m.iso.endEpoch() }
+
+// Evaluate runs on the evaluation grid when there is one: its bytes are
+// the evaluation's own.
+func (m *isolated) Evaluate() (gcn.Accuracy, int64, error) { return m.iso.evaluate(m.m) }
+
+func (m *isolated) Split(train time.Duration) Split {
+	s := m.plexus.Split(train)
+	s.ChunkBytes = m.iso.epochChunkBytes()
+	return s
+}
+
+func (m *isolated) Close() {
+	m.plexus.Close()
+	m.iso.close()
 }
 
 // evaluate is the full-graph accuracy of the trained model m, on the

@@ -10,6 +10,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
+	"scalegnn/record"
 )
 
 // TestIsolatedBatches: with train.batch_size = B > 0 a step trains B of
@@ -119,7 +120,7 @@ func TestIsolatedHaloFactorsOne(t *testing.T) {
 	}
 	tmp := t.TempDir()
 	for _, part := range []string{"halo", "induced"} {
-		var losses [][]EpochMetrics
+		var losses [][]record.EpochMetrics
 		for _, corr := range []string{"none", "batch", "shrinkage"} {
 			cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\npartition = \""+part+"\"\ncorrection = \""+corr+"\"", filepath.Join(tmp, part+corr))
 			cfg.Grid.D, cfg.Train.Epochs = 4, 3

@@ -52,17 +52,18 @@ func TestIsolatedEvalMatchesWorker(t *testing.T) {
 			if _, err := j.Train(); err != nil {
 				return err
 			}
-			e := j.iso.eval
+			iso := j.method.(*isolated)
+			e := iso.iso.eval
 			if e == nil || e.g.D != 1 || e.g.X*e.g.Y*e.g.Z != tc.workers {
 				return fmt.Errorf("evaluation grid %+v; want a 3D grid of all %d ranks", e, tc.workers)
 			}
 			if tc.grid != "" && fmt.Sprintf("[%d, %d, %d]", e.g.X, e.g.Y, e.g.Z) != tc.grid {
 				return fmt.Errorf("evaluation grid %dx%dx%d; eval_grid = %s", e.g.X, e.g.Y, e.g.Z, tc.grid)
 			}
-			if dist[w.Rank()], _, err = j.iso.evaluate(j.Model); err != nil {
+			if dist[w.Rank()], _, err = iso.iso.evaluate(iso.m); err != nil {
 				return err
 			}
-			own[w.Rank()], err = j.Model.Evaluate()
+			own[w.Rank()], err = iso.m.Evaluate()
 			return err
 		}) {
 			if err != nil {

@@ -4,6 +4,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -38,7 +39,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := preds[0]
-		if p.Algorithm != perfmodel.AlgorithmIsolated || p.Grid != perfmodel.IsolatedGrid(tc.workers) || !(p.Epoch > 0) || p.MemTotal <= 0 {
+		if p.Algorithm != method.IsolatedPartitions || p.Grid != perfmodel.IsolatedGrid(tc.workers) || !(p.Epoch > 0) || p.MemTotal <= 0 {
 			t.Fatalf("%s: prediction %+v", tc.name, p)
 		}
 		_, ms := trainLocal(t, cfg)

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"scalegnn/record"
 	"strconv"
 	"strings"
 	"time"
@@ -64,7 +65,7 @@ func newLogger(w zapcore.WriteSyncer, rank int, verbose, json bool) *zap.Logger 
 // pace, e.g.
 //
 //	epoch  40/200  loss 0.8123  acc train 0.914 val 0.774 test 0.792  23.1 ms/epoch  ETA 3.7s
-func ProgressLine(m EpochMetrics, epochs int, secPerEpoch float64) string {
+func ProgressLine(m record.EpochMetrics, epochs int, secPerEpoch float64) string {
 	w := len(strconv.Itoa(epochs))
 	var b strings.Builder
 	fmt.Fprintf(&b, "epoch %*d/%d  loss %.4f", w, m.Epoch, epochs, m.Loss)
@@ -94,7 +95,7 @@ func roundDuration(s float64) string {
 // the accuracies when evaluated, the epoch time, and the SpMM, GEMM,
 // communication and other time as max and mean over ranks (max − mean is
 // the load imbalance).
-func EpochFields(m EpochMetrics) []zap.Field {
+func EpochFields(m record.EpochMetrics) []zap.Field {
 	fs := []zap.Field{zap.Int("epoch", m.Epoch), zap.Float64("loss", m.Loss)}
 	for _, a := range []struct {
 		key string

@@ -7,7 +7,6 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
-	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/neighbor"
@@ -17,11 +16,19 @@ import (
 // neighborRun is one rank's state of a train.mode = "neighbor" job
 // (package neighbor): every rank a data-parallel worker, grid d = ranks.
 type neighborRun struct {
+	replicated
+	g       *grid.Grid
+	world   collectives.Comm
+	steps   int
 	graph   *neighbor.Graph
 	model   *neighbor.Model
 	trainer *neighbor.Trainer
 	builder *neighbor.Builder
 	eval    *neighbor.Evaluator
+
+	pf          *sampler.Prefetcher[*neighbor.Batch]
+	prefetch    bool
+	wait, build time.Duration
 }
 
 // checkNeighbor validates the keys of train.mode = "neighbor".
@@ -47,20 +54,23 @@ func checkNeighbor(file string, c *Config) error {
 	return nil
 }
 
+var _ Method = (*neighborRun)(nil)
+
 // setupNeighbor builds a neighbor-mode job: this rank's part of the graph
 // under hybrid partitioning (the whole topology, its feature block), the
-// model on dev, the batch builder and the evaluator. The training
+// model on the device, the batch builder and the evaluator. The training
 // communicator is the grid's data-parallel one (all ranks), so the
 // metrics' dp_bytes are the training bytes; evaluation gathers on the
 // world communicator.
-func setupNeighbor(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+func setupNeighbor(s setup) (Method, error) {
+	cfg, g := s.cfg, s.g
 	t := cfg.Train
 	ranks, rank := g.DP.Size(), g.DP.Rank()
-	ng, err := neighbor.Load(src, mcfg.Classes, rank, ranks)
+	ng, err := neighbor.Load(s.src, s.mcfg.Classes, rank, ranks)
 	if err != nil {
 		return nil, err
 	}
-	m, err := neighbor.NewModel(dev, mcfg, OptimizerFor(cfg))
+	m, err := neighbor.NewModel(s.dev, s.mcfg, OptimizerFor(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -68,115 +78,94 @@ func setupNeighbor(cfg *Config, g *grid.Grid, src gcn.Source, mcfg gcn.Config, w
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v (dataset %s)", cfg.label(), err, cfg.Dataset.Source)
 	}
-	nr := &neighborRun{graph: ng, model: m, trainer: neighbor.NewTrainer(g.DP, ng, m),
-		builder: neighbor.NewBuilder(ng, seeds, mcfg.Layer, t.Fanouts, uint64(t.Seed)),
-		eval:    neighbor.NewEvaluator(world, ng, m)}
-	j := &Job{Cfg: cfg, Grid: g, log: log, world: world, steps: seeds.StepsPerEpoch(), nb: nr}
+	nr := &neighborRun{replicated: replicated{comm: s.world, model: m}, g: g, world: s.world, graph: ng, model: m, trainer: neighbor.NewTrainer(g.DP, ng, m),
+		builder: neighbor.NewBuilder(ng, seeds, s.mcfg.Layer, t.Fanouts, uint64(t.Seed)),
+		eval:    neighbor.NewEvaluator(s.world, ng, m), steps: seeds.StepsPerEpoch(), prefetch: t.Prefetch}
 	if rank == 0 {
-		log.Info("neighbor-sampling training", zap.Stringer("layer", mcfg.Layer), zap.Ints("fanouts", t.Fanouts),
-			zap.Int("seeds_per_rank", t.BatchSize), zap.Int("ranks", ranks), zap.Int("steps_per_epoch", j.steps),
+		s.log.Info("neighbor-sampling training", zap.Stringer("layer", s.mcfg.Layer), zap.Ints("fanouts", t.Fanouts),
+			zap.Int("seeds_per_rank", t.BatchSize), zap.Int("ranks", ranks), zap.Int("steps_per_epoch", nr.steps),
 			zap.Int("max_degree", ng.MaxDegree()), zap.Int("feature_rows_per_rank", ng.V1-ng.V0),
 			zap.Int("parameters", m.NumParams()), zap.Bool("prefetch", t.Prefetch))
 	}
-	return j, nil
+	return nr, nil
 }
 
-// trainNeighbor is Train for a neighbor-mode job: the epochs' steps on
-// prefetched batches, full-graph evaluation every eval_every epochs and
-// at the end, and the same metrics lines and summary.json as the other
-// modes. In the metrics, gemm_s is the model's device work, comm_s the
-// feature exchange, dp_s the gradient all-reduce and optimizer step,
-// dp_bytes the training bytes (exchange and gradients; comm_3d_bytes
-// stays 0) and eval_bytes evaluation's all-gathers. Checkpoints and
-// -resume work as in the other modes (the model is written whole by
-// rank 0, see neighbor_checkpoint.go); a resume continues exactly, the
-// seeds, samples and dropout being functions of the step.
-func (j *Job) trainNeighbor() (_ *Result, err error) {
-	cfg, nr := j.Cfg, j.nb
-	run, err := j.beginRun()
-	if err != nil {
-		return nil, err
-	}
-	defer run.finish(&err) // summary.json: completed, interrupted, diverged or failed
-	var pos position
-	if j.resume != nil {
-		if pos, err = run.resumeFrom(j.resume); err != nil {
-			return nil, err
-		}
-		j.resume = nil
-	}
-	defer nr.builder.Close()
+// In a neighbor-mode job's metrics, gemm_s is the model's device work,
+// comm_s the feature exchange, dp_s the gradient all-reduce and optimizer
+// step, dp_bytes the training bytes (exchange and gradients; comm_3d_bytes
+// stays 0) and eval_bytes evaluation's all-gathers. A resume continues
+// exactly: the seeds, samples and dropout are functions of the step.
+
+func (nr *neighborRun) StepsPerEpoch() int { return nr.steps }
+
+func (nr *neighborRun) Start(step int) error {
 	// Seeds, neighbours and dropout are functions of the step: the
 	// prefetcher starts at the checkpoint's.
-	batches := sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, pos.step, cfg.Train.Prefetch)
-	defer batches.Close()
-	res := run.res
-	step := pos.step
-	lastCkpt := time.Now()
-	for epoch := pos.epoch + 1; epoch <= cfg.Train.Epochs; epoch++ {
-		nr.trainer.Times = neighbor.Times{}
-		bytes0 := j.commBytes()
-		var st stepTimes
-		t0 := time.Now()
-		lossSum, first := 0.0, 0
-		if epoch == pos.epoch+1 {
-			// An epoch a signal stopped part-way continues where it was.
-			lossSum, first = pos.lossSum, pos.epochSteps
-		}
-		for s := first; s < j.steps; s++ {
-			j.enter(epoch, step)
-			b, wait, took, err := batches.Next()
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d: sampling batch %d: %w", epoch, step, err)
-			}
-			st.sampleWait += wait
-			st.sampleBuild += took
-			loss, err := nr.trainer.TrainStep(b)
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d step %d: %w", epoch, step, err)
-			}
-			batches.Release(b)
-			j.progressed()
-			lossSum += loss
-			step++
-			if err := run.checkStep(epoch, step-1, loss); err != nil {
-				return nil, j.interrupted(err, position{step: step, epoch: epoch - 1, epochSteps: s + 1, lossSum: lossSum}, run)
-			}
-		}
-		em := EpochMetrics{Epoch: epoch, Loss: lossSum / float64(j.steps), Steps: j.steps}
-		trainTime := time.Since(t0)
-		tt := nr.trainer.Times
-		if epoch%cfg.Train.EvalEvery == 0 || epoch == cfg.Train.Epochs {
-			t1 := time.Now()
-			j.enter(epoch, -1)
-			w0 := j.world.Counters().TotalBytes()
-			acc, err := nr.eval.Evaluate()
-			if err != nil {
-				return nil, fmt.Errorf("epoch %d evaluation: %w", epoch, err)
-			}
-			st.evalBytes = j.world.Counters().TotalBytes() - w0
-			j.progressed()
-			st.eval = time.Since(t1)
-			run.recordEval(&em, acc)
-		}
-		bytes := j.commBytes()
-		for i := range bytes {
-			bytes[i] -= bytes0[i]
-		}
-		times := gcn.Times{GEMM: tt.Compute, Comm: tt.Exchange, DP: tt.Grad}
-		if err := j.reduceEpoch(&em, trainTime, time.Since(t0), times, st, 0, bytes); err != nil {
-			return nil, err
-		}
-		stop, err := j.finishEpoch(run, em, step, &lastCkpt)
-		if err != nil {
-			return nil, err
-		}
-		if stop {
-			break
-		}
-	}
-	if err := j.finishTraining(run, step); err != nil {
-		return nil, err
-	}
-	return res, nil
+	nr.pf = sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, step, nr.prefetch)
+	return nil
 }
+
+func (nr *neighborRun) BeginEpoch() {
+	nr.trainer.Times = neighbor.Times{}
+	nr.wait, nr.build = 0, 0
+}
+
+func (nr *neighborRun) Step(step int) (float64, error) {
+	b, wait, took, err := nr.pf.Next()
+	if err != nil {
+		return 0, fmt.Errorf("sampling batch %d: %w", step, err)
+	}
+	nr.wait += wait
+	nr.build += took
+	loss, err := nr.trainer.TrainStep(b)
+	if err != nil {
+		return 0, err
+	}
+	nr.pf.Release(b)
+	return loss, nil
+}
+
+func (nr *neighborRun) EndEpoch() {}
+
+// Evaluate gathers on the world communicator: its bytes are the
+// evaluation's own.
+func (nr *neighborRun) Evaluate() (gcn.Accuracy, int64, error) {
+	w0 := nr.world.Counters().TotalBytes()
+	acc, err := nr.eval.Evaluate()
+	return acc, nr.world.Counters().TotalBytes() - w0, err
+}
+
+func (nr *neighborRun) Counters() [2]int64 {
+	g := nr.g
+	var b [2]int64
+	for _, c := range []collectives.Comm{g.XComm, g.YComm, g.ZComm} {
+		b[0] += c.Counters().TotalBytes()
+	}
+	b[1] = g.DP.Counters().TotalBytes()
+	return b
+}
+
+func (nr *neighborRun) Split(time.Duration) Split {
+	tt := nr.trainer.Times
+	return Split{GEMM: tt.Compute, Comm: tt.Exchange, DP: tt.Grad, SampleWait: nr.wait, SampleBuild: nr.build}
+}
+
+func (nr *neighborRun) Close() {
+	if nr.pf != nil {
+		nr.pf.Close()
+	}
+	nr.builder.Close()
+}
+
+// Fingerprint is package neighbor's hash of its blocks.
+func (nr *neighborRun) Fingerprint() (gcn.Fingerprint, error) {
+	n, nnz, f, l, err := nr.graph.Fingerprint(nr.world)
+	return gcn.Fingerprint{N: n, NNZ: nnz, Features: f, Labels: l}, err
+}
+
+func (nr *neighborRun) ModelConfig() gcn.Config { return nr.model.Cfg }
+func (nr *neighborRun) GridName() string        { return nr.g.Shape.String() }
+
+func (nr *neighborRun) Probabilities() (gcn.Block, error)   { return gcn.Block{}, errNoPredict }
+func (nr *neighborRun) Embeddings(l int) (gcn.Block, error) { return gcn.Block{}, errNoPredict }
+func (nr *neighborRun) Vertices() int                       { return nr.graph.N }

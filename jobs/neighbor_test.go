@@ -16,6 +16,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
+	"scalegnn/record"
 )
 
 // TestNeighborConfigErrors: each bad neighbor-mode job file is one line
@@ -196,7 +197,7 @@ func TestNeighborResumeExact(t *testing.T) {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	got, err := ReadMetrics(resumed.MetricsPath())
+	got, err := record.ReadMetrics(resumed.MetricsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

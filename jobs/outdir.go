@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"scalegnn/record"
 )
 
 // OutputOptions says how a run uses its output directory (output.dir).
@@ -26,7 +27,7 @@ type OutputOptions struct {
 func runFiles(cfg *Config) []string {
 	return []string{
 		filepath.Join(cfg.Output.Dir, "config.toml"),
-		filepath.Join(cfg.Output.Dir, SummaryFile),
+		filepath.Join(cfg.Output.Dir, record.SummaryFile),
 		cfg.MetricsPath(),
 	}
 }
@@ -64,7 +65,7 @@ func CheckOutputDir(cfg *Config, opts OutputOptions) error {
 // A resumed run (opts.Resume) keeps the directory's files and appends to
 // its metrics file, whose lines after the checkpoint's epoch upTo are
 // dropped (AppendMetrics).
-func createOutput(cfg *Config, opts OutputOptions, upTo int) (*MetricsWriter, error) {
+func createOutput(cfg *Config, opts OutputOptions, upTo int) (*record.MetricsWriter, error) {
 	if err := CheckOutputDir(cfg, opts); err != nil {
 		return nil, err
 	}
@@ -82,9 +83,9 @@ func createOutput(cfg *Config, opts OutputOptions, upTo int) (*MetricsWriter, er
 		return nil, err
 	}
 	if opts.Resume {
-		return AppendMetrics(cfg.MetricsPath(), upTo)
+		return record.AppendMetrics(cfg.MetricsPath(), upTo)
 	}
-	return CreateMetrics(cfg.MetricsPath())
+	return record.CreateMetrics(cfg.MetricsPath())
 }
 
 // writeEffectiveConfig stores the job as it ran (defaults filled in) as
@@ -97,5 +98,5 @@ func writeEffectiveConfig(cfg *Config) error {
 // writeConfigWith is writeEffectiveConfig with the encoder given, so that
 // a test can fail the write half-way as a full disk does.
 func writeConfigWith(cfg *Config, write func(io.Writer) error) error {
-	return writeAtomic(filepath.Join(cfg.Output.Dir, "config.toml"), write)
+	return record.WriteAtomic(filepath.Join(cfg.Output.Dir, "config.toml"), write)
 }

@@ -9,6 +9,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/device"
+	"scalegnn/record"
 )
 
 // TestTrainPanicIsFailure checks that a panic during training (a GPU out
@@ -38,7 +39,7 @@ func TestTrainPanicIsFailure(t *testing.T) {
 		_, _ = j.Train()
 	}()
 	s := readSummary(t, dir)
-	if s["status"] != string(StatusFailed) || !strings.Contains(s["message"].(string), "out of memory") {
+	if s["status"] != string(record.StatusFailed) || !strings.Contains(s["message"].(string), "out of memory") {
 		t.Errorf("summary after a panic: status %v, message %v; want failed with the panic's text", s["status"], s["message"])
 	}
 }

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/dataset"
 	"scalegnn/gcn"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 	"scalegnn/prepared"
 	"scalegnn/sampler"
@@ -161,9 +162,9 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 	t := cfg.Train
 	if t.Mode == gcn.MiniBatch {
 		switch t.Algorithm {
-		case Algorithm3D:
+		case method.Plexus:
 			return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
-		case Algorithm15D:
+		case method.CAGNET:
 			return perfmodel.Choices{CAGNET: true}
 		}
 		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: cagnetScope(cfg) == nil}
@@ -172,9 +173,9 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
 	}
 	switch t.Algorithm {
-	case Algorithm3D:
+	case method.Plexus:
 		return perfmodel.Choices{Plexus: true}
-	case Algorithm15D:
+	case method.CAGNET:
 		return perfmodel.Choices{CAGNET: true}
 	}
 	return perfmodel.Choices{Plexus: true, CAGNET: cagnetScope(cfg) == nil}

@@ -14,14 +14,15 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/permute"
 	"scalegnn/prepared"
+	"scalegnn/record"
 )
 
 // trainLocal runs the job on goroutines as ranks and returns rank 0's
 // result and metrics.
-func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
+func trainLocal(t *testing.T, cfg Config) (*record.Result, []record.EpochMetrics) {
 	t.Helper()
 	n := cfg.Grid.Ranks()
-	var res *Result
+	var res *record.Result
 	for r, err := range collectives.RunLocal(n, func(w collectives.Comm) error {
 		c := cfg
 		j, err := Setup(&c, w, device.NewNative(1), zap.NewNop())
@@ -38,7 +39,7 @@ func trainLocal(t *testing.T, cfg Config) (*Result, []EpochMetrics) {
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	ms, err := ReadMetrics(cfg.MetricsPath())
+	ms, err := record.ReadMetrics(cfg.MetricsPath())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,6 +3,7 @@ package jobs
 import (
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -19,10 +20,10 @@ import (
 func rankMemory(cfg *Config, gs GraphSize, shape grid.Shape, rank int) perfmodel.Memory {
 	j := PerfJob(cfg, gs)
 	switch {
-	case cfg.Train.Algorithm == Algorithm15D && cfg.Train.Mode == gcn.MiniBatch:
+	case cfg.Train.Algorithm == method.CAGNET && cfg.Train.Mode == gcn.MiniBatch:
 		// The full block row and the batches cut from it (cagnet.MiniBatch).
 		return perfmodel.CAGNETBatchMemory(j, shape.X*shape.Y*shape.Z, max(cfg.Grid.Replication, 1))
-	case cfg.Train.Algorithm == Algorithm15D:
+	case cfg.Train.Algorithm == method.CAGNET:
 		p := shape.X * shape.Y * shape.Z
 		return perfmodel.CAGNETMemory(j, p, max(cfg.Grid.Replication, 1))
 	case cfg.Train.Mode == gcn.Neighbor:

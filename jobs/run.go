@@ -6,7 +6,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"scalegnn/cagnet"
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
 	"scalegnn/dataset"
@@ -17,27 +16,14 @@ import (
 	"scalegnn/spmm"
 )
 
-// Job is one rank's state of a training run, built by Setup.
+// Job is one rank's state of a training run, built by Setup: the job
+// file, the grid and the training method (jobs/method.go) the file names.
 type Job struct {
-	Cfg   *Config
-	Grid  *grid.Grid
-	Model *gcn.Model
-	log   *zap.Logger
-	world collectives.Comm
-
-	// Mini-batch training: the batch builder over the model's shards and
-	// the steps per epoch (1 in full-graph training).
-	batches *gcn.BatchBuilder
-	steps   int
-
-	// nb is a train.mode = "neighbor" job's state (Model is nil then).
-	nb *neighborRun
-	// ca is a train.algorithm = "1.5d" job's model (Model is nil then);
-	// cb, in train.mode = "minibatch", the mini-batch trainer around it.
-	ca *cagnet.Model
-	cb *cagnet.MiniBatch
-	// iso is a train.mode = "isolated" job's state (jobs/isolated.go).
-	iso *isolatedRun
+	Cfg    *Config
+	Grid   *grid.Grid
+	method Method
+	log    *zap.Logger
+	world  collectives.Comm
 
 	run *runState // the run OpenOutput started, for Train
 
@@ -51,15 +37,16 @@ type Job struct {
 	dataset *checkpoint.Dataset
 }
 
-// Setup loads the data, builds this rank's shards and the model; it writes
-// nothing (OpenOutput does, once every rank has set up). It does
-// not communicate after the grid's communicators are split, so a failure on
-// one rank can be agreed on by the caller before training starts.
+// Setup loads the data, builds this rank's part of it and the training
+// method the job file names; it writes nothing (OpenOutput does, once
+// every rank has set up). It does not communicate after the grid's
+// communicators are split, so a failure on one rank can be agreed on by
+// the caller before training starts.
 //
 // Every dataset source takes one path: a gcn.Source (a graph loaded or
 // generated whole and permuted in memory, or a prepared dataset read shard
-// by shard), the model configuration from the source's sizes, this rank's
-// shards, then the model with its run-time options.
+// by shard), the model configuration from the source's sizes, then the
+// method's own setup (jobs/registry.go).
 func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	if err := ResolveEvalGrid(cfg); err != nil {
@@ -77,7 +64,6 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 			return nil, err
 		}
 	}
-	t0 := time.Now()
 	var src gcn.Source
 	if cfg.Dataset.Source == SourcePrepared {
 		src, err = preparedSource(cfg, world, log)
@@ -91,43 +77,11 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	if err := mcfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Train.Mode == gcn.Neighbor {
-		return setupNeighbor(cfg, g, src, mcfg, world, dev, log)
-	}
-	if cfg.Train.Algorithm == Algorithm15D && cfg.Train.Mode == gcn.MiniBatch {
-		return setupCAGNETMiniBatch(cfg, g, src, mcfg, world, dev, log)
-	}
-	if cfg.Train.Algorithm == Algorithm15D {
-		return setupCAGNET(cfg, g, src, mcfg, world, dev, log)
-	}
-	newShards := gcn.NewShards
-	if cfg.Train.Mode != gcn.FullGraph {
-		// Mini-batch and isolated training cut their batches from the
-		// full graph and only evaluate on it: no transposes.
-		newShards = gcn.NewEvalShards
-	}
-	sh, err := newShards(g, mcfg, src)
+	m, err := registry[cfg.Method()].setup(setup{cfg: cfg, g: g, evalGrid: evalGrid, src: src, mcfg: mcfg, world: world, dev: dev, log: log})
 	if err != nil {
 		return nil, err
 	}
-	loadProgress(world)("the shards")
-	log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
-	m, err := gcn.NewModel(g, dev, mcfg, OptimizerFor(cfg), sh, RunOptions(cfg))
-	if err != nil {
-		return nil, err
-	}
-	j := &Job{Cfg: cfg, Grid: g, Model: m, log: log, world: world, steps: 1}
-	if cfg.Train.Mode == gcn.MiniBatch {
-		if err := j.setupBatches(src.Sizes().N); err != nil {
-			return nil, err
-		}
-	}
-	if cfg.Train.Mode == gcn.Isolated {
-		if err := j.setupIsolated(src, evalGrid); err != nil {
-			return nil, err
-		}
-	}
-	return j, nil
+	return &Job{Cfg: cfg, Grid: g, method: m, log: log, world: world}, nil
 }
 
 // memorySource loads or generates the job's graph whole, permutes it as

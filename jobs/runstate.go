@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"scalegnn/record"
 	"time"
 
 	"go.uber.org/zap"
@@ -16,11 +17,11 @@ import (
 type runState struct {
 	j       *Job
 	opts    OutputOptions
-	res     *Result
+	res     *record.Result
 	stop    stopRule
 	start   time.Time
-	before  float64        // training seconds of the run before a resume
-	metrics *MetricsWriter // rank 0 only: rank 0 writes the run's files
+	before  float64               // training seconds of the run before a resume
+	metrics *record.MetricsWriter // rank 0 only: rank 0 writes the run's files
 
 	// The epochs and their summed time since the last progress line.
 	paceEpochs int
@@ -36,11 +37,11 @@ type runState struct {
 func (j *Job) OpenOutput(opts OutputOptions) error {
 	cfg := j.Cfg
 	r := &runState{j: j, opts: opts, stop: stopRule{target: cfg.Train.TargetAcc, patience: cfg.Train.Patience},
-		res: &Result{Status: StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
-			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.steps,
-			Algorithm: AlgorithmOf(cfg)}}
-	if j.ca != nil {
-		r.res.Replication = j.ca.L.C
+		res: &record.Result{Status: record.StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
+			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.method.StepsPerEpoch(),
+			Algorithm: string(cfg.Method().Algorithm())}}
+	if c, ok := j.method.(replicator); ok {
+		r.res.Replication = c.Replication()
 	}
 	if j.world.Rank() == 0 {
 		upTo := 0
@@ -51,7 +52,7 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 		if err != nil {
 			return err
 		}
-		if err := WriteSummary(cfg.Output.Dir, r.res); err != nil {
+		if err := record.WriteSummary(cfg.Output.Dir, r.res); err != nil {
 			mw.Close()
 			return err
 		}
@@ -78,7 +79,7 @@ func (j *Job) beginRun() (*runState, error) {
 // epochDone records a finished epoch: the stop rule and time to target on
 // evaluated epochs, and on rank 0 the log line and the metrics line. It
 // returns whether training stops early after this epoch.
-func (r *runState) epochDone(em EpochMetrics) (stop bool, err error) {
+func (r *runState) epochDone(em record.EpochMetrics) (stop bool, err error) {
 	res := r.res
 	res.EpochsRun, res.FinalLoss = em.Epoch, em.Loss
 	r.paceEpochs++
@@ -101,7 +102,7 @@ func (r *runState) epochDone(em EpochMetrics) (stop bool, err error) {
 // logEpoch logs an epoch on rank 0: with JSON logs, every epoch as fields;
 // on the console, the progress line on evaluated epochs (the time split
 // follows it with -v).
-func (r *runState) logEpoch(em EpochMetrics) {
+func (r *runState) logEpoch(em record.EpochMetrics) {
 	log := r.j.log
 	if r.opts.JSON {
 		log.Info("epoch", EpochFields(em)...)
@@ -130,18 +131,18 @@ func (r *runState) end(err error) error {
 	var interrupted *InterruptedError
 	switch {
 	case err == nil:
-		res.Status = StatusCompleted
+		res.Status = record.StatusCompleted
 	case errors.As(err, &interrupted):
-		res.Status, res.Message, res.Checkpoint = StatusInterrupted, err.Error(), interrupted.Checkpoint
+		res.Status, res.Message, res.Checkpoint = record.StatusInterrupted, err.Error(), interrupted.Checkpoint
 	case errors.As(err, &diverged):
-		res.Status, res.Message, res.FinalLoss = StatusDiverged, err.Error(), diverged.Loss
+		res.Status, res.Message, res.FinalLoss = record.StatusDiverged, err.Error(), diverged.Loss
 	default:
-		res.Status, res.Message = StatusFailed, err.Error()
+		res.Status, res.Message = record.StatusFailed, err.Error()
 	}
 	if r.metrics == nil {
 		return err
 	}
-	werr := errors.Join(r.metrics.Close(), WriteSummary(r.j.Cfg.Output.Dir, res))
+	werr := errors.Join(r.metrics.Close(), record.WriteSummary(r.j.Cfg.Output.Dir, res))
 	if err != nil {
 		return err
 	}
@@ -186,14 +187,14 @@ func (r *runState) logDone() {
 // DoneLine is a completed run's last line on the console: epochs, time,
 // final accuracies, the best validation epoch, why it stopped early and
 // where its files are.
-func DoneLine(res *Result, dir string) string {
+func DoneLine(res *record.Result, dir string) string {
 	s := fmt.Sprintf("done  %d epochs in %s  acc train %.3f val %.3f test %.3f  best val %.3f at epoch %d (test %.3f)",
 		res.EpochsRun, roundDuration(res.TrainSec), res.Final.Train, res.Final.Val, res.Final.Test,
 		res.BestValAcc, res.BestEpoch, res.TestAtBest)
 	switch res.StopReason {
-	case StopTargetAcc:
+	case record.StopTargetAcc:
 		s += fmt.Sprintf("  target reached at epoch %d after %s", res.TargetEpoch, roundDuration(*res.TimeToTargetS))
-	case StopPatience:
+	case record.StopPatience:
 		s += "  stopped: no validation improvement (train.patience)"
 	}
 	return s + "  -> " + dir

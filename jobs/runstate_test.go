@@ -14,6 +14,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/record"
 )
 
 // outputJob is a one-rank Job with only what OpenOutput and the run's
@@ -25,14 +26,19 @@ func outputJob(dir string, edit func(*Config)) *Job {
 		edit(&cfg)
 	}
 	return &Job{Cfg: &cfg, Grid: &grid.Grid{Shape: grid.Shape{D: 1, X: 1, Y: 1, Z: 1}},
-		log: zap.NewNop(), world: collectives.NewLocalWorld(1)[0], steps: 1}
+		log: zap.NewNop(), world: collectives.NewLocalWorld(1)[0], method: oneStep{}}
 }
+
+// oneStep is a method of one step per epoch, for jobs that never train.
+type oneStep struct{ Method }
+
+func (oneStep) StepsPerEpoch() int { return 1 }
 
 // readSummary reads dir/summary.json, failing the test when it is not
 // valid JSON.
 func readSummary(t *testing.T, dir string) map[string]any {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, err := os.ReadFile(filepath.Join(dir, record.SummaryFile))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -62,17 +68,17 @@ func snapshot(t *testing.T, dir string) map[string]string {
 // JSON at every point and read back by ReadRun.
 func TestRunStatus(t *testing.T) {
 	acc := 0.5
-	em := EpochMetrics{Epoch: 1, Loss: 1.25, Steps: 1, EpochSec: 0.01, TrainAcc: &acc, ValAcc: &acc, TestAcc: &acc}
+	em := record.EpochMetrics{Epoch: 1, Loss: 1.25, Steps: 1, EpochSec: 0.01, TrainAcc: &acc, ValAcc: &acc, TestAcc: &acc}
 	for _, c := range []struct {
 		name    string
 		err     error
-		status  Status
+		status  record.Status
 		message string
 	}{
-		{"completed", nil, StatusCompleted, ""},
-		{"diverged", &DivergedError{Epoch: 2, Step: 1, Loss: math.NaN(), LR: 1e30}, StatusDiverged,
+		{"completed", nil, record.StatusCompleted, ""},
+		{"diverged", &DivergedError{Epoch: 2, Step: 1, Loss: math.NaN(), LR: 1e30}, record.StatusDiverged,
 			"training diverged at epoch 2, step 1: the loss is NaN; lower optimizer.lr (now 1e+30) and run again"},
-		{"failed", errors.New("disk on fire"), StatusFailed, "disk on fire"},
+		{"failed", errors.New("disk on fire"), record.StatusFailed, "disk on fire"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			dir := filepath.Join(t.TempDir(), "run")
@@ -108,14 +114,14 @@ func TestRunStatus(t *testing.T) {
 			if !ok || fa["train"] != 0.5 || fa["val"] != 0.5 || fa["test"] != 0.5 {
 				t.Fatalf("final_accuracy with snake_case keys: %v", s["final_accuracy"])
 			}
-			r, err := ReadRun(dir)
+			r, err := record.ReadRun(dir)
 			if err != nil {
 				t.Fatal(err)
 			}
 			if r.Summary.Status != c.status || r.Summary.EpochsRun != 1 || len(r.Metrics) != 1 {
 				t.Fatalf("ReadRun: %+v", r.Summary)
 			}
-			if c.status == StatusDiverged && !math.IsNaN(r.Summary.FinalLoss) {
+			if c.status == record.StatusDiverged && !math.IsNaN(r.Summary.FinalLoss) {
 				t.Fatalf("a diverged run's final loss reads back as %v, want NaN", r.Summary.FinalLoss)
 			}
 		})
@@ -132,7 +138,7 @@ func TestOutputDirRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	run, _ := first.beginRun()
-	run.epochDone(EpochMetrics{Epoch: 1, Loss: 2})
+	run.epochDone(record.EpochMetrics{Epoch: 1, Loss: 2})
 	run.end(nil)
 	before := snapshot(t, dir)
 
@@ -158,7 +164,7 @@ func TestOutputDirRefused(t *testing.T) {
 	if err := over.OpenOutput(OutputOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if ms, err := ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 0 {
+	if ms, err := record.ReadMetrics(filepath.Join(dir, "metrics.jsonl")); err != nil || len(ms) != 0 {
 		t.Fatalf("overwriting kept the old metrics: %d epochs, %v", len(ms), err)
 	}
 	if s := readSummary(t, dir); s["status"] != "running" {
@@ -196,37 +202,21 @@ func TestCheckOutputDir(t *testing.T) {
 	}
 }
 
-// TestSummaryReadsOldKeys: summaries written before the keys were
-// snake_case (final_accuracy's Train, Val, Test; no status) still read.
-func TestSummaryReadsOldKeys(t *testing.T) {
-	dir := t.TempDir()
-	writeRun(t, dir, "", "", 2)
-	old := `{"epochs": 2, "final_loss": 0.5, "final_accuracy": {"Train": 1, "Val": 0.75, "Test": 0.8}, "grid": "1x1x1", "ranks": 1}`
-	os.WriteFile(filepath.Join(dir, SummaryFile), []byte(old), 0o644)
-	r, err := ReadRun(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if s := r.Summary; s.Final.Train != 1 || s.Final.Val != 0.75 || s.Final.Test != 0.8 || s.Status != StatusCompleted || s.FinalLoss != 0.5 {
-		t.Fatalf("old summary read as %+v", s)
-	}
-}
-
 // TestWriteSummaryAtomic: the summary replaces the old one whole and leaves
 // no temporary file; a non-finite loss is written as null, not dropped.
 func TestWriteSummaryAtomic(t *testing.T) {
 	dir := t.TempDir()
-	if err := WriteSummary(dir, &Result{Status: StatusRunning}); err != nil {
+	if err := record.WriteSummary(dir, &record.Result{Status: record.StatusRunning}); err != nil {
 		t.Fatal(err)
 	}
-	if err := WriteSummary(dir, &Result{Status: StatusDiverged, FinalLoss: math.Inf(1)}); err != nil {
+	if err := record.WriteSummary(dir, &record.Result{Status: record.StatusDiverged, FinalLoss: math.Inf(1)}); err != nil {
 		t.Fatal(err)
 	}
 	entries, _ := os.ReadDir(dir)
 	if len(entries) != 1 {
 		t.Fatalf("directory holds %d files after two writes, want summary.json alone", len(entries))
 	}
-	b, _ := os.ReadFile(filepath.Join(dir, SummaryFile))
+	b, _ := os.ReadFile(filepath.Join(dir, record.SummaryFile))
 	if !bytes.Contains(b, []byte(`"final_loss": null`)) || !bytes.Contains(b, []byte(`"status": "diverged"`)) {
 		t.Fatalf("summary.json:\n%s", b)
 	}
@@ -241,10 +231,10 @@ func TestStopRule(t *testing.T) {
 		stopWhy string
 	}{
 		{"off", stopRule{}, []float64{0.1, 0.1, 0.1, 0.1}, -1, ""},
-		{"target", stopRule{target: 0.5}, []float64{0.1, 0.49, 0.5, 0.9}, 2, StopTargetAcc},
-		{"patience 2", stopRule{patience: 2}, []float64{0.1, 0.3, 0.3, 0.2, 0.9}, 3, StopPatience},
+		{"target", stopRule{target: 0.5}, []float64{0.1, 0.49, 0.5, 0.9}, 2, record.StopTargetAcc},
+		{"patience 2", stopRule{patience: 2}, []float64{0.1, 0.3, 0.3, 0.2, 0.9}, 3, record.StopPatience},
 		{"improvement resets patience", stopRule{patience: 2}, []float64{0.1, 0.1, 0.2, 0.2, 0.3}, -1, ""},
-		{"target before patience", stopRule{target: 0.3, patience: 1}, []float64{0.3}, 0, StopTargetAcc},
+		{"target before patience", stopRule{target: 0.3, patience: 1}, []float64{0.3}, 0, record.StopTargetAcc},
 	} {
 		r, at, why := c.rule, -1, ""
 		for i, v := range c.vals {
@@ -269,7 +259,7 @@ func TestEarlyStopRecordsTarget(t *testing.T) {
 	}
 	run, _ := j.beginRun()
 	for e, val := range []float64{0.5, 0.72} {
-		em := EpochMetrics{Epoch: e + 1, Loss: 1}
+		em := record.EpochMetrics{Epoch: e + 1, Loss: 1}
 		em.SetAccuracies(1, val, val)
 		stop, err := run.epochDone(em)
 		if err != nil || stop != (e == 1) {
@@ -277,20 +267,20 @@ func TestEarlyStopRecordsTarget(t *testing.T) {
 		}
 	}
 	run.end(nil)
-	r, err := ReadRun(dir)
+	r, err := record.ReadRun(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s := r.Summary; s.StopReason != StopTargetAcc || s.TargetEpoch != 2 || s.TimeToTargetS == nil || *s.TimeToTargetS < 0 || s.EpochsRun != 2 {
+	if s := r.Summary; s.StopReason != record.StopTargetAcc || s.TargetEpoch != 2 || s.TimeToTargetS == nil || *s.TimeToTargetS < 0 || s.EpochsRun != 2 {
 		t.Fatalf("summary %+v", s)
 	}
 }
 
 func TestProgressLine(t *testing.T) {
-	m := EpochMetrics{Epoch: 40, Loss: 0.81234}
+	m := record.EpochMetrics{Epoch: 40, Loss: 0.81234}
 	m.SetAccuracies(0.9143, 0.7738, 0.792)
 	for _, c := range []struct {
-		m      EpochMetrics
+		m      record.EpochMetrics
 		epochs int
 		sec    float64
 		want   string
@@ -298,7 +288,7 @@ func TestProgressLine(t *testing.T) {
 		{m, 200, 0.0231, "epoch  40/200  loss 0.8123  acc train 0.914 val 0.774 test 0.792  23.1 ms/epoch  ETA 3.7s"},
 		{m, 40, 0.0231, "epoch 40/40  loss 0.8123  acc train 0.914 val 0.774 test 0.792  23.1 ms/epoch  ETA 0.0s"},
 		{m, 1000, 2.5, "epoch   40/1000  loss 0.8123  acc train 0.914 val 0.774 test 0.792  2.50 s/epoch  ETA 40m0s"},
-		{EpochMetrics{Epoch: 3, Loss: math.NaN()}, 9, 0.001, "epoch 3/9  loss NaN  1.0 ms/epoch  ETA 0.0s"},
+		{record.EpochMetrics{Epoch: 3, Loss: math.NaN()}, 9, 0.001, "epoch 3/9  loss NaN  1.0 ms/epoch  ETA 0.0s"},
 	} {
 		if got := ProgressLine(c.m, c.epochs, c.sec); got != c.want {
 			t.Errorf("ProgressLine:\n got %q\nwant %q", got, c.want)

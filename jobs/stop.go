@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/record"
 )
 
 // DivergedError ends a run whose training loss stopped being finite. Every
@@ -88,9 +89,9 @@ func (s *stopRule) observe(val float64) string {
 	}
 	switch {
 	case s.target > 0 && val >= s.target:
-		return StopTargetAcc
+		return record.StopTargetAcc
 	case s.patience > 0 && s.stale >= s.patience:
-		return StopPatience
+		return record.StopPatience
 	}
 	return ""
 }

@@ -6,15 +6,7 @@ import (
 	"sort"
 
 	"scalegnn/gcn"
-)
-
-// The algorithms a prediction can be for (Prediction.Algorithm); the
-// first two are train.algorithm's values, the last two train.mode's.
-const (
-	AlgorithmPlexus   = "3d"
-	AlgorithmCAGNET   = "1.5d"
-	AlgorithmNeighbor = "neighbor"
-	AlgorithmIsolated = "isolated"
+	"scalegnn/method"
 )
 
 // Choices says which algorithms PredictAll lists for one job.
@@ -31,15 +23,15 @@ type Choices struct {
 }
 
 // Has reports whether c lists algorithm (a Prediction.Algorithm).
-func (c Choices) Has(algorithm string) bool {
+func (c Choices) Has(algorithm method.Algorithm) bool {
 	switch algorithm {
-	case AlgorithmPlexus:
+	case method.Plexus:
 		return c.Plexus
-	case AlgorithmCAGNET:
+	case method.CAGNET:
 		return c.CAGNET
-	case AlgorithmNeighbor:
+	case method.NeighborSampling:
 		return c.Neighbor
-	case AlgorithmIsolated:
+	case method.IsolatedPartitions:
 		return c.Isolated
 	}
 	return false

@@ -7,6 +7,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/method"
 )
 
 // CAGNETBatchStepTrace is what rank `rank` of a replica of P ranks
@@ -61,7 +62,7 @@ func CAGNETBatchGrid(d, p, c int) string {
 // consecutive ranks; the replicas' all-reduce the DP link of a 4D grid
 // whose replicas are laid out alike (Links of d × P×1×1).
 func PredictCAGNETBatch(j Job, m *Machine, d, p, c, ranksPerNode int, memPerRank int64) Prediction {
-	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETBatchShape(d, p, c), Grid: CAGNETBatchGrid(d, p, c)}
+	pr := Prediction{Algorithm: method.CAGNET, Shape: CAGNETBatchShape(d, p, c), Grid: CAGNETBatchGrid(d, p, c)}
 	links, intra := m.cagnetLinks(p, c, ranksPerNode)
 	links[GroupDP] = m.Links(grid.Shape{D: d, X: p, Y: 1, Z: 1}, ranksPerNode)[GroupDP]
 	batch := j

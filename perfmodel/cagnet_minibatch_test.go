@@ -9,6 +9,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 	"scalegnn/permute"
 	"scalegnn/sampler"
 )
@@ -131,7 +132,7 @@ func TestPredictCAGNETBatchAll(t *testing.T) {
 		t.Fatalf("%d predictions, want %d", len(preds), len(want))
 	}
 	for i, p := range preds {
-		if !want[p.Grid] || p.Algorithm != AlgorithmCAGNET {
+		if !want[p.Grid] || p.Algorithm != method.CAGNET {
 			t.Errorf("unexpected or repeated grid %q (%s)", p.Grid, p.Algorithm)
 		}
 		delete(want, p.Grid)

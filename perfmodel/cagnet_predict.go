@@ -7,6 +7,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/method"
 )
 
 // CAGNETGrid formats a 1.5D arrangement as predictions list it:
@@ -100,7 +101,7 @@ func CAGNETShape(p, c int) grid.Shape { return grid.Shape{D: 1, X: p / c, Y: c, 
 // training step plus, weighted 1/eval_every, its evaluation, as
 // PredictShape counts a 3D grid's.
 func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) Prediction {
-	pr := Prediction{Algorithm: AlgorithmCAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
+	pr := Prediction{Algorithm: method.CAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
 	links, intra := m.cagnetLinks(p, c, ranksPerNode)
 	m.cagnetPredict(&pr, j, j, p, c, links, intra, CAGNETStepTrace(j, p, c, 0), 1)
 	pr.finish(CAGNETMemory(j, p, c), memPerRank)

@@ -8,6 +8,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/grappa"
 	"scalegnn/grid"
+	"scalegnn/method"
 )
 
 // IsolatedJob is what the model needs to know about a train.mode =
@@ -262,7 +263,7 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	if c := j.Isolated.Chunks; c != 0 && c < workers {
 		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d chunks on %d workers: expected 0 or at least one chunk per worker", c, workers)
 	}
-	pr := Prediction{Algorithm: AlgorithmIsolated, Grid: IsolatedGrid(workers), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
+	pr := Prediction{Algorithm: method.IsolatedPartitions, Grid: IsolatedGrid(workers), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
 	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
 	steps := float64(j.IsolatedSteps(workers))
 	var step Prediction

@@ -8,6 +8,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 	"scalegnn/permute"
 )
 
@@ -100,7 +101,7 @@ func TestLargeTermInPredictions(t *testing.T) {
 	for g, p := range got {
 		var want float64
 		s := p.Shape
-		if p.Algorithm == AlgorithmCAGNET {
+		if p.Algorithm == method.CAGNET {
 			want = sum(CAGNETStepTrace(j, 8, s.Y, 0), 1) + sum(CAGNETEvalTrace(j, 8, s.Y, 0), 1/float64(j.EvalEvery))
 		} else {
 			cube := grid.Shape{D: 1, X: s.X, Y: s.Y, Z: s.Z}

@@ -7,6 +7,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 	"scalegnn/neighbor"
 )
 
@@ -244,7 +245,7 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 	if err := j.validateNeighbor(ranks); err != nil {
 		return Prediction{}, err
 	}
-	pr := Prediction{Algorithm: AlgorithmNeighbor, Grid: NeighborGrid(ranks), Shape: grid.Shape{D: ranks, X: 1, Y: 1, Z: 1}}
+	pr := Prediction{Algorithm: method.NeighborSampling, Grid: NeighborGrid(ranks), Shape: grid.Shape{D: ranks, X: 1, Y: 1, Z: 1}}
 	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
 	mfg := j.ExpectedMFGs()
 	r := int(math.Round(neighborRemote(mfg[0].Src, ranks)))

@@ -9,6 +9,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/method"
 	"scalegnn/neighbor"
 	"scalegnn/sampler"
 )
@@ -185,7 +186,7 @@ func TestPredictNeighbor(t *testing.T) {
 	if want := int64(j.NeighborSteps(8)) * j.NeighborStepBytes(r, r, 8); p8.CommBytes != want || want == 0 {
 		t.Errorf("8 ranks: %d bytes per epoch, expected %d", p8.CommBytes, want)
 	}
-	if p8.Algorithm != AlgorithmNeighbor || p8.Grid != "neighbor Gd=8" || p8.Epoch <= 0 || p8.Epoch != p8.Comm+p8.SpMM+p8.GEMM+p8.Other {
+	if p8.Algorithm != method.NeighborSampling || p8.Grid != "neighbor Gd=8" || p8.Epoch <= 0 || p8.Epoch != p8.Comm+p8.SpMM+p8.GEMM+p8.Other {
 		t.Errorf("8 ranks: %+v", p8)
 	}
 	p1, _ := PredictNeighbor(j, m, 1, 0, 0)

@@ -7,6 +7,7 @@ import (
 
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/method"
 )
 
 // Options are the launch a prediction is for.
@@ -25,11 +26,11 @@ type Options struct {
 
 // Prediction is the predicted cost of one grid.
 type Prediction struct {
-	// Algorithm is what trains: AlgorithmPlexus ("3d", the 3D/4D grids),
-	// AlgorithmCAGNET ("1.5d"), AlgorithmNeighbor or AlgorithmIsolated.
-	Algorithm string     `json:"algorithm"`
-	Shape     grid.Shape `json:"-"`
-	Grid      string     `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
+	// Algorithm is what trains: method.Plexus ("3d", the 3D/4D grids),
+	// method.CAGNET ("1.5d"), method.NeighborSampling or method.IsolatedPartitions.
+	Algorithm method.Algorithm `json:"algorithm"`
+	Shape     grid.Shape       `json:"-"`
+	Grid      string           `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
 	// Epoch is the predicted seconds per epoch: Comm + SpMM + GEMM + Other.
 	Epoch float64 `json:"epoch_s"`
 	Comm  float64 `json:"comm_s"`
@@ -58,7 +59,7 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 	at := Coords{}
 	links := m.Links(s, ranksPerNode)
 	cube := grid.Shape{D: 1, X: s.X, Y: s.Y, Z: s.Z}
-	pr := Prediction{Algorithm: AlgorithmPlexus, Shape: s, Grid: GridString(s)}
+	pr := Prediction{Algorithm: method.Plexus, Shape: s, Grid: GridString(s)}
 	add := func(tr Trace, weight float64, linksOf map[Group]Link) {
 		for _, c := range tr.Comm {
 			pr.Comm += weight * CollectiveTime(c, linksOf[c.Group])

@@ -21,6 +21,7 @@ import (
 
 	"scalegnn/jobs"
 	"scalegnn/npy"
+	"scalegnn/record"
 )
 
 func main() {
@@ -46,7 +47,7 @@ func check(config, run, preds, ref, emb, embRef string) error {
 	if err != nil {
 		return err
 	}
-	r, err := jobs.ReadRun(run)
+	r, err := record.ReadRun(run)
 	if err != nil {
 		return err
 	}

@@ -1,4 +1,4 @@
-package jobs
+package record
 
 import (
 	"encoding/json"
@@ -117,5 +117,21 @@ func TestReadRunErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("ReadRun(%s): error %v, want one line containing %q", c.path, err, c.want)
 		}
+	}
+}
+
+// TestSummaryReadsOldKeys: summaries written before the keys were
+// snake_case (final_accuracy's Train, Val, Test; no status) still read.
+func TestSummaryReadsOldKeys(t *testing.T) {
+	dir := t.TempDir()
+	writeRun(t, dir, "", "", 2)
+	old := `{"epochs": 2, "final_loss": 0.5, "final_accuracy": {"Train": 1, "Val": 0.75, "Test": 0.8}, "grid": "1x1x1", "ranks": 1}`
+	os.WriteFile(filepath.Join(dir, SummaryFile), []byte(old), 0o644)
+	r, err := ReadRun(dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := r.Summary; s.Final.Train != 1 || s.Final.Val != 0.75 || s.Final.Test != 0.8 || s.Status != StatusCompleted || s.FinalLoss != 0.5 {
+		t.Fatalf("old summary read as %+v", s)
 	}
 }

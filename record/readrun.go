@@ -1,4 +1,4 @@
-package jobs
+package record
 
 import (
 	"encoding/json"

@@ -1,17 +1,12 @@
-package jobs
+package record
 
 import (
-	"bytes"
-	"encoding/json"
 	"math"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
 	"testing"
-
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 )
 
 func sampleMetrics() []EpochMetrics {
@@ -148,54 +143,5 @@ func TestReadMetricsTolerance(t *testing.T) {
 	}
 	if _, err := ReadMetrics(filepath.Join(dir, "missing.jsonl")); err == nil {
 		t.Error("no error for a missing file")
-	}
-}
-
-func TestNewLogger(t *testing.T) {
-	if l := NewLogger(3, false, false); l.Core().Enabled(zapcore.ErrorLevel) {
-		t.Error("rank 3 logs without verbose")
-	}
-	if l := NewLogger(0, false, false); !l.Core().Enabled(zapcore.InfoLevel) || l.Core().Enabled(zapcore.DebugLevel) {
-		t.Error("rank 0 should log at info level")
-	}
-
-	var buf bytes.Buffer
-	l := newLogger(zapcore.AddSync(&buf), 0, false, false)
-	m := sampleMetrics()[0]
-	l.Info("epoch", EpochFields(m)...)
-	l.Error("boom", zap.String("why", "test"))
-	out := buf.String()
-	for _, w := range []string{"INFO  epoch", `"epoch": 1`, `"loss": 1.94`, `"val_acc": 0.25`, `"time": "12ms"`, "ERROR  boom"} {
-		if !strings.Contains(out, w) {
-			t.Errorf("log lacks %q:\n%s", w, out)
-		}
-	}
-	if strings.Contains(out, ".go:") || strings.Contains(out, "goroutine") {
-		t.Errorf("log has a caller or stack trace:\n%s", out)
-	}
-
-	buf.Reset()
-	newLogger(zapcore.AddSync(&buf), 5, true, false).Debug("hello")
-	if !strings.Contains(buf.String(), `"rank": 5`) {
-		t.Errorf("verbose log lacks the rank: %s", buf.String())
-	}
-
-	// -log json: one JSON object per line, the fields at the top level.
-	buf.Reset()
-	newLogger(zapcore.AddSync(&buf), 0, false, true).Info("epoch", EpochFields(m)...)
-	var line map[string]any
-	if err := json.Unmarshal(buf.Bytes(), &line); err != nil {
-		t.Fatalf("JSON log line does not parse: %v: %s", err, buf.String())
-	}
-	if line["msg"] != "epoch" || line["level"] != "info" || line["epoch"] != 1.0 || line["val_acc"] != 0.25 {
-		t.Errorf("JSON log line: %s", buf.String())
-	}
-}
-
-func TestEpochFieldsWithoutEvaluation(t *testing.T) {
-	for _, f := range EpochFields(sampleMetrics()[1]) {
-		if strings.HasSuffix(f.Key, "_acc") {
-			t.Errorf("field %s on an epoch without evaluation", f.Key)
-		}
 	}
 }

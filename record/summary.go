@@ -1,4 +1,4 @@
-package jobs
+package record
 
 import (
 	"encoding/json"
@@ -6,8 +6,6 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-
-	"scalegnn/gcn"
 )
 
 // Status is where a run stands, as its summary.json says.
@@ -51,13 +49,13 @@ type Result struct {
 	StopReason string `json:"stop_reason,omitempty"`
 
 	// Epochs is train.epochs; EpochsRun the epochs trained so far.
-	Epochs     int          `json:"epochs"`
-	EpochsRun  int          `json:"epochs_run"`
-	FinalLoss  float64      `json:"final_loss"`
-	Final      gcn.Accuracy `json:"final_accuracy"`
-	BestValAcc float64      `json:"best_val_acc"`
-	TestAtBest float64      `json:"test_acc_at_best_val"`
-	BestEpoch  int          `json:"best_epoch"`
+	Epochs     int      `json:"epochs"`
+	EpochsRun  int      `json:"epochs_run"`
+	FinalLoss  float64  `json:"final_loss"`
+	Final      Accuracy `json:"final_accuracy"`
+	BestValAcc float64  `json:"best_val_acc"`
+	TestAtBest float64  `json:"test_acc_at_best_val"`
+	BestEpoch  int      `json:"best_epoch"`
 	// TimeToTargetS is the training time until an evaluation first reached
 	// train.target_acc (ScaleGNN's time-to-accuracy), TargetEpoch that
 	// epoch; nil and 0 when there is no target or it was not reached.
@@ -78,7 +76,11 @@ type Result struct {
 	StepsPerEpoch int `json:"steps_per_epoch"`
 }
 
-// accuracyJSON is gcn.Accuracy with summary.json's keys.
+// Accuracy is a model's accuracy on the training, validation and test
+// vertices (the fields of gcn.Accuracy, which converts to it).
+type Accuracy struct{ Train, Val, Test float64 }
+
+// accuracyJSON is Accuracy with summary.json's keys.
 type accuracyJSON struct {
 	Train float64 `json:"train"`
 	Val   float64 `json:"val"`
@@ -114,17 +116,17 @@ func WriteSummary(dir string, r *Result) error {
 // writeFileAtomic replaces path with data: a temporary file beside it,
 // written and synced, renamed over path.
 func writeFileAtomic(path string, data []byte) error {
-	return writeAtomic(path, func(w io.Writer) error {
+	return WriteAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})
 }
 
-// writeAtomic replaces path with what write writes, through a temporary
+// WriteAtomic replaces path with what write writes, through a temporary
 // file beside it, synced and renamed over path: a failed write (a full
 // disk) leaves path as it was and no temporary file, never a truncated
 // file.
-func writeAtomic(path string, write func(io.Writer) error) error {
+func WriteAtomic(path string, write func(io.Writer) error) error {
 	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)

@@ -1,4 +1,4 @@
-package jobs
+package record
 
 import (
 	"bufio"
@@ -252,7 +252,7 @@ func AppendMetrics(path string, upTo int) (*MetricsWriter, error) {
 		keep += end + 1
 	}
 	if keep < len(data) {
-		if err := writeAtomic(path, func(w io.Writer) error { _, err := w.Write(data[:keep]); return err }); err != nil {
+		if err := WriteAtomic(path, func(w io.Writer) error { _, err := w.Write(data[:keep]); return err }); err != nil {
 			return nil, err
 		}
 	}

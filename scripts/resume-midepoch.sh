@@ -21,10 +21,13 @@
 #
 #   scripts/resume-midepoch.sh [BINARY]     (default ./scalegnn; ~1-2 min)
 #   METHODS="4d-mb neighbor" scripts/resume-midepoch.sh   only these
+#   E=30 K=4 TRIES=4 ISO_BATCH=8: epochs, metrics lines before the signal,
+#   stops tried to land mid-epoch, isolated batch_size (0: the example's)
 set -uo pipefail
 E=${E:-30}
 K=${K:-4}
 TRIES=${TRIES:-4}
+ISO_BATCH=${ISO_BATCH:-8} # isolated: train.batch_size (0: one step an epoch, the example's)
 r=runs/resume-midepoch
 SCALEGNN=${1:-${SCALEGNN:-./scalegnn}}
 . "$(dirname "$0")/resume-lib.sh"
@@ -43,7 +46,7 @@ base_of() {
 }
 tweak() { # method, job file: what the method changes in its example
   case $1 in
-    isolated) sed -i 's/^mode = "isolated"/&\nbatch_size = 8/' "$2" ;; # several steps an epoch
+    isolated) [ "$ISO_BATCH" = 0 ] || sed -i "s/^mode = \"isolated\"/&\nbatch_size = $ISO_BATCH/" "$2" ;; # several steps an epoch
   esac
 }
 num() { # key, JSON file: the first number under key

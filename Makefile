@@ -100,6 +100,7 @@ mpitest: build threadtest
 	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6
 	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
 	scripts/resume-15d.sh # 1.5D checkpoints (~1 min): kill -9 and SIGTERM resumes exact, 2x3 and 3D within 1e-5, prepared exact, predictions on 8 ranks
+	scripts/resume-midepoch.sh ./scalegnn # a stop part-way through an epoch (SIGTERM to all 8 ranks), then -resume latest: exact (compare -tol 0) for 3D, 4D mini-batch, neighbor, isolated, 1.5D and 1.5D mini-batch (~1-2 min; issue 24)
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
 	./scalegnn compare -tol 0 runs/cora-8/metrics.jsonl runs/cora-prepared-8/metrics.jsonl

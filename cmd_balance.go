@@ -6,7 +6,7 @@ import (
 	"io"
 
 	"scalegnn/dataset"
-	"scalegnn/jobs"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 )
 
@@ -25,12 +25,12 @@ func runBalance(args []string, stderr io.Writer) int {
 		fmt.Fprintln(stderr, "scalegnn balance: need -config job.toml and -blocks >= 1")
 		return 2
 	}
-	cfg, err := jobs.LoadConfig(*config)
+	cfg, err := jobfile.LoadConfig(*config)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
 		return 1
 	}
-	g, err := jobs.LoadGraph(cfg.Dataset)
+	g, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
 		return 1

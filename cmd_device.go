@@ -9,6 +9,7 @@ import (
 
 	"scalegnn/device"
 	"scalegnn/internal/node"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 )
 
@@ -18,7 +19,7 @@ type deviceRequest struct {
 	// What names the setting in error messages: runtime.device = "cuda",
 	// or -device cuda.
 	What string
-	// Name is jobs.DeviceCPU, DeviceNative or DeviceCUDA.
+	// Name is jobfile.DeviceCPU, DeviceNative or DeviceCUDA.
 	Name    string
 	Threads int // host threads of the host devices
 	TF32    bool
@@ -29,7 +30,7 @@ type deviceRequest struct {
 
 // jobDevice is the device a job's [runtime] asks for, with threads host
 // threads.
-func jobDevice(cfg *jobs.Config, threads int) deviceRequest {
+func jobDevice(cfg *jobfile.Config, threads int) deviceRequest {
 	r := cfg.Runtime
 	return deviceRequest{What: fmt.Sprintf("runtime.device = %q", r.Device), Name: r.Device, Threads: threads, TF32: r.TF32, CacheDir: r.GPUCache}
 }
@@ -70,7 +71,7 @@ func gpuBinding(localRank, ranksPerNode, gpus int) (ordinal, sharing int) {
 // missing CUDA, the library, driver or GPU that is missing). log records
 // the binding of a GPU.
 func openDevice(req deviceRequest, rank int, info node.Info, log *zap.Logger) (*rankDevice, error) {
-	if req.Name != jobs.DeviceCUDA {
+	if req.Name != jobfile.DeviceCUDA {
 		dev, err := openHost(req)
 		if err != nil {
 			return nil, err
@@ -97,11 +98,11 @@ func openDevice(req deviceRequest, rank int, info node.Info, log *zap.Logger) (*
 	return &rankDevice{dev: dev, ordinal: ordinal, gpus: n, sharing: sharing}, nil
 }
 
-// openHost opens a host device: jobs.DeviceCPU is device.Host, the
+// openHost opens a host device: jobfile.DeviceCPU is device.Host, the
 // fastest of the build (so that the default job runs with or without
 // cgo), and any other name is device.Open's.
 func openHost(req deviceRequest) (device.Device, error) {
-	if req.Name == jobs.DeviceCPU {
+	if req.Name == jobfile.DeviceCPU {
 		return device.Host(req.Threads), nil
 	}
 	dev, err := device.Open(req.Name, req.Threads)
@@ -126,7 +127,7 @@ func (d *rankDevice) measure() {
 // checkMemory is the memory check of a GPU (jobs.CheckDeviceMemory)
 // before setup; nil on a host device, whose memory checkMemory checked
 // before loading.
-func (d *rankDevice) checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
+func (d *rankDevice) checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
 	if d.share.Ranks == 0 {
 		return nil
 	}
@@ -139,7 +140,7 @@ func (d *rankDevice) checkMemory(cfg *jobs.Config, rank int, info node.Info) err
 // jobs.DeviceOutOfMemory's one line (the allocation, the prediction, the
 // rank's share of the GPU and a grid that fits) instead of an internal
 // error with a stack trace. Any other panic goes on to withMPI.
-func (d *rankDevice) guard(cfg *jobs.Config, rank int, info node.Info, f func() error) (err error) {
+func (d *rankDevice) guard(cfg *jobfile.Config, rank int, info node.Info, f func() error) (err error) {
 	defer func() {
 		r := recover()
 		if r == nil {

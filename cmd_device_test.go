@@ -10,6 +10,7 @@ import (
 
 	"scalegnn/device"
 	"scalegnn/internal/node"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 )
 
@@ -52,8 +53,8 @@ func TestGPUBinding(t *testing.T) {
 func TestOpenHostDevice(t *testing.T) {
 	info := node.Info{RanksPerNode: 1}
 	for _, c := range []struct{ name, want string }{
-		{jobs.DeviceCPU, device.Host(1).Name()},
-		{jobs.DeviceNative, "native"},
+		{jobfile.DeviceCPU, device.Host(1).Name()},
+		{jobfile.DeviceNative, "native"},
 	} {
 		rd, err := openDevice(deviceRequest{What: "runtime.device = " + c.name, Name: c.name, Threads: 1}, 0, info, nil)
 		if err != nil {
@@ -75,7 +76,7 @@ func TestOpenHostDevice(t *testing.T) {
 // TestGuardOutOfMemory: a GPU's OutOfMemoryError panic becomes the one
 // line of jobs.DeviceOutOfMemory; other panics are not taken.
 func TestGuardOutOfMemory(t *testing.T) {
-	cfg, err := jobs.ParseConfig("job.toml", []byte("[runtime]\ndevice = \"cuda\"\n"))
+	cfg, err := jobfile.ParseConfig("job.toml", []byte("[runtime]\ndevice = \"cuda\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,6 +5,7 @@ import (
 	"runtime/debug"
 
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 )
 
@@ -18,7 +19,7 @@ import (
 // the collector runs more often as the heap nears it instead. A GOMEMLIMIT
 // in the environment is the user's choice and is left alone. It returns
 // the limit set (0: none) and where it came from.
-func softMemoryLimit(cfg *jobs.Config, ranksPerNode int) (int64, string) {
+func softMemoryLimit(cfg *jobfile.Config, ranksPerNode int) (int64, string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0, "GOMEMLIMIT in the environment"
 	}

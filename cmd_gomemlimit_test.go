@@ -3,9 +3,8 @@ package main
 import (
 	"math"
 	"runtime/debug"
+	"scalegnn/jobfile"
 	"testing"
-
-	"scalegnn/jobs"
 )
 
 // TestSoftMemoryLimit: the rank's share (here grid.mem_per_rank, below
@@ -14,7 +13,7 @@ import (
 func TestSoftMemoryLimit(t *testing.T) {
 	before := debug.SetMemoryLimit(-1)
 	defer debug.SetMemoryLimit(before)
-	cfg, err := jobs.ParseConfig("job.toml", []byte("[dataset]\nsource = \"cora\"\n[grid]\nmem_per_rank = \"1MiB\"\n"))
+	cfg, err := jobfile.ParseConfig("job.toml", []byte("[dataset]\nsource = \"cora\"\n[grid]\nmem_per_rank = \"1MiB\"\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

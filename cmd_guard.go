@@ -8,6 +8,7 @@ import (
 	"scalegnn/internal/memlimit"
 	"scalegnn/internal/node"
 	"scalegnn/internal/watchdog"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 )
 
@@ -18,7 +19,7 @@ const exitStalled = 6
 // checkMemory is the memory check before loading (jobs.CheckMemory) with
 // this machine's limits; with runtime.mem_check = false it checks only
 // the address space of ulimit -v.
-func checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
+func checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
 	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
 	if err != nil {
 		return err
@@ -44,7 +45,7 @@ func agreedLimits(world collectives.Comm, info node.Info) ([]memlimit.Limit, err
 // tells it the collective the rank waits in. A stall prints one line and
 // aborts the job with exitStalled. With stall_timeout = "off" it returns
 // a nil watchdog, which ignores reports, and world itself.
-func startWatchdog(cfg *jobs.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
+func startWatchdog(cfg *jobfile.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
 	p, on := cfg.Runtime.StallPolicy()
 	if !on {
 		return nil, world

@@ -13,6 +13,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
@@ -82,7 +83,7 @@ func (p *predictFlags) register(fs *flag.FlagSet) {
 
 // predictSetup loads the job, the graph size and the machine, and predicts.
 type predicted struct {
-	cfg     *jobs.Config
+	cfg     *jobfile.Config
 	gs      jobs.GraphSize
 	job     perfmodel.Job
 	machine *perfmodel.Machine
@@ -105,7 +106,7 @@ func (p *predictFlags) run() (*predicted, error) {
 			return nil, fmt.Errorf("-mem-per-rank %v", err)
 		}
 	}
-	if out.cfg, err = jobs.LoadConfig(p.config); err != nil {
+	if out.cfg, err = jobfile.LoadConfig(p.config); err != nil {
 		return nil, err
 	}
 	out.machine = perfmodel.DefaultMachine()
@@ -410,11 +411,11 @@ func runCalibrate(args []string, stderr io.Writer) int {
 	quick := fs.Bool("quick", false, "fewer shapes and repetitions (a few seconds)")
 	threads := fs.Int("threads", 0, "kernel threads per rank; 0: as training does (cores / ranks on the node)")
 	verbose := fs.Bool("v", false, "print every measurement")
-	dev := fs.String("device", jobs.DeviceCPU, "the device to measure, as runtime.device: cpu (the fastest host device of this build), native or cuda")
+	dev := fs.String("device", jobfile.DeviceCPU, "the device to measure, as runtime.device: cpu (the fastest host device of this build), native or cuda")
 	if err := fs.Parse(args); err != nil {
 		return 2
 	}
-	if *dev != jobs.DeviceCPU && *dev != jobs.DeviceNative && *dev != jobs.DeviceCUDA {
+	if *dev != jobfile.DeviceCPU && *dev != jobfile.DeviceNative && *dev != jobfile.DeviceCUDA {
 		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: -device %q: expected cpu, native or cuda\n", *dev)
 		return 2
 	}

@@ -6,7 +6,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"scalegnn/jobs"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 )
 
@@ -56,11 +56,11 @@ func TestCAGNETKeepCLI(t *testing.T) {
 	if code, stderr := runMain(t, "predict", "-config", a, "-checkpoint", filepath.Join(dir, "a", "model"), "-out", preds); code != 0 {
 		t.Fatalf("predict: exit %d\n%s", code, stderr)
 	}
-	cfg, err := jobs.LoadConfig(a)
+	cfg, err := jobfile.LoadConfig(a)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := jobs.LoadGraph(cfg.Dataset)
+	g, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}

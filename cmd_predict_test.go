@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"scalegnn/jobs"
+	"scalegnn/jobfile"
 	"scalegnn/npy"
 	"scalegnn/record"
 )
@@ -53,11 +53,11 @@ func TestPredictMatchesTestAccuracy(t *testing.T) {
 		t.Fatalf("predict: exit %d\n%s", code, stderr)
 	}
 	shape, p := readNPY(t, preds)
-	cfg, err := jobs.LoadConfig(job)
+	cfg, err := jobfile.LoadConfig(job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := jobs.LoadGraph(cfg.Dataset)
+	g, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,7 +9,7 @@ import (
 	"strings"
 
 	"scalegnn/dataset"
-	"scalegnn/jobs"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 )
@@ -106,9 +106,9 @@ func runPrepare(args []string, stderr io.Writer) int {
 			return fail(stderr, err)
 		}
 	case "rmat", "sbm", "job":
-		var cfg *jobs.Config
+		var cfg *jobfile.Config
 		if *format == "job" {
-			cfg, err = jobs.LoadConfig(*in)
+			cfg, err = jobfile.LoadConfig(*in)
 		} else {
 			cfg, err = generatorConfig(*format, *in)
 		}
@@ -139,7 +139,7 @@ func fail(stderr io.Writer, err error) int {
 
 // generatorConfig turns "key=value,..." into a job's [dataset] for a
 // generator, so that the keys, defaults and checks are the job file's.
-func generatorConfig(gen, spec string) (*jobs.Config, error) {
+func generatorConfig(gen, spec string) (*jobfile.Config, error) {
 	var b strings.Builder
 	fmt.Fprintf(&b, "[dataset]\nsource = %q\n", gen)
 	var table []string
@@ -160,16 +160,16 @@ func generatorConfig(gen, spec string) (*jobs.Config, error) {
 		}
 	}
 	fmt.Fprintf(&b, "[dataset.%s]\n%s", gen, strings.Join(table, ""))
-	return jobs.ParseConfig("-in", []byte(b.String()))
+	return jobfile.ParseConfig("-in", []byte(b.String()))
 }
 
 // jobInput is the Input for a job's [dataset]: R-MAT streamed, the others
 // loaded whole.
-func jobInput(d jobs.DatasetConfig) (prepared.Input, error) {
-	if d.Source == jobs.SourceRMAT {
+func jobInput(d jobfile.DatasetConfig) (prepared.Input, error) {
+	if d.Source == jobfile.SourceRMAT {
 		return &prepared.RMATInput{Cfg: d.RMATConfig()}, nil
 	}
-	g, err := jobs.LoadGraph(jobs.DatasetConfig{Source: d.Source, Path: d.Path, Seed: d.Seed, SBM: d.SBM, RMAT: d.RMAT})
+	g, err := jobfile.LoadGraph(jobfile.DatasetConfig{Source: d.Source, Path: d.Path, Seed: d.Seed, SBM: d.SBM, RMAT: d.RMAT})
 	if err != nil {
 		return nil, err
 	}

@@ -16,6 +16,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/node"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
 	"scalegnn/spmm/cpu"
@@ -227,10 +228,10 @@ func resumeCommand(ranks int, dir string) string {
 // within the memory every rank may use and an isolated job's evaluation
 // grid. It detects the node first, which
 // is collective: every rank calls it before anything can fail on one.
-func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobs.Config, error) {
+func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobfile.Config, error) {
 	info, nerr := node.Detect(world)
 	limits, lerr := agreedLimits(world, info)
-	cfg, err := jobs.LoadConfig(path)
+	cfg, err := jobfile.LoadConfig(path)
 	if err == nil && override != nil {
 		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
 		if override.D > 0 {

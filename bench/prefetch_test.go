@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"scalegnn/device"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 	"testing"
 
@@ -44,7 +45,7 @@ prefetch = %v
 func BenchmarkMiniBatchPrefetch(b *testing.B) {
 	for _, on := range []bool{false, true} {
 		b.Run(fmt.Sprintf("prefetch=%v", on), func(b *testing.B) {
-			cfg, err := jobs.ParseConfig("bench.toml", []byte(fmt.Sprintf(prefetchJob, on)))
+			cfg, err := jobfile.ParseConfig("bench.toml", []byte(fmt.Sprintf(prefetchJob, on)))
 			if err != nil {
 				b.Fatal(err)
 			}

@@ -10,49 +10,8 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
-	"scalegnn/method"
 	"scalegnn/perfmodel"
-	"scalegnn/permute"
 )
-
-// checkAlgorithm validates train.algorithm and grid.replication.
-func checkAlgorithm(file string, c *Config) error {
-	t, g := c.Train, c.Grid
-	switch {
-	case t.Algorithm != method.CAGNET && t.Algorithm != method.Plexus && t.Algorithm != "":
-		return fmt.Errorf(`%s: train.algorithm = %q: expected "3d" (the default) or "1.5d"`, file, t.Algorithm)
-	case t.Algorithm != method.CAGNET:
-		return fmt.Errorf(`%s: grid.replication = %d applies to train.algorithm = "1.5d": set it or remove grid.replication`, file, g.Replication)
-	case g.Auto && g.Replication > 1:
-		return fmt.Errorf(`%s: grid.auto = true chooses grid.replication too: remove grid.replication = %d or set grid.auto = false`, file, g.Replication)
-	case g.Replication < 0 || g.Replication > 1 && (g.X*g.Y*g.Z)%g.Replication != 0:
-		return fmt.Errorf(`%s: grid.replication = %d with x·y·z = %d ranks: replication must divide the rank count`, file, g.Replication, g.X*g.Y*g.Z)
-	}
-	if err := cagnetScope(c); err != nil {
-		return fmt.Errorf("%s: %w", file, err)
-	}
-	return nil
-}
-
-// cagnetScope says why package cagnet cannot train the job, or nil: the
-// one rule that both the config check of train.algorithm = "1.5d" and the
-// performance model's list of algorithms (PerfChoices) follow.
-func cagnetScope(c *Config) error {
-	t, g, m := c.Train, c.Grid, c.Model
-	switch {
-	case t.Mode != gcn.FullGraph && t.Mode != gcn.MiniBatch:
-		return fmt.Errorf(`train.mode = %q: train.algorithm = "1.5d" trains the full graph or uniform mini-batches: set train.mode = "fullgraph" or "minibatch"`, t.Mode)
-	case g.D > 1 && t.Mode != gcn.MiniBatch:
-		// Data-parallel replicas train one mini-batch each per step; a
-		// full-graph step has one batch, the graph, as in 3D.
-		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" has data-parallel replicas in mini-batch training only: set train.mode = "minibatch" or grid.d = 1`, g.D)
-	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
-		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
-	case c.Permute.Scheme == permute.Double:
-		return fmt.Errorf(`permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`)
-	}
-	return nil
-}
 
 var (
 	_ Method = (*cagnetFull)(nil)
@@ -83,7 +42,7 @@ func setupCAGNET(s setup) (Method, error) {
 	m, err := cagnet.NewFromSource(s.world, s.dev, cagnet.Options{Replication: c,
 		BF16: cfg.Train.CommDtype == collectives.BF16}, s.mcfg, OptimizerFor(cfg), s.src)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}
 	loadProgress(s.world)("the block rows")
 	if s.world.Rank() == 0 {

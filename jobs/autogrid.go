@@ -7,6 +7,7 @@ import (
 	"go.uber.org/zap"
 
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
@@ -23,7 +24,7 @@ import (
 // same answer: the prediction is deterministic arithmetic on the job file,
 // the profile and the graph's size, and limits must be the same on every
 // rank (AgreeLimits).
-func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Limit, log *zap.Logger) error {
+func ResolveAutoGrid(cfg *jobfile.Config, ranks, ranksPerNode int, limits []memlimit.Limit, log *zap.Logger) error {
 	g := cfg.Grid
 	if !g.Auto {
 		return nil
@@ -32,7 +33,7 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 	if g.Machine != "" {
 		var err error
 		if m, err = perfmodel.LoadMachine(g.Machine); err != nil {
-			return fmt.Errorf("%s: grid.machine: %w", cfg.label(), err)
+			return fmt.Errorf("%s: grid.machine: %w", cfg.Label(), err)
 		}
 	}
 	if g.RanksPerNode > 0 {
@@ -75,7 +76,7 @@ func ResolveAutoGrid(cfg *Config, ranks, ranksPerNode int, limits []memlimit.Lim
 // grid.x, y, z, d; a 1.5D arrangement as train.algorithm = "1.5d", grid.d
 // (the replicas of a mini-batch job; 1 otherwise), grid.x = P per replica
 // (y = z = 1) and grid.replication = c.
-func applyChoice(cfg *Config, best perfmodel.Prediction, ranks int) {
+func applyChoice(cfg *jobfile.Config, best perfmodel.Prediction, ranks int) {
 	g := &cfg.Grid
 	g.Auto = false
 	if best.Algorithm == method.CAGNET {

@@ -11,6 +11,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
@@ -19,9 +20,9 @@ import (
 // auto off so that config.toml records the grid, and reports a bad profile
 // or an impossible memory limit by the key.
 func TestResolveAutoGrid(t *testing.T) {
-	job := func(extra string) *Config {
+	job := func(extra string) *jobfile.Config {
 		t.Helper()
-		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[grid]\nauto = true\n"+extra))
+		cfg, err := jobfile.ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[grid]\nauto = true\n"+extra))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -53,7 +54,7 @@ func TestResolveAutoGrid(t *testing.T) {
 		{"[grid]\nauto = true\nx = 2\n", "grid.auto = true chooses grid.x, y, z and d"},
 		{"[grid]\nauto = true\nmem_per_rank = \"lots\"\n", `grid.mem_per_rank = "lots": expected a size`},
 	} {
-		_, err := ParseConfig("auto.toml", []byte(c.body))
+		_, err := jobfile.ParseConfig("auto.toml", []byte(c.body))
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.body, err, c.want)
 		}
@@ -66,11 +67,11 @@ func TestResolveAutoGrid(t *testing.T) {
 // cgroup of 8.4 MB for 2 ranks per node leaves 4.2 MB, in which 1x3x2
 // (4.14 MB) is the fastest, as with grid.mem_per_rank = 4.2 MB.
 func TestAutoGridOnDetectedLimits(t *testing.T) {
-	job := func(extra string) *Config {
+	job := func(extra string) *jobfile.Config {
 		t.Helper()
 		// train.algorithm = "3d": these cases are about memory limits
 		// among 3D grids (TestAutoChoosesAlgorithm covers 1.5D).
-		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[train]\nalgorithm = \"3d\"\n[grid]\nauto = true\nmachine = \"perlmutter-plexus\"\n"+extra))
+		cfg, err := jobfile.ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 4000\n[train]\nalgorithm = \"3d\"\n[grid]\nauto = true\nmachine = \"perlmutter-plexus\"\n"+extra))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -160,9 +161,9 @@ func TestAutoChoosesAlgorithm(t *testing.T) {
 	if err := m.WriteFile(path, "test profile: a fast network, dear cache misses"); err != nil {
 		t.Fatal(err)
 	}
-	job := func(extra string) *Config {
+	job := func(extra string) *jobfile.Config {
 		t.Helper()
-		cfg, err := ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 100000\n[model]\nhidden = 16\n"+extra+
+		cfg, err := jobfile.ParseConfig("auto.toml", []byte("[dataset]\nsource = \"sbm\"\n[dataset.sbm]\nnodes = 100000\n[model]\nhidden = 16\n"+extra+
 			"[grid]\nauto = true\nmachine = \""+path+"\"\n"))
 		if err != nil {
 			t.Fatal(err)

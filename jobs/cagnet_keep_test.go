@@ -18,6 +18,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/npy"
 	"scalegnn/permute"
@@ -38,15 +39,15 @@ func (g keepGrid) String() string {
 
 // keepConfig is a 6-epoch Cora job (dropout 0.5, Adam, evaluation every
 // epoch) on grid g writing into dir.
-func keepConfig(g keepGrid, dir string) Config {
-	cfg := DefaultConfig()
+func keepConfig(g keepGrid, dir string) jobfile.Config {
+	cfg := jobfile.DefaultConfig()
 	cfg.Train.Epochs, cfg.Train.EvalEvery, cfg.Train.Seed = 6, 1, 3
-	cfg.Permute = PermuteConfig{Scheme: permute.Single, Seed: 5}
+	cfg.Permute = jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
 	if g.c > 0 {
 		cfg.Train.Algorithm = method.CAGNET
-		cfg.Grid = GridConfig{X: g.p, Y: 1, Z: 1, D: 1, Replication: g.c}
+		cfg.Grid = jobfile.GridConfig{X: g.p, Y: 1, Z: 1, D: 1, Replication: g.c}
 	} else {
-		cfg.Grid = GridConfig{X: g.x, Y: g.y, Z: g.z, D: 1}
+		cfg.Grid = jobfile.GridConfig{X: g.x, Y: g.y, Z: g.z, D: 1}
 	}
 	cfg.Output.Dir = dir
 	return cfg
@@ -56,7 +57,7 @@ func keepConfig(g keepGrid, dir string) Config {
 // checkpoint resume (when not ""), and trains it; interruptAt > 0 makes
 // rank 1's Interrupt report SIGTERM at its interruptAt-th call. It
 // returns the metrics the run wrote and rank 0's Train error.
-func runKeep(t *testing.T, cfg Config, resume string, interruptAt int) ([]record.EpochMetrics, error) {
+func runKeep(t *testing.T, cfg jobfile.Config, resume string, interruptAt int) ([]record.EpochMetrics, error) {
 	t.Helper()
 	var trainErr error
 	for r, err := range collectives.RunLocal(cfg.Grid.Ranks(), func(w collectives.Comm) error {
@@ -198,7 +199,7 @@ func TestCAGNETResume(t *testing.T) {
 	tmp := t.TempDir()
 	// The uninterrupted runs, one per grid resumed from.
 	type run struct {
-		cfg  Config
+		cfg  jobfile.Config
 		want []record.EpochMetrics
 	}
 	runs := map[keepGrid]run{}
@@ -219,7 +220,7 @@ func TestCAGNETResume(t *testing.T) {
 		r, ok := runs[c.from]
 		if !ok {
 			r.cfg = keepConfig(c.from, filepath.Join(tmp, name, "full"))
-			r.cfg.Checkpoint, r.cfg.Output.SaveModel = CheckpointConfig{Every: 3}, true
+			r.cfg.Checkpoint, r.cfg.Output.SaveModel = jobfile.CheckpointConfig{Every: 3}, true
 			r.want, _ = runKeep(t, r.cfg, "", 0)
 			runs[c.from] = r
 		}
@@ -248,7 +249,7 @@ func TestCAGNETSignalResume(t *testing.T) {
 	g := keepGrid{p: 4, c: 2}
 	want, _ := runKeep(t, keepConfig(g, filepath.Join(tmp, "full")), "", 0)
 	stopped := keepConfig(g, filepath.Join(tmp, "stopped"))
-	stopped.Checkpoint = CheckpointConfig{Every: 100}
+	stopped.Checkpoint = jobfile.CheckpointConfig{Every: 100}
 	ms, err := runKeep(t, stopped, "", 3)
 	var ie *InterruptedError
 	if !errors.As(err, &ie) || ie.Checkpoint == "" || ie.Epoch != 3 || ie.Step != 3 || len(ms) != 2 {
@@ -275,7 +276,7 @@ func TestCAGNETPreparedLikeInMemory(t *testing.T) {
 		cfg := keepConfig(keepGrid{p: 6, c: 3}, filepath.Join(tmp, layer.String(), "mem"))
 		cfg.Train.Epochs, cfg.Model.Layer = 2, layer
 		want, _ := runKeep(t, cfg, "", 0)
-		cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
+		cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, dir
 		cfg.Output.Dir = filepath.Join(tmp, layer.String(), "prepared")
 		got, _ := runKeep(t, cfg, "", 0)
 		sameEpochs(t, layer.String()+" prepared", got, want, 1, 0)
@@ -293,12 +294,12 @@ func TestCAGNETPredict(t *testing.T) {
 	cfg := keepConfig(keepGrid{p: 6, c: 3}, filepath.Join(tmp, "run"))
 	cfg.Output.SaveModel = true
 	ms, _ := runKeep(t, cfg, "", 0)
-	graph, err := LoadGraph(cfg.Dataset)
+	graph, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}
 	model := savedModel(t, cfg.ModelDir())
-	predict := func(cfg Config, emb int) (rows [][]float32, width int) {
+	predict := func(cfg jobfile.Config, emb int) (rows [][]float32, width int) {
 		rows = make([][]float32, graph.N)
 		var mu sync.Mutex
 		for r, err := range collectives.RunLocal(cfg.Grid.Ranks(), func(w collectives.Comm) error {
@@ -403,7 +404,7 @@ func TestCAGNETSaveModelFiles(t *testing.T) {
 // (whose nonzeros are D^-1 A's), so checkpoints move between them; and a
 // different permutation seed changes it.
 func TestCAGNETFingerprintIs3D(t *testing.T) {
-	fingerprint := func(cfg Config) checkpoint.Dataset {
+	fingerprint := func(cfg jobfile.Config) checkpoint.Dataset {
 		var out checkpoint.Dataset
 		for r, err := range collectives.RunLocal(cfg.Grid.Ranks(), func(w collectives.Comm) error {
 			c := cfg

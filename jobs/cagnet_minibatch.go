@@ -8,13 +8,14 @@ import (
 
 	"scalegnn/cagnet"
 	"scalegnn/collectives"
+	"scalegnn/jobfile"
 	"scalegnn/sampler"
 )
 
 // batchSizeFor turns train.batch_size or batch_ratio into the vertices of a
 // mini-batch of a graph of n, with the error naming the key: the one rule
 // of 4D (setupBatches) and 1.5D mini-batch jobs.
-func batchSizeFor(cfg *Config, n int) (int, error) {
+func batchSizeFor(cfg *jobfile.Config, n int) (int, error) {
 	t := cfg.Train
 	b, err := sampler.BatchSize(n, t.BatchSize, t.BatchRatio)
 	if err != nil {
@@ -22,7 +23,7 @@ func batchSizeFor(cfg *Config, n int) (int, error) {
 		if t.BatchRatio != 0 {
 			key = "train.batch_ratio"
 		}
-		return 0, fmt.Errorf("%s: %s: %v (dataset %s)", cfg.label(), key, err, cfg.Dataset.Source)
+		return 0, fmt.Errorf("%s: %s: %v (dataset %s)", cfg.Label(), key, err, cfg.Dataset.Source)
 	}
 	return b, nil
 }
@@ -44,7 +45,7 @@ func setupCAGNETMiniBatch(s setup) (Method, error) {
 	mb, err := cagnet.NewMiniBatch(g.Cube, dev, cagnet.Options{Replication: c, BF16: cfg.Train.CommDtype == collectives.BF16},
 		cagnet.BatchOptions{Size: b, Seed: uint64(cfg.Train.Seed), DP: g.DP, Prefetch: cfg.Train.Prefetch}, mcfg, OptimizerFor(cfg), src)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}
 	loadProgress(world)("the block rows")
 	steps := cfg.Train.StepsPerEpoch

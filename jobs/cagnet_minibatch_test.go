@@ -10,6 +10,7 @@ import (
 
 	"scalegnn/checkpoint"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
@@ -70,7 +71,7 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 		if alg != "" {
 			body += "algorithm = \"" + alg + "\"\n"
 		}
-		cfg, err := ParseConfig("auto.toml", []byte(body+"[grid]\nauto = true\n"))
+		cfg, err := jobfile.ParseConfig("auto.toml", []byte(body+"[grid]\nauto = true\n"))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -116,7 +117,7 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 // mbKeepConfig is keepConfig's Cora job as mini-batches (batch 700, 2
 // steps per epoch) on d replicas: 1.5D of p ranks with replication c, or
 // 4D with 2×2×1 replicas (c = 0).
-func mbKeepConfig(d, p, c int, dir string) Config {
+func mbKeepConfig(d, p, c int, dir string) jobfile.Config {
 	cfg := keepConfig(keepGrid{p: p, c: c, x: 2, y: 2, z: 1}, dir)
 	cfg.Train.Mode, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch = gcn.MiniBatch, 700, 2
 	cfg.Grid.D = d
@@ -146,7 +147,7 @@ func TestCAGNETMiniBatchResume(t *testing.T) {
 		{"4d to 1.5d", [2]int{4, 0}, [2]int{4, 2}, 1e-5},
 	} {
 		full := mbKeepConfig(2, tc.from[0], tc.from[1], filepath.Join(tmp, tc.name, "full"))
-		full.Checkpoint, full.Output.SaveModel = CheckpointConfig{Every: 3}, true
+		full.Checkpoint, full.Output.SaveModel = jobfile.CheckpointConfig{Every: 3}, true
 		want, _ := runKeep(t, full, "", 0)
 		ckpt := filepath.Join(full.CheckpointDir(), checkpoint.Name(6)) // named by step: 2 per epoch
 		resumed := mbKeepConfig(2, tc.to[0], tc.to[1], filepath.Join(tmp, tc.name, "resumed"))
@@ -157,7 +158,7 @@ func TestCAGNETMiniBatchResume(t *testing.T) {
 	}
 	want, _ := runKeep(t, mbKeepConfig(2, 4, 2, filepath.Join(tmp, "signal", "full")), "", 0)
 	stopped := mbKeepConfig(2, 4, 2, filepath.Join(tmp, "signal", "stopped"))
-	stopped.Checkpoint = CheckpointConfig{Every: 100}
+	stopped.Checkpoint = jobfile.CheckpointConfig{Every: 100}
 	ms, err := runKeep(t, stopped, "", 3)
 	var ie *InterruptedError
 	if !errors.As(err, &ie) || ie.Checkpoint == "" || ie.Epoch != 2 || ie.Step != 3 || len(ms) != 1 {

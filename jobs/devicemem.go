@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/device"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -60,7 +61,7 @@ func deviceBytes(m perfmodel.Memory) int64 { return m.Total() - m.Dataset }
 // it, and the fastest grid whose ranks would fit in that share.
 // runtime.mem_check = false skips it. It reads no device, so it is
 // tested without a GPU.
-func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error {
+func CheckDeviceMemory(cfg *jobfile.Config, rank, ranksPerNode int, gpu GPUShare) error {
 	if !cfg.Runtime.MemCheck {
 		return nil
 	}
@@ -75,7 +76,7 @@ func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error 
 		return nil
 	}
 	return fmt.Errorf("%s: rank %d's predicted device memory on grid %s is %s, more than the %s it may use (%s); %s; or set runtime.mem_check = false to run anyway",
-		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from(),
+		cfg.Label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), gpu.from(),
 		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, deviceBytes))
 }
 
@@ -90,8 +91,8 @@ func CheckDeviceMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare) error 
 // beyond gcn's plan), the grid named is one whose prediction, scaled by
 // the same ratio, fits in the share. Otherwise (runtime.mem_check = false
 // let a job predicted too large start) it fits in the share as predicted.
-func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *device.OutOfMemoryError) error {
-	head := fmt.Sprintf("%s: %v", cfg.label(), oom)
+func DeviceOutOfMemory(cfg *jobfile.Config, rank, ranksPerNode int, gpu GPUShare, oom *device.OutOfMemoryError) error {
+	head := fmt.Sprintf("%s: %v", cfg.Label(), oom)
 	gs, err := EstimateGraphSize(cfg.Dataset)
 	if err != nil {
 		return errors.New(head)
@@ -113,6 +114,6 @@ func DeviceOutOfMemory(cfg *Config, rank, ranksPerNode int, gpu GPUShare, oom *d
 }
 
 // cfgShape is the job's grid.
-func cfgShape(cfg *Config) grid.Shape {
+func cfgShape(cfg *jobfile.Config) grid.Shape {
 	return grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 }

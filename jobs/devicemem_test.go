@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"scalegnn/device"
+	"scalegnn/jobfile"
 )
 
 // TestRuntimeDeviceKeys: runtime.device takes the three device names,
@@ -18,11 +19,11 @@ func TestRuntimeDeviceKeys(t *testing.T) {
 		cache  string
 		want   string // "": accepted
 	}{
-		{"", DeviceCPU, false, "", ""},
-		{"[runtime]\ndevice = \"cpu\"\n", DeviceCPU, false, "", ""},
-		{"[runtime]\ndevice = \"native\"\n", DeviceNative, false, "", ""},
-		{"[runtime]\ndevice = \"cuda\"\n", DeviceCUDA, false, "", ""},
-		{"[runtime]\ndevice = \"cuda\"\ntf32 = true\ngpu_cache = \"/scratch/nvrtc\"\n", DeviceCUDA, true, "/scratch/nvrtc", ""},
+		{"", jobfile.DeviceCPU, false, "", ""},
+		{"[runtime]\ndevice = \"cpu\"\n", jobfile.DeviceCPU, false, "", ""},
+		{"[runtime]\ndevice = \"native\"\n", jobfile.DeviceNative, false, "", ""},
+		{"[runtime]\ndevice = \"cuda\"\n", jobfile.DeviceCUDA, false, "", ""},
+		{"[runtime]\ndevice = \"cuda\"\ntf32 = true\ngpu_cache = \"/scratch/nvrtc\"\n", jobfile.DeviceCUDA, true, "/scratch/nvrtc", ""},
 		{"[runtime]\ndevice = \"gpu\"\n", "", false, "", `job.toml: runtime.device = "gpu": expected one of "cpu", "native", "cuda"`},
 		{"[runtime]\ndevice = \"CUDA\"\n", "", false, "", `runtime.device = "CUDA": expected one of "cpu", "native", "cuda"`},
 		{"[runtime]\ndevice = 1\n", "", false, "", "runtime.device = 1: expected a string"},
@@ -32,7 +33,7 @@ func TestRuntimeDeviceKeys(t *testing.T) {
 		{"[runtime]\ntf32 = \"yes\"\ndevice = \"cuda\"\n", "", false, "", `runtime.tf32 = "yes": expected true or false`},
 		{"[runtime]\ngpu_cache = \"/tmp/k\"\n", "", false, "", `runtime.gpu_cache = "/tmp/k" applies to runtime.device = "cuda", and runtime.device = "cpu": set device = "cuda" or remove gpu_cache`},
 	} {
-		cfg, err := ParseConfig("job.toml", []byte(c.data))
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(c.data))
 		if c.want != "" {
 			if err == nil || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 				t.Errorf("%q: error %v, want one line containing %q", c.data, err, c.want)
@@ -77,7 +78,7 @@ func TestCheckDeviceMemory(t *testing.T) {
 				"the fastest grid that fits in 10GiB per rank is "}},
 		{"mem_check = false", rmat22 + "mem_check = false\n", 0, 1, gpu(1*gib, 1), nil},
 	} {
-		cfg, err := ParseConfig("job.toml", []byte(c.job))
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(c.job))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -135,7 +136,7 @@ func TestDeviceOutOfMemory(t *testing.T) {
 			device.OutOfMemoryError{Bytes: gib, Free: 0, Total: 16 * gib, Device: "GPU 0 (H)"},
 			[]string{"GPU 0 (H) is out of memory", "is 24.6GiB and it may use 15GiB", "; the fastest grid that fits in 15GiB per rank is "}},
 	} {
-		cfg, err := ParseConfig("job.toml", []byte(c.job))
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(c.job))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}

@@ -1,22 +1,16 @@
-// Package jobs describes what a scalegnn run does: the job file (TOML) that
-// configures it, the per-epoch metrics file it writes, and its logger.
+// Package jobs runs a training job: setup (dataset source → this rank's
+// part → the training method), the one epoch loop that drives every
+// method, checkpoints and -resume, and the run's log lines, metrics file
+// and summary.json (whose formats package record owns).
 //
-// A job file is read with LoadConfig, which fills defaults for absent keys and
-// validates every value before any work starts, so a typo or an out-of-range
-// value is reported on one line that names the file, the key, the value and
-// what was expected. docs/jobfile.md lists every key. The file is decoded by
-// internal/tomlx (the strictness every configuration file shares); the
-// options are the owning packages' types (permute.Scheme, gcn.Mode,
-// gcn.Norm, collectives.DType), and [dataset.sbm] and [dataset.rmat] are
-// package dataset's generator configs, which dataset validates.
-//
-// Setup builds a rank's job the same way for every dataset source: a
-// gcn.Source (a graph held in memory, or a prepared dataset read shard by
-// shard), the model configuration from its sizes, the shards, then the
-// model with its run-time options.
-//
-// Metrics are written as JSON lines, one object per epoch, by a
-// MetricsWriter; ReadMetrics reads them back.
+// A training method is a Method (method.go): a step, an evaluation, the
+// step's time split and byte counters, the state a checkpoint keeps and
+// restores, and what scalegnn predict runs. Each is registered once, in
+// registry.go, with its setup; its key checks are jobfile's, its
+// predictions perfmodel's. The loop (loop.go, with runstate.go and
+// stop.go) owns the evaluation rule, the watchdog stages, signals,
+// checkpoints, divergence, the target accuracy and patience for all of
+// them.
 //
 // docs/architecture.md shows how this package fits with the others.
 package jobs

@@ -101,11 +101,11 @@ func setupIsolated(s setup) (Method, error) {
 	}
 	ch, err := grappa.SplitRandom(n, c, uint64(cfg.Train.Seed))
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
 	sc, err := grappa.NewSchedule(w, c)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v", cfg.label(), err)
+		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
 	kind, _ := grappa.ParseKind(gr.Partition)
 	corr, _ := grappa.ParseCorrection(gr.Correction)

@@ -5,6 +5,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"scalegnn/jobfile"
 	"strconv"
 	"strings"
 	"testing"
@@ -75,7 +76,7 @@ func TestIsolatedAccuracy(t *testing.T) {
 				mode = "isolated"
 			}
 			dir := filepath.Join(tmp, strings.ReplaceAll(s.name, " ", "-"), strconv.Itoa(seed))
-			cfg, err := ParseConfig("accuracy.toml", []byte(fmt.Sprintf(`
+			cfg, err := jobfile.ParseConfig("accuracy.toml", []byte(fmt.Sprintf(`
 [dataset]
 source = %q
 normalize_features = true

@@ -8,6 +8,7 @@ import (
 
 	"scalegnn/dataset"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 	"scalegnn/record"
@@ -57,7 +58,7 @@ func TestIsolatedPrepared(t *testing.T) {
 	tmp := t.TempDir()
 	for _, part := range []string{"induced", "halo"} {
 		cfg := isolatedConfig(t, "mode = \"isolated\"\n[grappa]\ncorrection = \"shrinkage\"\npartition = \""+part+"\"", filepath.Join(tmp, part+"-mem"))
-		cfg.Grid.D, cfg.Permute = 4, PermuteConfig{Scheme: permute.Single, Seed: 5}
+		cfg.Grid.D, cfg.Permute = 4, jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
 		want, wantM := trainLocal(t, cfg)
 		g, err := dataset.Builtin("cora")
 		if err != nil {
@@ -67,7 +68,7 @@ func TestIsolatedPrepared(t *testing.T) {
 		if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: 3, Scheme: permute.Single, Seed: 5}); err != nil {
 			t.Fatal(err)
 		}
-		cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
+		cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, dir
 		cfg.Output.Dir = filepath.Join(tmp, part+"-prepared")
 		got, gotM := trainLocal(t, cfg)
 		if got.FinalLoss != want.FinalLoss || got.Final != want.Final {

@@ -9,6 +9,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 )
 
 // isolatedEval is an isolated job's distributed evaluation. The workers
@@ -54,7 +55,7 @@ func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Opt
 // effective job file records the grid the evaluation ran on. The
 // launcher calls it with grid.auto, where errors are agreed on; Setup
 // calls it too, for callers that did not.
-func ResolveEvalGrid(cfg *Config) error {
+func ResolveEvalGrid(cfg *jobfile.Config) error {
 	gr := &cfg.Grappa
 	if cfg.Train.Mode != gcn.Isolated || cfg.Grid.D <= 1 || len(gr.EvalGrid) != 0 {
 		return nil

@@ -12,6 +12,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
+	"scalegnn/jobfile"
 )
 
 // TestIsolatedEvalMatchesWorker: the distributed evaluation (the workers
@@ -83,9 +84,9 @@ func TestIsolatedEvalMatchesWorker(t *testing.T) {
 // alone: the first partition's two chunks in epoch 1, then at each
 // super-epoch boundary (every epoch without early switches) the chunks
 // the next partition holds that the current one does not.
-func wantChunkBytes(t *testing.T, cfg Config) []int64 {
+func wantChunkBytes(t *testing.T, cfg jobfile.Config) []int64 {
 	t.Helper()
-	graph, err := LoadGraph(cfg.Dataset)
+	graph, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -10,10 +11,10 @@ import (
 // counts it for every mode but full-graph. A job of another mode is listed
 // as its isolated alternative with [grappa]'s defaults and whole
 // partitions.
-func isolatedPerfJob(cfg *Config, train int) perfmodel.IsolatedJob {
+func isolatedPerfJob(cfg *jobfile.Config, train int) perfmodel.IsolatedJob {
 	gr := cfg.Grappa
 	iso := perfmodel.IsolatedJob{Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train,
-		EvalShape: gr.evalShape()}
+		EvalShape: gr.EvalShape()}
 	if cfg.Train.Mode == gcn.Isolated {
 		iso.BatchSize, iso.StepsPerEpoch = cfg.Train.BatchSize, cfg.Train.StepsPerEpoch
 	}

@@ -3,13 +3,14 @@ package jobs
 import (
 	"math"
 	"path/filepath"
+	"scalegnn/jobfile"
 	"strings"
 	"testing"
 )
 
-func isolatedConfig(t *testing.T, extra, dir string) Config {
+func isolatedConfig(t *testing.T, extra, dir string) jobfile.Config {
 	t.Helper()
-	cfg, err := ParseConfig("job.toml", []byte(`
+	cfg, err := jobfile.ParseConfig("job.toml", []byte(`
 [dataset]
 source = "cora"
 normalize_features = true
@@ -36,7 +37,7 @@ func TestIsolatedConfigErrors(t *testing.T) {
 		{"mode = \"isolated\"\n[grappa]\npartition = \"metis\"", `partition "metis"`},
 		{"mode = \"isolated\"\n[grid]\nd = 4\n[grappa]\nchunks = 3", "grappa.chunks = 3"},
 	} {
-		_, err := ParseConfig("job.toml", []byte("[dataset]\nsource = \"cora\"\n[train]\n"+tc.extra+"\n"))
+		_, err := jobfile.ParseConfig("job.toml", []byte("[dataset]\nsource = \"cora\"\n[train]\n"+tc.extra+"\n"))
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one naming %q", tc.extra, err, tc.want)
 		}
@@ -66,7 +67,7 @@ func TestIsolatedJob(t *testing.T) {
 	}
 }
 
-func checkIsolatedBytes(t *testing.T, cfg Config) {
+func checkIsolatedBytes(t *testing.T, cfg jobfile.Config) {
 	res, four := trainLocal(t, cfg)
 	if res.Mode != "isolated" {
 		t.Errorf("summary mode %q, want isolated", res.Mode)

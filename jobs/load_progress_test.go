@@ -10,6 +10,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/internal/watchdog"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 )
@@ -27,10 +28,10 @@ func TestLoadProgress(t *testing.T) {
 	if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: 2, Scheme: permute.Double, Seed: 5}); err != nil {
 		t.Fatal(err)
 	}
-	mem := DefaultConfig()
-	mem.Permute = PermuteConfig{Scheme: permute.Double, Seed: 5}
+	mem := jobfile.DefaultConfig()
+	mem.Permute = jobfile.PermuteConfig{Scheme: permute.Double, Seed: 5}
 	prep := mem
-	prep.Dataset = DatasetConfig{Source: SourcePrepared, Path: dir}
+	prep.Dataset = jobfile.DatasetConfig{Source: jobfile.SourcePrepared, Path: dir}
 
 	watched := func() (*watchdog.Watchdog, collectives.Comm) {
 		w := watchdog.New(0, watchdog.DefaultPolicy(), func(msg string) { t.Errorf("watchdog fired: %s", msg) })
@@ -43,7 +44,7 @@ func TestLoadProgress(t *testing.T) {
 	if got, want := w.Stage(), "loading (after order1.npy)"; got != want {
 		t.Errorf("after opening the prepared dataset: stage %q, want %q", got, want)
 	}
-	for name, cfg := range map[string]Config{"in memory": mem, "prepared": prep} {
+	for name, cfg := range map[string]jobfile.Config{"in memory": mem, "prepared": prep} {
 		w, world := watched()
 		if _, err := Setup(&cfg, world, device.NewNative(1), zap.NewNop()); err != nil {
 			t.Fatalf("%s: %v", name, err)

@@ -8,6 +8,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -30,7 +31,7 @@ const maxSuggestedRanks = 1 << 12
 // address space of ulimit -v (limits that are not PerNode): beyond it
 // every allocation fails and Go can only crash with a goroutine dump,
 // while the other limits are estimates a user may know better than.
-func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) error {
+func CheckMemory(cfg *jobfile.Config, rank, ranksPerNode int, limits []memlimit.Limit) error {
 	check := *cfg
 	if !cfg.Runtime.MemCheck {
 		check.Grid.MemPerRank = ""
@@ -61,7 +62,7 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 		way = "or raise ulimit -v"
 	}
 	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; %s",
-		cfg.label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
+		cfg.Label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
 		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, perfmodel.Memory.Total), way)
 }
 
@@ -70,11 +71,11 @@ func CheckMemory(cfg *Config, rank, ranksPerNode int, limits []memlimit.Limit) e
 // divided by its ranksPerNode ranks. It says where the limit comes from;
 // ok is false when there is none. The memory check (CheckMemory) refuses
 // a job beyond it and grid.auto (ResolveAutoGrid) chooses a grid within it.
-func MemoryLimit(cfg *Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool, err error) {
+func MemoryLimit(cfg *jobfile.Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, ok bool, err error) {
 	if cfg.Grid.MemPerRank != "" {
 		limit, err = perfmodel.ParseBytes(cfg.Grid.MemPerRank)
 		if err != nil {
-			return 0, "", false, fmt.Errorf("%s: grid.mem_per_rank = %v", cfg.label(), err)
+			return 0, "", false, fmt.Errorf("%s: grid.mem_per_rank = %v", cfg.Label(), err)
 		}
 		from, ok = "grid.mem_per_rank = "+cfg.Grid.MemPerRank, true
 	}
@@ -136,7 +137,7 @@ func AgreeLimits(world collectives.Comm, ranksPerNode int, limits []memlimit.Lim
 // graph while loading, which no grid divides: when need counts it and
 // that alone does not fit, it names the grid that would fit once the data
 // are prepared (scalegnn prepare), loaded shard by shard.
-func fittingGrid(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) string {
+func fittingGrid(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) string {
 	fits := fmt.Sprintf("the fastest grid that fits in %s per rank is", perfmodel.FormatBytes(memPerRank))
 	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank, need); ok {
 		return fits + " " + g
@@ -155,7 +156,7 @@ func fittingGrid(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank 
 // fastestFitting finds the fewest ranks, doubling from ranks, with a grid
 // whose rank 0 (which holds the largest blocks) needs at most memPerRank,
 // and returns the fastest fitting grid of that many ranks.
-func fastestFitting(cfg *Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) (string, bool) {
+func fastestFitting(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, memPerRank int64, need func(perfmodel.Memory) int64) (string, bool) {
 	j := PerfJob(cfg, gs)
 	d := 0
 	if cfg.Train.Mode == gcn.FullGraph {

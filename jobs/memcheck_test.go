@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -44,7 +45,7 @@ func TestCheckMemory(t *testing.T) {
 		{"ulimit -v", rmat(22, ""), 0, 1, []memlimit.Limit{{Bytes: 64 * gib, From: "MemAvailable", PerNode: true}, {Bytes: 2 * gib, From: "ulimit -v less the address space mapped"}},
 			[]string{"the 2GiB it may use (ulimit -v less the address space mapped 2GiB)"}},
 	} {
-		cfg, err := ParseConfig("job.toml", []byte(c.job))
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(c.job))
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
@@ -78,7 +79,7 @@ func TestCheckMemory(t *testing.T) {
 
 // checkSuggestion checks that the grid a refusal suggests does fit: its
 // predicted memory is within the limit, on every rank.
-func checkSuggestion(t *testing.T, name string, cfg *Config, msg string) {
+func checkSuggestion(t *testing.T, name string, cfg *jobfile.Config, msg string) {
 	t.Helper()
 	m := regexp.MustCompile(`fits in (\S+) per rank is (\S+) on (\d+) ranks \((\S+) per rank\)`).FindStringSubmatch(msg)
 	if m == nil {

@@ -31,29 +31,6 @@ type neighborRun struct {
 	wait, build time.Duration
 }
 
-// checkNeighbor validates the keys of train.mode = "neighbor".
-func checkNeighbor(file string, c *Config) error {
-	t, g, m := c.Train, c.Grid, c.Model
-	switch {
-	case t.BatchSize < 1:
-		return fmt.Errorf(`%s: train.mode = "neighbor" needs train.batch_size, the seeds per rank per step (at least 1)`, file)
-	case t.BatchRatio != 0 || t.StepsPerEpoch != 0:
-		return fmt.Errorf(`%s: train.batch_ratio and steps_per_epoch apply to train.mode = "minibatch"; neighbor mode takes train.batch_size seeds per rank and ceil(train vertices / (ranks × batch_size)) steps per epoch: remove them`, file)
-	case len(t.Fanouts) != m.Layers:
-		return fmt.Errorf(`%s: train.fanouts = %v: expected one fanout per layer (model.layers = %d), first layer first, e.g. fanouts = [25, 10]`, file, t.Fanouts, m.Layers)
-	case g.Auto || g.X != 1 || g.Y != 1 || g.Z != 1:
-		return fmt.Errorf(`%s: train.mode = "neighbor" makes every rank a data-parallel worker: set grid.x = y = z = 1 and grid.d = the number of ranks (grid.auto = false)`, file)
-	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
-		return fmt.Errorf(`%s: train.mode = "neighbor" trains a plain stack of graph layers: set model.input_projection, output_head and residual to false and model.norm = "none"`, file)
-	}
-	for l, f := range t.Fanouts {
-		if f < 1 {
-			return fmt.Errorf(`%s: train.fanouts[%d] = %d: expected at least 1 neighbour per vertex (a fanout at least the largest degree keeps every neighbourhood whole)`, file, l, f)
-		}
-	}
-	return nil
-}
-
 var _ Method = (*neighborRun)(nil)
 
 // setupNeighbor builds a neighbor-mode job: this rank's part of the graph
@@ -76,7 +53,7 @@ func setupNeighbor(s setup) (Method, error) {
 	}
 	seeds, err := neighbor.NewSeeds(ng.Train, uint64(t.Seed), ranks, rank, t.BatchSize)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %v (dataset %s)", cfg.label(), err, cfg.Dataset.Source)
+		return nil, fmt.Errorf("%s: %v (dataset %s)", cfg.Label(), err, cfg.Dataset.Source)
 	}
 	nr := &neighborRun{replicated: replicated{comm: s.world, model: m}, g: g, world: s.world, graph: ng, model: m, trainer: neighbor.NewTrainer(g.DP, ng, m),
 		builder: neighbor.NewBuilder(ng, seeds, s.mcfg.Layer, t.Fanouts, uint64(t.Seed)),

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 	"scalegnn/prepared"
 )
@@ -16,7 +17,7 @@ import (
 // degree histogram from the R-MAT generator's parameters
 // (perfmodel.RMATDegrees) or, for the built-in and Planetoid graphs, the
 // loaded graph; other sources leave it to perfmodel's Poisson default.
-func neighborPerfJob(cfg *Config, gs GraphSize) perfmodel.NeighborJob {
+func neighborPerfJob(cfg *jobfile.Config, gs GraphSize) perfmodel.NeighborJob {
 	t, d := cfg.Train, cfg.Dataset
 	if t.Mode == gcn.FullGraph {
 		return perfmodel.NeighborJob{} // full-graph jobs list 3D and 1.5D only
@@ -38,18 +39,18 @@ func neighborPerfJob(cfg *Config, gs GraphSize) perfmodel.NeighborJob {
 		}
 	}
 	switch d.Source {
-	case SourcePrepared:
+	case jobfile.SourcePrepared:
 		if m, err := prepared.ReadMeta(d.Path); err == nil {
 			nb.TrainVertices = m.Train
 		}
-	case SourceRMAT:
+	case jobfile.SourceRMAT:
 		r := d.RMAT
 		nb.TrainVertices = int(r.TrainFrac * float64(gs.N))
 		nb.Degrees = perfmodel.RMATDegrees(r.Scale, r.EdgeFactor, r.A, r.B, r.C, float64(gs.NNZ)-float64(gs.N))
-	case SourceSBM:
+	case jobfile.SourceSBM:
 		nb.TrainVertices = int(d.SBM.TrainFrac * float64(gs.N))
 	default:
-		if g, err := LoadGraph(d); err == nil {
+		if g, err := jobfile.LoadGraph(d); err == nil {
 			for _, tr := range g.Train {
 				if tr {
 					nb.TrainVertices++

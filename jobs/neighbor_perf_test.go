@@ -3,6 +3,7 @@ package jobs
 import (
 	"testing"
 
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -24,7 +25,7 @@ func TestNeighborPerfJob(t *testing.T) {
 		{"fullgraph", "", nil, 0, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg, err := ParseConfig("job.toml", []byte(tc.data))
+			cfg, err := jobfile.ParseConfig("job.toml", []byte(tc.data))
 			if err != nil {
 				t.Fatal(err)
 			}

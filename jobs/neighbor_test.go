@@ -14,6 +14,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 	"scalegnn/record"
@@ -32,7 +33,7 @@ func TestNeighborConfigErrors(t *testing.T) {
 		{"norm", nb + "batch_size = 8\nfanouts = [5, 5]\n[model]\nnorm = \"rms\"\n", "plain stack of graph layers"},
 		{"fanouts elsewhere", "[train]\nfanouts = [5, 5]\n", `train.fanouts applies to neighbor sampling`},
 	} {
-		_, err := ParseConfig("job.toml", []byte(test.data))
+		_, err := jobfile.ParseConfig("job.toml", []byte(test.data))
 		if err == nil {
 			t.Errorf("%s: no error", test.name)
 			continue
@@ -51,8 +52,8 @@ func TestNeighborJobRanksAlike(t *testing.T) {
 	if testing.Short() {
 		t.Skip("trains Cora twice")
 	}
-	base := func(d, batch int, dir string) Config {
-		cfg, err := ParseConfig("job.toml", []byte(`
+	base := func(d, batch int, dir string) jobfile.Config {
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(`
 [dataset]
 source = "cora"
 normalize_features = true
@@ -111,12 +112,12 @@ func TestNeighborPreparedTrainsLikeInMemory(t *testing.T) {
 	} {
 		t.Run(fmt.Sprintf("%s-%d-ranks-%d-blocks-%v", c.scheme, c.ranks, c.blocks, c.layer), func(t *testing.T) {
 			tmp := t.TempDir()
-			cfg := DefaultConfig()
+			cfg := jobfile.DefaultConfig()
 			cfg.Model.Layer = c.layer
 			cfg.Train.Mode, cfg.Train.Fanouts, cfg.Train.BatchSize, cfg.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 24, true
 			cfg.Train.Epochs, cfg.Train.EvalEvery = 3, 1
-			cfg.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: c.ranks}
-			cfg.Permute = PermuteConfig{Scheme: c.scheme, Seed: 5}
+			cfg.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: c.ranks}
+			cfg.Permute = jobfile.PermuteConfig{Scheme: c.scheme, Seed: 5}
 			cfg.Output.Dir = filepath.Join(tmp, "mem")
 			want, wantM := trainLocal(t, cfg)
 
@@ -128,7 +129,7 @@ func TestNeighborPreparedTrainsLikeInMemory(t *testing.T) {
 			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: c.blocks, Scheme: c.scheme, Seed: 5}); err != nil {
 				t.Fatal(err)
 			}
-			cfg.Dataset.Source, cfg.Dataset.Path = SourcePrepared, dir
+			cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, dir
 			cfg.Output.Dir = filepath.Join(tmp, "prepared")
 			got, gotM := trainLocal(t, cfg)
 			if got.FinalLoss != want.FinalLoss || got.Final != want.Final || len(gotM) != len(wantM) {
@@ -152,12 +153,12 @@ func TestNeighborPreparedTrainsLikeInMemory(t *testing.T) {
 // sampling restarted at the checkpoint's step.
 func TestNeighborResumeExact(t *testing.T) {
 	tmp := t.TempDir()
-	cfg := DefaultConfig()
+	cfg := jobfile.DefaultConfig()
 	cfg.Model.Layer = gcn.SAGELayer
 	cfg.Train.Mode, cfg.Train.Fanouts, cfg.Train.BatchSize, cfg.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 20, true
 	cfg.Train.Epochs, cfg.Train.EvalEvery = 5, 1
-	cfg.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: 3}
-	cfg.Checkpoint = CheckpointConfig{Every: 2, Keep: 1}
+	cfg.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 3}
+	cfg.Checkpoint = jobfile.CheckpointConfig{Every: 2, Keep: 1}
 	cfg.Output.Dir = filepath.Join(tmp, "run")
 	_, want := trainLocal(t, cfg)
 	ckpt, _, err := checkpoint.Latest(cfg.CheckpointDir())
@@ -177,7 +178,7 @@ func TestNeighborResumeExact(t *testing.T) {
 		t.Fatal(err)
 	}
 	resumed := cfg
-	resumed.Output.Dir, resumed.Checkpoint = filepath.Join(tmp, "resumed"), CheckpointConfig{}
+	resumed.Output.Dir, resumed.Checkpoint = filepath.Join(tmp, "resumed"), jobfile.CheckpointConfig{}
 	for r, err := range collectives.RunLocal(3, func(w collectives.Comm) error {
 		c := resumed
 		j, err := Setup(&c, w, device.NewNative(1), zap.NewNop())

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 )
 
@@ -24,7 +25,7 @@ type OutputOptions struct {
 
 // runFiles returns the files a run writes: config.toml, summary.json and
 // its metrics file.
-func runFiles(cfg *Config) []string {
+func runFiles(cfg *jobfile.Config) []string {
 	return []string{
 		filepath.Join(cfg.Output.Dir, "config.toml"),
 		filepath.Join(cfg.Output.Dir, record.SummaryFile),
@@ -36,9 +37,9 @@ func runFiles(cfg *Config) []string {
 // (config.toml, summary.json or the metrics file), unless output.overwrite
 // is set or the run resumes. It only reads, so it can run on rank 0 before
 // setup, for every rank to agree on before any data is loaded.
-func CheckOutputDir(cfg *Config, opts OutputOptions) error {
+func CheckOutputDir(cfg *jobfile.Config, opts OutputOptions) error {
 	if st, err := os.Stat(cfg.Output.Dir); err == nil && !st.IsDir() {
-		return fmt.Errorf("%s: output.dir = %q is a file: expected a directory (or a path to create one at)", cfg.label(), cfg.Output.Dir)
+		return fmt.Errorf("%s: output.dir = %q is a file: expected a directory (or a path to create one at)", cfg.Label(), cfg.Output.Dir)
 	}
 	if cfg.Output.Overwrite || opts.Resume {
 		return nil
@@ -48,9 +49,9 @@ func CheckOutputDir(cfg *Config, opts OutputOptions) error {
 		switch {
 		case err == nil:
 			return fmt.Errorf("%s: output.dir = %q holds another run (%s exists): choose another output.dir, remove that run, or set output.overwrite = true",
-				cfg.label(), cfg.Output.Dir, filepath.Base(f))
+				cfg.Label(), cfg.Output.Dir, filepath.Base(f))
 		case !errors.Is(err, fs.ErrNotExist):
-			return fmt.Errorf("%s: output.dir: %w", cfg.label(), err)
+			return fmt.Errorf("%s: output.dir: %w", cfg.Label(), err)
 		}
 	}
 	return nil
@@ -65,12 +66,12 @@ func CheckOutputDir(cfg *Config, opts OutputOptions) error {
 // A resumed run (opts.Resume) keeps the directory's files and appends to
 // its metrics file, whose lines after the checkpoint's epoch upTo are
 // dropped (AppendMetrics).
-func createOutput(cfg *Config, opts OutputOptions, upTo int) (*record.MetricsWriter, error) {
+func createOutput(cfg *jobfile.Config, opts OutputOptions, upTo int) (*record.MetricsWriter, error) {
 	if err := CheckOutputDir(cfg, opts); err != nil {
 		return nil, err
 	}
 	if err := os.MkdirAll(cfg.Output.Dir, 0o755); err != nil {
-		return nil, fmt.Errorf("%s: output.dir: %w", cfg.label(), err)
+		return nil, fmt.Errorf("%s: output.dir: %w", cfg.Label(), err)
 	}
 	if cfg.Output.Overwrite && !opts.Resume {
 		for _, f := range runFiles(cfg) {
@@ -91,12 +92,12 @@ func createOutput(cfg *Config, opts OutputOptions, upTo int) (*record.MetricsWri
 // writeEffectiveConfig stores the job as it ran (defaults filled in) as
 // config.toml in output.dir, atomically: a full disk leaves no truncated
 // config.toml, and the error names the file.
-func writeEffectiveConfig(cfg *Config) error {
+func writeEffectiveConfig(cfg *jobfile.Config) error {
 	return writeConfigWith(cfg, cfg.WriteTOML)
 }
 
 // writeConfigWith is writeEffectiveConfig with the encoder given, so that
 // a test can fail the write half-way as a full disk does.
-func writeConfigWith(cfg *Config, write func(io.Writer) error) error {
+func writeConfigWith(cfg *jobfile.Config, write func(io.Writer) error) error {
 	return record.WriteAtomic(filepath.Join(cfg.Output.Dir, "config.toml"), write)
 }

@@ -5,6 +5,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"scalegnn/jobfile"
 	"strings"
 	"syscall"
 	"testing"
@@ -16,7 +17,7 @@ import (
 // cause; then that a write that succeeds replaces it.
 func TestConfigWriteFullDisk(t *testing.T) {
 	dir := t.TempDir()
-	c := DefaultConfig()
+	c := jobfile.DefaultConfig()
 	cfg := &c
 	cfg.Output.Dir = dir
 	path := filepath.Join(dir, "config.toml")
@@ -43,7 +44,7 @@ func TestConfigWriteFullDisk(t *testing.T) {
 	if err := writeEffectiveConfig(cfg); err != nil {
 		t.Fatal(err)
 	}
-	back, err := LoadConfig(path)
+	back, err := jobfile.LoadConfig(path)
 	if err != nil {
 		t.Fatalf("the written config.toml does not load: %v", err)
 	}

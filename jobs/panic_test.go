@@ -9,6 +9,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/device"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 )
 
@@ -17,8 +18,8 @@ import (
 // "failed" with the panic's text, not "completed" with 0 epochs.
 func TestTrainPanicIsFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	cfg := DefaultConfig()
-	cfg.Dataset.Source = SourceSBM
+	cfg := jobfile.DefaultConfig()
+	cfg.Dataset.Source = jobfile.SourceSBM
 	cfg.Dataset.SBM.N = 300
 	cfg.Train.Epochs = 3
 	cfg.Output.Dir = dir

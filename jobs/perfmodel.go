@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/dataset"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 	"scalegnn/prepared"
@@ -32,28 +33,28 @@ type GraphSize struct {
 // N·avg_degree + N nonzeros; an R-MAT graph's expected nonzeros follow from
 // its parameters (expectedRMATNonzeros). Built-in and Planetoid datasets
 // are small and are loaded.
-func EstimateGraphSize(c DatasetConfig) (GraphSize, error) {
+func EstimateGraphSize(c jobfile.DatasetConfig) (GraphSize, error) {
 	switch c.Source {
-	case SourcePrepared:
+	case jobfile.SourcePrepared:
 		m, err := prepared.ReadMeta(c.Path)
 		if err != nil {
 			return GraphSize{}, err
 		}
 		return GraphSize{N: m.Nodes, NNZ: m.NNZ, Features: m.Features, Classes: m.Classes, Sharded: true,
 			How: "prepared dataset metadata"}, nil
-	case SourceSBM:
+	case jobfile.SourceSBM:
 		s := c.SBM
 		nnz := expectedSBMNonzeros(s.N, s.Classes, s.AvgDegree, s.Homophily)
 		return GraphSize{N: s.N, NNZ: int64(math.Round(nnz)) + int64(s.N), Features: s.Features, Classes: s.Classes,
 			How: "expected nonzeros of dataset.sbm's generator"}, nil
-	case SourceRMAT:
+	case jobfile.SourceRMAT:
 		r := c.RMAT
 		n := 1 << r.Scale
 		nnz := expectedRMATNonzeros(r.Scale, r.EdgeFactor, r.A, r.B, r.C)
 		return GraphSize{N: n, NNZ: int64(math.Round(nnz)) + int64(n), Features: r.Features, Classes: r.Classes,
 			How: "expected nonzeros of dataset.rmat's generator"}, nil
 	}
-	g, err := LoadGraph(c)
+	g, err := jobfile.LoadGraph(c)
 	if err != nil {
 		return GraphSize{}, err
 	}
@@ -129,7 +130,7 @@ func expectedRMATNonzeros(scale, edgeFactor int, a, b, c float64) float64 {
 }
 
 // PerfJob describes a job to the performance model.
-func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
+func PerfJob(cfg *jobfile.Config, gs GraphSize) perfmodel.Job {
 	m := cfg.Model
 	j := perfmodel.Job{
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
@@ -152,13 +153,13 @@ func PerfJob(cfg *Config, gs GraphSize) perfmodel.Job {
 // job (perfmodel.PredictAll): a full-graph job lists Plexus's 3D grids and
 // CAGNET's 1.5D arrangements, unless train.algorithm names one of them
 // (then only it) or the job lies outside what package cagnet trains
-// (cagnetScope: then 3D only); the mini-batch-type modes (minibatch,
+// (CAGNETScope: then 3D only); the mini-batch-type modes (minibatch,
 // neighbor, isolated) list each other: the Plexus 4D grids, neighbor
 // sampling and isolated training side by side, each with the job's keys
 // where it sets them and defaults otherwise, and a mini-batch job also
 // the 1.5D arrangements with every Gd (cagnet.MiniBatch) under the same
 // rule as a full-graph job's.
-func PerfChoices(cfg *Config) perfmodel.Choices {
+func PerfChoices(cfg *jobfile.Config) perfmodel.Choices {
 	t := cfg.Train
 	if t.Mode == gcn.MiniBatch {
 		switch t.Algorithm {
@@ -167,7 +168,7 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 		case method.CAGNET:
 			return perfmodel.Choices{CAGNET: true}
 		}
-		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: cagnetScope(cfg) == nil}
+		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: jobfile.CAGNETScope(cfg) == nil}
 	}
 	if t.Mode != gcn.FullGraph {
 		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
@@ -178,7 +179,7 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 	case method.CAGNET:
 		return perfmodel.Choices{CAGNET: true}
 	}
-	return perfmodel.Choices{Plexus: true, CAGNET: cagnetScope(cfg) == nil}
+	return perfmodel.Choices{Plexus: true, CAGNET: jobfile.CAGNETScope(cfg) == nil}
 }
 
 // OwnChoices lists the configurations that train the job as it is
@@ -190,7 +191,7 @@ func PerfChoices(cfg *Config) perfmodel.Choices {
 // runs must not change what it trains. A mini-batch job's 4D grids and
 // 1.5D arrangements train the same batches (one sampler rule), so it may
 // take either, unless train.algorithm names one.
-func OwnChoices(cfg *Config) perfmodel.Choices {
+func OwnChoices(cfg *jobfile.Config) perfmodel.Choices {
 	switch cfg.Train.Mode {
 	case gcn.FullGraph:
 		return PerfChoices(cfg)
@@ -208,14 +209,14 @@ func OwnChoices(cfg *Config) perfmodel.Choices {
 // ChooseGrid predicts every configuration of every algorithm OwnChoices
 // lists for ranks ranks and returns the predictions, best first, and the
 // best one that fits in memPerRank (0: no limit).
-func ChooseGrid(cfg *Config, gs GraphSize, m *perfmodel.Machine, ranks, ranksPerNode int, memPerRank int64) ([]perfmodel.Prediction, perfmodel.Prediction, error) {
+func ChooseGrid(cfg *jobfile.Config, gs GraphSize, m *perfmodel.Machine, ranks, ranksPerNode int, memPerRank int64) ([]perfmodel.Prediction, perfmodel.Prediction, error) {
 	preds, err := perfmodel.PredictAll(PerfJob(cfg, gs), m, perfmodel.Options{Ranks: ranks, RanksPerNode: ranksPerNode, MemPerRank: memPerRank}, OwnChoices(cfg))
 	if err != nil {
-		return nil, perfmodel.Prediction{}, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
+		return nil, perfmodel.Prediction{}, fmt.Errorf("%s: choosing the grid: %w", cfg.Label(), err)
 	}
 	best, err := perfmodel.Best(preds, memPerRank)
 	if err != nil {
-		return preds, best, fmt.Errorf("%s: choosing the grid: %w", cfg.label(), err)
+		return preds, best, fmt.Errorf("%s: choosing the grid: %w", cfg.Label(), err)
 	}
 	return preds, best, nil
 }

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/dataset"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -29,14 +30,14 @@ func TestExpectedRMATNonzeros(t *testing.T) {
 // TestEstimateGraphSizeSBM checks the SBM shortcut against the generator:
 // within 0.5%.
 func TestEstimateGraphSizeSBM(t *testing.T) {
-	c := DefaultConfig().Dataset
-	c.Source = SourceSBM
+	c := jobfile.DefaultConfig().Dataset
+	c.Source = jobfile.SourceSBM
 	c.SBM.N = 3000
 	gs, err := EstimateGraphSize(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := LoadGraph(c)
+	g, err := jobfile.LoadGraph(c)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -66,7 +67,7 @@ func TestPerfChoices(t *testing.T) {
 		{"minibatch norm", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
 		{"neighbor", "[train]\nmode = \"neighbor\"\nbatch_size = 8\nfanouts = [5, 5]\n[grid]\nd = 1\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
 	} {
-		cfg, err := ParseConfig("job.toml", []byte(tc.body))
+		cfg, err := jobfile.ParseConfig("job.toml", []byte(tc.body))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}

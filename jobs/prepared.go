@@ -7,6 +7,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 )
@@ -15,7 +16,7 @@ import (
 // the Source every rank reads only the blocks of its own shards from; no
 // rank holds the whole graph. The permutation was applied at prepare time,
 // so the job's [permute] must name the same scheme and seed.
-func preparedSource(cfg *Config, world collectives.Comm, log *zap.Logger) (gcn.Source, error) {
+func preparedSource(cfg *jobfile.Config, world collectives.Comm, log *zap.Logger) (gcn.Source, error) {
 	ds, err := prepared.Open(cfg.Dataset.Path, prepared.LoadOptions{
 		NormalizeFeatures: cfg.Dataset.NormalizeFeatures,
 		Progress:          loadProgress(world), // each file read, for the watchdog
@@ -45,7 +46,7 @@ func preparedSource(cfg *Config, world collectives.Comm, log *zap.Logger) (gcn.S
 // CheckPreparedPermutation reports an error when the job's [permute]
 // differs from the permutation a prepared dataset was written with (the
 // seed counts only for single and double).
-func CheckPreparedPermutation(cfg *Config, m *prepared.Meta) error {
+func CheckPreparedPermutation(cfg *jobfile.Config, m *prepared.Meta) error {
 	p := cfg.Permute
 	if p.Scheme == m.Permute.Scheme && (p.Scheme == permute.None || p.Seed == m.Permute.Seed) {
 		return nil
@@ -55,5 +56,5 @@ func CheckPreparedPermutation(cfg *Config, m *prepared.Meta) error {
 		want += fmt.Sprintf(", seed = %d", m.Permute.Seed)
 	}
 	return fmt.Errorf("%s: [permute] scheme = %q, seed = %d, but the prepared dataset %s was permuted at prepare time with %s: set [permute] %s in the job file, or prepare the dataset again with the permutation you want",
-		cfg.label(), p.Scheme, p.Seed, cfg.Dataset.Path, want, want)
+		cfg.Label(), p.Scheme, p.Seed, cfg.Dataset.Path, want, want)
 }

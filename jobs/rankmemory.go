@@ -3,6 +3,7 @@ package jobs
 import (
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
@@ -17,7 +18,7 @@ import (
 // the 3D/4D grids differ by rank (EstimateMemory at the rank's
 // coordinates). Before, every job was checked as a 3D grid, so a 1.5D job
 // was judged by the wrong model.
-func rankMemory(cfg *Config, gs GraphSize, shape grid.Shape, rank int) perfmodel.Memory {
+func rankMemory(cfg *jobfile.Config, gs GraphSize, shape grid.Shape, rank int) perfmodel.Memory {
 	j := PerfJob(cfg, gs)
 	switch {
 	case cfg.Train.Algorithm == method.CAGNET && cfg.Train.Mode == gcn.MiniBatch:

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/grid"
 	"scalegnn/internal/memlimit"
+	"scalegnn/jobfile"
 	"scalegnn/perfmodel"
 )
 
@@ -16,11 +17,11 @@ import (
 // job exactly when CAGNETMemory exceeds the limit.
 func TestRankMemoryFollowsAlgorithm(t *testing.T) {
 	const rmat = "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 18\n[model]\nhidden = 128\nlayers = 3\n"
-	cagnet, err := ParseConfig("job.toml", []byte(rmat+"[train]\nalgorithm = \"1.5d\"\n[grid]\nx = 8\nreplication = 2\n"))
+	cagnet, err := jobfile.ParseConfig("job.toml", []byte(rmat+"[train]\nalgorithm = \"1.5d\"\n[grid]\nx = 8\nreplication = 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	plexus, err := ParseConfig("job.toml", []byte(rmat+"[grid]\nx = 2\ny = 2\nz = 2\n"))
+	plexus, err := jobfile.ParseConfig("job.toml", []byte(rmat+"[grid]\nx = 2\ny = 2\nz = 2\n"))
 	if err != nil {
 		t.Fatal(err)
 	}

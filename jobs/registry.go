@@ -7,30 +7,27 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 )
 
-// registration is one training method in the one place that names what
-// it needs: the check of the job-file keys it reads (run by
-// Config.Validate after the keys every method shares) and its setup.
-// The performance model's prediction of each method is perfmodel's
-// (PerfChoices lists the methods a job can run as).
+// registration is one training method's setup: what builds this rank's
+// Method from the job's source. The check of the keys it reads is
+// jobfile's (methodChecks), its prediction perfmodel's (PerfChoices lists
+// the methods a job can run as).
 type registration struct {
-	// check validates the method's own keys; file names the job file.
-	check func(file string, c *Config) error
-	// setup builds this rank's method from the job's source.
 	setup func(s setup) (Method, error)
 }
 
 // registry is every training method. A new one is its own package and
 // one entry here (docs/architecture.md).
 var registry = map[method.Method]registration{
-	method.Plexus3D:    {check: checkFullGraph, setup: setupPlexus},
-	method.ScaleGNN4D:  {check: checkMiniBatch, setup: setupPlexus},
-	method.Neighbor:    {check: checkNeighbor, setup: setupNeighbor},
-	method.Isolated:    {check: checkIsolated, setup: setupIsolated},
-	method.CAGNET15D:   {check: checkAlgorithm, setup: setupCAGNET},
-	method.CAGNETBatch: {check: checkAlgorithm, setup: setupCAGNETMiniBatch},
+	method.Plexus3D:    {setup: setupPlexus},
+	method.ScaleGNN4D:  {setup: setupPlexus},
+	method.Neighbor:    {setup: setupNeighbor},
+	method.Isolated:    {setup: setupIsolated},
+	method.CAGNET15D:   {setup: setupCAGNET},
+	method.CAGNETBatch: {setup: setupCAGNETMiniBatch},
 }
 
 // setup is what a method's setup is given: the job, its grid (and an
@@ -38,7 +35,7 @@ var registry = map[method.Method]registration{
 // model configuration from the source's sizes, and the rank's world,
 // device and logger.
 type setup struct {
-	cfg      *Config
+	cfg      *jobfile.Config
 	g        *grid.Grid
 	evalGrid *grid.Grid
 	src      gcn.Source
@@ -47,6 +44,3 @@ type setup struct {
 	dev      device.Device
 	log      *zap.Logger
 }
-
-// Method is the training method the job file names.
-func (c *Config) Method() method.Method { return method.Of(c.Train.Mode, c.Train.Algorithm) }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"scalegnn/gcn"
+	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/permute"
 )
@@ -17,53 +18,53 @@ import (
 // part-way through an epoch.
 func midEpochJobs() []struct {
 	name string
-	cfg  func(dir string) Config
+	cfg  func(dir string) jobfile.Config
 } {
-	base := func(dir string) Config {
-		cfg := DefaultConfig()
+	base := func(dir string) jobfile.Config {
+		cfg := jobfile.DefaultConfig()
 		cfg.Train.Epochs, cfg.Train.EvalEvery, cfg.Train.Seed = 3, 1, 3
-		cfg.Permute = PermuteConfig{Scheme: permute.Single, Seed: 5}
+		cfg.Permute = jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
 		cfg.Output.Dir = dir
 		return cfg
 	}
 	return []struct {
 		name string
-		cfg  func(dir string) Config
+		cfg  func(dir string) jobfile.Config
 	}{
-		{"3d fullgraph 2x1x2", func(dir string) Config {
+		{"3d fullgraph 2x1x2", func(dir string) jobfile.Config {
 			c := base(dir)
-			c.Grid = GridConfig{X: 2, Y: 1, Z: 2, D: 1}
+			c.Grid = jobfile.GridConfig{X: 2, Y: 1, Z: 2, D: 1}
 			return c
 		}},
-		{"4d minibatch d=2 1x2x1", func(dir string) Config {
+		{"4d minibatch d=2 1x2x1", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Mode, c.Train.BatchSize, c.Train.Prefetch = gcn.MiniBatch, 700, true
-			c.Grid = GridConfig{X: 1, Y: 2, Z: 1, D: 2}
+			c.Grid = jobfile.GridConfig{X: 1, Y: 2, Z: 1, D: 2}
 			return c
 		}},
-		{"neighbor d=3", func(dir string) Config {
+		{"neighbor d=3", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Model.Layer = gcn.SAGELayer
 			c.Train.Mode, c.Train.Fanouts, c.Train.BatchSize, c.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 20, true
-			c.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: 3}
+			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 3}
 			return c
 		}},
-		{"isolated d=2", func(dir string) Config {
+		{"isolated d=2", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Mode, c.Train.BatchSize = gcn.Isolated, 30
-			c.Grid = GridConfig{X: 1, Y: 1, Z: 1, D: 2}
+			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 2}
 			return c
 		}},
-		{"1.5d fullgraph 2x2", func(dir string) Config {
+		{"1.5d fullgraph 2x2", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Algorithm = method.CAGNET
-			c.Grid = GridConfig{X: 4, Y: 1, Z: 1, D: 1, Replication: 2}
+			c.Grid = jobfile.GridConfig{X: 4, Y: 1, Z: 1, D: 1, Replication: 2}
 			return c
 		}},
-		{"1.5d minibatch d=2 3x1", func(dir string) Config {
+		{"1.5d minibatch d=2 3x1", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Mode, c.Train.Algorithm, c.Train.BatchSize = gcn.MiniBatch, method.CAGNET, 900
-			c.Grid = GridConfig{X: 3, Y: 1, Z: 1, D: 2, Replication: 1}
+			c.Grid = jobfile.GridConfig{X: 3, Y: 1, Z: 1, D: 2, Replication: 1}
 			return c
 		}},
 	}
@@ -93,7 +94,7 @@ func TestResumeMidEpochExact(t *testing.T) {
 				}
 				seen[at] = true
 				stopped := job.cfg(filepath.Join(tmp, fmt.Sprint("stopped-", at)))
-				stopped.Checkpoint = CheckpointConfig{Every: 100}
+				stopped.Checkpoint = jobfile.CheckpointConfig{Every: 100}
 				_, err := runKeep(t, stopped, "", at)
 				var ie *InterruptedError
 				if !errors.As(err, &ie) || ie.Checkpoint == "" || ie.Step != at {

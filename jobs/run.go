@@ -12,6 +12,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/spmm"
 )
@@ -19,7 +20,7 @@ import (
 // Job is one rank's state of a training run, built by Setup: the job
 // file, the grid and the training method (jobs/method.go) the file names.
 type Job struct {
-	Cfg    *Config
+	Cfg    *jobfile.Config
 	Grid   *grid.Grid
 	method Method
 	log    *zap.Logger
@@ -47,7 +48,7 @@ type Job struct {
 // generated whole and permuted in memory, or a prepared dataset read shard
 // by shard), the model configuration from the source's sizes, then the
 // method's own setup (jobs/registry.go).
-func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	if err := ResolveEvalGrid(cfg); err != nil {
 		return nil, err
@@ -60,12 +61,12 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 	// here too, before anything can fail on one rank only.
 	var evalGrid *grid.Grid
 	if cfg.Train.Mode == gcn.Isolated && cfg.Grid.D > 1 {
-		if evalGrid, err = grid.New(world, cfg.Grappa.evalShape()); err != nil {
+		if evalGrid, err = grid.New(world, cfg.Grappa.EvalShape()); err != nil {
 			return nil, err
 		}
 	}
 	var src gcn.Source
-	if cfg.Dataset.Source == SourcePrepared {
+	if cfg.Dataset.Source == jobfile.SourcePrepared {
 		src, err = preparedSource(cfg, world, log)
 	} else {
 		src, err = memorySource(cfg, world, shape, log)
@@ -87,10 +88,10 @@ func Setup(cfg *Config, world collectives.Comm, dev device.Device, log *zap.Logg
 // memorySource loads or generates the job's graph whole, permutes it as
 // [permute] says and returns it as a Source; rank 0 logs its nonzero
 // balance. Each stage is a piece of the load for the watchdog.
-func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *zap.Logger) (gcn.Source, error) {
+func memorySource(cfg *jobfile.Config, world collectives.Comm, shape grid.Shape, log *zap.Logger) (gcn.Source, error) {
 	progress := loadProgress(world)
 	t0 := time.Now()
-	graph, err := LoadGraph(cfg.Dataset)
+	graph, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		return nil, err
 	}
@@ -116,13 +117,13 @@ func memorySource(cfg *Config, world collectives.Comm, shape grid.Shape, log *za
 }
 
 // RunOptions maps the job file onto the model's run-time options.
-func RunOptions(cfg *Config) gcn.Options {
+func RunOptions(cfg *jobfile.Config) gcn.Options {
 	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap}
 }
 
 // ModelConfigFor maps the job file onto the model for a graph of the given
 // sizes.
-func ModelConfigFor(cfg *Config, s gcn.Sizes) gcn.Config {
+func ModelConfigFor(cfg *jobfile.Config, s gcn.Sizes) gcn.Config {
 	m := cfg.Model
 	return gcn.Config{
 		Features: s.Features, Hidden: m.Hidden, Classes: s.Classes, Layers: m.Layers, Dropout: m.Dropout,
@@ -132,7 +133,7 @@ func ModelConfigFor(cfg *Config, s gcn.Sizes) gcn.Config {
 }
 
 // OptimizerFor maps the job file onto the optimizer.
-func OptimizerFor(cfg *Config) gcn.Optimizer {
+func OptimizerFor(cfg *jobfile.Config) gcn.Optimizer {
 	o := cfg.Optimizer
 	return gcn.Optimizer{Name: o.Name, LR: o.LR, WeightDecay: o.WeightDecay, Beta1: o.Beta1, Beta2: o.Beta2, Epsilon: o.Eps}
 }

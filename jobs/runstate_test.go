@@ -14,13 +14,14 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 )
 
 // outputJob is a one-rank Job with only what OpenOutput and the run's
 // bookkeeping use, writing to dir.
-func outputJob(dir string, edit func(*Config)) *Job {
-	cfg := DefaultConfig()
+func outputJob(dir string, edit func(*jobfile.Config)) *Job {
+	cfg := jobfile.DefaultConfig()
 	cfg.Output.Dir = dir
 	if edit != nil {
 		edit(&cfg)
@@ -160,7 +161,7 @@ func TestOutputDirRefused(t *testing.T) {
 		t.Fatalf("a resume is refused: %v", err)
 	}
 
-	over := outputJob(dir, func(c *Config) { c.Output.Overwrite = true })
+	over := outputJob(dir, func(c *jobfile.Config) { c.Output.Overwrite = true })
 	if err := over.OpenOutput(OutputOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +194,7 @@ func TestCheckOutputDir(t *testing.T) {
 			os.MkdirAll(c.dir, 0o755)
 			os.WriteFile(filepath.Join(c.dir, c.runFile), nil, 0o644)
 		}
-		cfg := DefaultConfig()
+		cfg := jobfile.DefaultConfig()
 		cfg.Output.Dir = c.dir
 		err := CheckOutputDir(&cfg, OutputOptions{})
 		if (err == nil) != (c.want == "") || err != nil && !strings.Contains(err.Error(), c.want) {
@@ -253,7 +254,7 @@ func TestStopRule(t *testing.T) {
 // the epoch and time to it.
 func TestEarlyStopRecordsTarget(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	j := outputJob(dir, func(c *Config) { c.Train.TargetAcc = 0.7 })
+	j := outputJob(dir, func(c *jobfile.Config) { c.Train.TargetAcc = 0.7 })
 	if err := j.OpenOutput(OutputOptions{}); err != nil {
 		t.Fatal(err)
 	}

@@ -19,7 +19,7 @@ import (
 	"os"
 	"slices"
 
-	"scalegnn/jobs"
+	"scalegnn/jobfile"
 	"scalegnn/npy"
 	"scalegnn/record"
 )
@@ -39,11 +39,11 @@ func main() {
 }
 
 func check(config, run, preds, ref, emb, embRef string) error {
-	cfg, err := jobs.LoadConfig(config)
+	cfg, err := jobfile.LoadConfig(config)
 	if err != nil {
 		return err
 	}
-	g, err := jobs.LoadGraph(cfg.Dataset)
+	g, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		return err
 	}

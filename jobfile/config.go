@@ -1,4 +1,4 @@
-package jobs
+package jobfile
 
 import (
 	"bytes"
@@ -419,8 +419,8 @@ var aliases = map[string]string{
 	"num_threads":   "threads",
 }
 
-// label names the configuration in messages.
-func (c *Config) label() string {
+// Label names the configuration in messages: its file, or "job file".
+func (c *Config) Label() string {
 	if c.Path == "" {
 		return "job file"
 	}
@@ -431,7 +431,7 @@ func (c *Config) label() string {
 // what is expected. ParseConfig calls it; call it yourself on a Config built
 // in code.
 func (c *Config) Validate() error {
-	ck := &tomlx.Checker{File: c.label()}
+	ck := &tomlx.Checker{File: c.Label()}
 	inf := math.Inf(1)
 
 	d := c.Dataset
@@ -480,7 +480,7 @@ func (c *Config) Validate() error {
 		// (neighbor, isolated) is refused, not ignored.
 		ck.Err = checkAlgorithm(ck.File, c)
 	default:
-		ck.Err = registry[c.Method()].check(ck.File, c)
+		ck.Err = methodChecks[c.Method()](ck.File, c)
 	}
 	if t.BatchSize != 0 {
 		ck.AtLeast("train.batch_size", t.BatchSize, 1)
@@ -565,11 +565,11 @@ func (c *Config) CheckWorld(worldSize int) error {
 	}
 	if g.D > 0 && worldSize%g.D != 0 {
 		return fmt.Errorf("%s: grid.d = %d data-parallel replicas do not divide the %d ranks the job was started with: choose grid.d among %v",
-			c.label(), g.D, worldSize, divisors(worldSize))
+			c.Label(), g.D, worldSize, divisors(worldSize))
 	}
 	if n := g.Ranks(); n != worldSize {
 		return fmt.Errorf("%s: grid %dx%dx%d (d=%d) has %d ranks but the job was started with %d: set grid.x*grid.y*grid.z*grid.d = %d",
-			c.label(), g.X, g.Y, g.Z, g.D, n, worldSize, worldSize)
+			c.Label(), g.X, g.Y, g.Z, g.D, n, worldSize, worldSize)
 	}
 	return nil
 }
@@ -612,7 +612,7 @@ func (c *Config) WriteTOML(w io.Writer) error {
 // table. The sbm and rmat tables appear only when dataset.source selects
 // them.
 func (c *Config) Summary() []zap.Field {
-	fields := []zap.Field{zap.String("job", c.label())}
+	fields := []zap.Field{zap.String("job", c.Label())}
 	v := reflect.ValueOf(c).Elem()
 	t := v.Type()
 	for i := 0; i < t.NumField(); i++ {
@@ -666,30 +666,4 @@ func (tl tableLog) MarshalLogObject(enc zapcore.ObjectEncoder) error {
 		}
 	}
 	return nil
-}
-
-// checkFullGraph checks the keys of full-graph 3D training: it takes no
-// batches.
-func checkFullGraph(file string, c *Config) error {
-	t := c.Train
-	switch {
-	case len(t.Fanouts) != 0:
-		return errFanouts(file)
-	case t.BatchSize != 0 || t.BatchRatio != 0 || t.StepsPerEpoch != 0:
-		return fmt.Errorf(`%s: train.batch_size, batch_ratio and steps_per_epoch apply to mini-batch training: set train.mode = "minibatch" or remove them`, file)
-	}
-	return nil
-}
-
-// checkMiniBatch checks the keys of 4D mini-batch training beyond the
-// batch size, which every mini-batch method shares (Validate).
-func checkMiniBatch(file string, c *Config) error {
-	if len(c.Train.Fanouts) != 0 {
-		return errFanouts(file)
-	}
-	return nil
-}
-
-func errFanouts(file string) error {
-	return fmt.Errorf(`%s: train.fanouts applies to neighbor sampling: set train.mode = "neighbor" or remove it`, file)
 }

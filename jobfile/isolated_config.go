@@ -1,0 +1,39 @@
+package jobfile
+
+import (
+	"scalegnn/grid"
+)
+
+// GrappaConfig is [grappa]: isolated (gradient-only) training, Grappa
+// §3.3–3.5. Every rank is one worker: grid.d = ranks, x = y = z = 1.
+type GrappaConfig struct {
+	// Partition is "induced" (the two chunks' vertices) or "halo" (plus
+	// every vertex within model.layers hops of their training vertices).
+	Partition string `toml:"partition"`
+	// Correction is "none", "batch" (eq. 12) or "shrinkage" (eq. 18).
+	Correction string `toml:"correction"`
+	// Chunks is the number of chunks; 0 means one per worker.
+	Chunks int `toml:"chunks"`
+	// EpochsPerSuperEpoch is how many epochs a partition trains before
+	// the sweep moves on (default 1).
+	EpochsPerSuperEpoch int `toml:"epochs_per_super_epoch"`
+	// Deficit and DeficitEpochs are the coverage-deficit early switch: a
+	// super-epoch ends early once every worker's 1 − ĉ has exceeded
+	// Deficit for DeficitEpochs epochs in a row (0 disables it).
+	Deficit       float64 `toml:"deficit"`
+	DeficitEpochs int     `toml:"deficit_epochs"`
+	// EvalGrid is [x, y, z], the 3D grid of the distributed evaluation:
+	// all the workers together run the full-graph forward pass as a
+	// full-graph job on that grid would. Empty takes the grid where the
+	// evaluation takes the least memory on a rank, then moves the fewest
+	// bytes (perfmodel.IsolatedEvalShape).
+	EvalGrid []int `toml:"eval_grid"`
+}
+
+// evalShape is EvalGrid as a grid shape (the zero Shape when unset).
+func (g GrappaConfig) EvalShape() grid.Shape {
+	if len(g.EvalGrid) != 3 {
+		return grid.Shape{}
+	}
+	return grid.Shape{D: 1, X: g.EvalGrid[0], Y: g.EvalGrid[1], Z: g.EvalGrid[2]}
+}

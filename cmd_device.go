@@ -10,7 +10,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/internal/node"
 	"scalegnn/jobfile"
-	"scalegnn/jobs"
+	"scalegnn/plan"
 )
 
 // deviceRequest is what a command asks of a rank's device: a job's
@@ -45,7 +45,7 @@ type rankDevice struct {
 	// share is the GPU's memory each rank bound to it may use, measured
 	// by measure once every rank has opened its device; zero until then
 	// and on a host device.
-	share jobs.GPUShare
+	share plan.GPUShare
 }
 
 // gpuBinding is the rule that binds ranks to GPUs: the rank of local rank
@@ -121,23 +121,23 @@ func (d *rankDevice) measure() {
 	if !ok {
 		return
 	}
-	d.share = jobs.GPUShare{Name: fmt.Sprintf("GPU %d", d.ordinal), Free: free, Total: total, Ranks: d.sharing}
+	d.share = plan.GPUShare{Name: fmt.Sprintf("GPU %d", d.ordinal), Free: free, Total: total, Ranks: d.sharing}
 }
 
-// checkMemory is the memory check of a GPU (jobs.CheckDeviceMemory)
+// checkMemory is the memory check of a GPU (plan.CheckDeviceMemory)
 // before setup; nil on a host device, whose memory checkMemory checked
 // before loading.
 func (d *rankDevice) checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
 	if d.share.Ranks == 0 {
 		return nil
 	}
-	return jobs.CheckDeviceMemory(cfg, rank, info.RanksPerNode, d.share)
+	return plan.CheckDeviceMemory(cfg, rank, info.RanksPerNode, d.share)
 }
 
 // guard runs f, a step that allocates on the device (jobs.Setup,
 // Job.Train, inference), and returns its error; a GPU allocation that
 // fails panics with a *device.OutOfMemoryError, which guard turns into
-// jobs.DeviceOutOfMemory's one line (the allocation, the prediction, the
+// plan.DeviceOutOfMemory's one line (the allocation, the prediction, the
 // rank's share of the GPU and a grid that fits) instead of an internal
 // error with a stack trace. Any other panic goes on to withMPI.
 func (d *rankDevice) guard(cfg *jobfile.Config, rank int, info node.Info, f func() error) (err error) {
@@ -154,7 +154,7 @@ func (d *rankDevice) guard(cfg *jobfile.Config, rank int, info node.Info, f func
 			err = oom // no GPU share measured: nothing to compare the need with
 			return
 		}
-		err = jobs.DeviceOutOfMemory(cfg, rank, info.RanksPerNode, d.share, oom)
+		err = plan.DeviceOutOfMemory(cfg, rank, info.RanksPerNode, d.share, oom)
 	}()
 	return f()
 }

@@ -11,7 +11,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/internal/node"
 	"scalegnn/jobfile"
-	"scalegnn/jobs"
+	"scalegnn/plan"
 )
 
 // TestGPUBinding: local rank mod the node's GPUs, and how many ranks of
@@ -64,7 +64,7 @@ func TestOpenHostDevice(t *testing.T) {
 			t.Errorf("%s opened %s, want %s", c.name, rd.dev.Name(), c.want)
 		}
 		rd.measure()
-		if rd.share != (jobs.GPUShare{}) || rd.checkMemory(nil, 0, info) != nil {
+		if rd.share != (plan.GPUShare{}) || rd.checkMemory(nil, 0, info) != nil {
 			t.Errorf("%s: a host device has a GPU share %+v", c.name, rd.share)
 		}
 	}
@@ -74,7 +74,7 @@ func TestOpenHostDevice(t *testing.T) {
 }
 
 // TestGuardOutOfMemory: a GPU's OutOfMemoryError panic becomes the one
-// line of jobs.DeviceOutOfMemory; other panics are not taken.
+// line of plan.DeviceOutOfMemory; other panics are not taken.
 func TestGuardOutOfMemory(t *testing.T) {
 	cfg, err := jobfile.ParseConfig("job.toml", []byte("[runtime]\ndevice = \"cuda\"\n"))
 	if err != nil {
@@ -82,9 +82,9 @@ func TestGuardOutOfMemory(t *testing.T) {
 	}
 	info := node.Info{RanksPerNode: 2}
 	oom := &device.OutOfMemoryError{Bytes: 1 << 30, Free: 1 << 20, Total: 8 << 30, Device: "cuda:0"}
-	gpu := &rankDevice{sharing: 2, share: jobs.GPUShare{Name: "GPU 0", Free: 6 << 30, Total: 8 << 30, Ranks: 2}}
+	gpu := &rankDevice{sharing: 2, share: plan.GPUShare{Name: "GPU 0", Free: 6 << 30, Total: 8 << 30, Ranks: 2}}
 	err = gpu.guard(cfg, 1, info, func() error { panic(oom) })
-	want := jobs.DeviceOutOfMemory(cfg, 1, 2, gpu.share, oom)
+	want := plan.DeviceOutOfMemory(cfg, 1, 2, gpu.share, oom)
 	if err == nil || err.Error() != want.Error() || !strings.Contains(err.Error(), "rank 1's predicted device memory") {
 		t.Errorf("guard: %v, want %v", err, want)
 	}

@@ -6,12 +6,12 @@ import (
 
 	"scalegnn/internal/memlimit"
 	"scalegnn/jobfile"
-	"scalegnn/jobs"
+	"scalegnn/plan"
 )
 
 // softMemoryLimit sets Go's soft memory limit (runtime/debug.SetMemoryLimit)
 // to what this rank may use: the limit the memory check judged the job
-// against (jobs.MemoryLimit: grid.mem_per_rank, the cgroup, MemAvailable or
+// against (plan.MemoryLimit: grid.mem_per_rank, the cgroup, MemAvailable or
 // ulimit -v, shared by the ranks of the node). By default Go's collector
 // lets the heap grow to twice its live size before it collects, so a rank
 // whose live memory fits its share could still be killed by the kernel's
@@ -27,7 +27,7 @@ func softMemoryLimit(cfg *jobfile.Config, ranksPerNode int) (int64, string) {
 	if err != nil {
 		return 0, ""
 	}
-	limit, from, ok, err := jobs.MemoryLimit(cfg, ranksPerNode, limits)
+	limit, from, ok, err := plan.MemoryLimit(cfg, ranksPerNode, limits)
 	if err != nil || !ok || limit <= 0 {
 		return 0, ""
 	}

@@ -9,14 +9,14 @@ import (
 	"scalegnn/internal/node"
 	"scalegnn/internal/watchdog"
 	"scalegnn/jobfile"
-	"scalegnn/jobs"
+	"scalegnn/plan"
 )
 
 // exitStalled is the exit code of a job its watchdog ended: a rank made
 // no progress within runtime.stall_timeout (README, "Output").
 const exitStalled = 6
 
-// checkMemory is the memory check before loading (jobs.CheckMemory) with
+// checkMemory is the memory check before loading (plan.CheckMemory) with
 // this machine's limits; with runtime.mem_check = false it checks only
 // the address space of ulimit -v.
 func checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
@@ -24,16 +24,16 @@ func checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
 	if err != nil {
 		return err
 	}
-	return jobs.CheckMemory(cfg, rank, info.RanksPerNode, limits)
+	return plan.CheckMemory(cfg, rank, info.RanksPerNode, limits)
 }
 
 // agreedLimits returns the memory limits of this machine per rank, the
-// smallest over the ranks (jobs.AgreeLimits), in which grid.auto chooses
+// smallest over the ranks (plan.AgreeLimits), in which grid.auto chooses
 // the same grid on every rank. It is collective: every rank joins the
 // agreement, also one whose detection failed.
 func agreedLimits(world collectives.Comm, info node.Info) ([]memlimit.Limit, error) {
 	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
-	agreed, aerr := jobs.AgreeLimits(world, info.RanksPerNode, limits)
+	agreed, aerr := plan.AgreeLimits(world, info.RanksPerNode, limits)
 	if err != nil {
 		return nil, err
 	}

@@ -17,6 +17,7 @@ import (
 	"scalegnn/jobs"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
+	"scalegnn/plan"
 	"scalegnn/record"
 )
 
@@ -84,7 +85,7 @@ func (p *predictFlags) register(fs *flag.FlagSet) {
 // predictSetup loads the job, the graph size and the machine, and predicts.
 type predicted struct {
 	cfg     *jobfile.Config
-	gs      jobs.GraphSize
+	gs      plan.GraphSize
 	job     perfmodel.Job
 	machine *perfmodel.Machine
 	mem     int64
@@ -116,21 +117,21 @@ func (p *predictFlags) run() (*predicted, error) {
 		}
 	}
 	if p.n > 0 && p.nnz > 0 {
-		out.gs = jobs.GraphSize{N: p.n, NNZ: p.nnz, How: "-n and -nnz"}
+		out.gs = plan.GraphSize{N: p.n, NNZ: p.nnz, How: "-n and -nnz"}
 		// Widths still come from the job's dataset description.
-		if gs, err := jobs.EstimateGraphSize(out.cfg.Dataset); err == nil {
+		if gs, err := plan.EstimateGraphSize(out.cfg.Dataset); err == nil {
 			out.gs.Features, out.gs.Classes = gs.Features, gs.Classes
 		} else {
 			return nil, err
 		}
 	} else if p.n > 0 || p.nnz > 0 {
 		return nil, fmt.Errorf("-n and -nnz go together")
-	} else if out.gs, err = jobs.EstimateGraphSize(out.cfg.Dataset); err != nil {
+	} else if out.gs, err = plan.EstimateGraphSize(out.cfg.Dataset); err != nil {
 		return nil, err
 	}
-	out.job = jobs.PerfJob(out.cfg, out.gs)
+	out.job = plan.PerfJob(out.cfg, out.gs)
 	out.job.Imbalance = p.imbalance
-	out.choices = jobs.PerfChoices(out.cfg)
+	out.choices = plan.PerfChoices(out.cfg)
 	out.preds, err = perfmodel.PredictAll(out.job, out.machine, perfmodel.Options{Ranks: p.ranks, RanksPerNode: p.perNode, MemPerRank: out.mem, D: p.d}, out.choices)
 	if err != nil {
 		return nil, err
@@ -158,8 +159,8 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		return 1
 	}
 	// The recommendation stays within what trains the job as written
-	// (jobs.OwnChoices); another mode's faster row is named beside it.
-	own := jobs.OwnChoices(r.cfg)
+	// (plan.OwnChoices); another mode's faster row is named beside it.
+	own := plan.OwnChoices(r.cfg)
 	best, bestErr := perfmodel.Best(ownPredictions(r.preds, own), r.mem)
 	other, otherErr := perfmodel.Best(r.preds, r.mem)
 	otherFaster := bestErr == nil && otherErr == nil && !own.Has(other.Algorithm) && other.Epoch < best.Epoch

@@ -19,6 +19,7 @@ import (
 	"scalegnn/jobfile"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
+	"scalegnn/plan"
 	"scalegnn/spmm/cpu"
 )
 
@@ -248,11 +249,11 @@ func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap
 	}
 	if err == nil && cfg.Grid.Auto {
 		if err = lerr; err == nil {
-			err = jobs.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
+			err = plan.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
 	}
 	if err == nil {
-		err = jobs.ResolveEvalGrid(cfg) // isolated mode's evaluation grid
+		err = plan.ResolveEvalGrid(cfg) // isolated mode's evaluation grid
 	}
 	return info, cfg, err
 }

@@ -13,6 +13,7 @@ import (
 	"scalegnn/jobfile"
 	"scalegnn/method"
 	"scalegnn/perfmodel"
+	"scalegnn/plan"
 )
 
 // TestCAGNETMiniBatchTrainsLike4D: Cora as a mini-batch job with 2
@@ -75,11 +76,11 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		gs, err := EstimateGraphSize(cfg.Dataset)
+		gs, err := plan.EstimateGraphSize(cfg.Dataset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		preds, _, err := ChooseGrid(cfg, gs, perfmodel.DefaultMachine(), 8, 8, 0)
+		preds, _, err := plan.ChooseGrid(cfg, gs, perfmodel.DefaultMachine(), 8, 8, 0)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -101,7 +102,7 @@ func TestAutoMiniBatchLists15D(t *testing.T) {
 		if alg == "" {
 			continue
 		}
-		if err := ResolveAutoGrid(cfg, 8, 8, nil, zap.NewNop()); err != nil {
+		if err := plan.ResolveAutoGrid(cfg, 8, 8, nil, zap.NewNop()); err != nil {
 			t.Fatal(err)
 		}
 		g := cfg.Grid

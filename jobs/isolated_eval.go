@@ -9,7 +9,6 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/gcn"
 	"scalegnn/grid"
-	"scalegnn/jobfile"
 )
 
 // isolatedEval is an isolated job's distributed evaluation. The workers
@@ -47,26 +46,6 @@ func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Opt
 	log.Info("isolated evaluation model", zap.String("grid", name),
 		zap.Int64("shard_bytes", sh.Bytes()), zap.Duration("took", time.Since(t0)))
 	return &isolatedEval{g: g, m: m}, nil
-}
-
-// ResolveEvalGrid fills grappa.eval_grid of an isolated job of more than
-// one worker that leaves it unset with the performance model's rule
-// (perfmodel.IsolatedEvalShape on the graph's estimated size), so the
-// effective job file records the grid the evaluation ran on. The
-// launcher calls it with grid.auto, where errors are agreed on; Setup
-// calls it too, for callers that did not.
-func ResolveEvalGrid(cfg *jobfile.Config) error {
-	gr := &cfg.Grappa
-	if cfg.Train.Mode != gcn.Isolated || cfg.Grid.D <= 1 || len(gr.EvalGrid) != 0 {
-		return nil
-	}
-	gs, err := EstimateGraphSize(cfg.Dataset)
-	if err != nil {
-		return err
-	}
-	s := PerfJob(cfg, gs).IsolatedEvalShape(cfg.Grid.D)
-	gr.EvalGrid = []int{s.X, s.Y, s.Z}
-	return nil
 }
 
 // evaluate copies train's weights into the evaluation model and returns

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/method"
 	"scalegnn/perfmodel"
+	"scalegnn/plan"
 )
 
 // TestIsolatedBytesPredicted: the byte counters of an isolated run show
@@ -30,11 +31,11 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 	} {
 		cfg := isolatedConfig(t, "mode = \"isolated\"\n"+tc.extra, filepath.Join(tmp, tc.name))
 		cfg.Grid.D = tc.workers
-		gs, err := EstimateGraphSize(cfg.Dataset)
+		gs, err := plan.EstimateGraphSize(cfg.Dataset)
 		if err != nil {
 			t.Fatal(err)
 		}
-		preds, err := perfmodel.PredictAll(PerfJob(&cfg, gs), perfmodel.DefaultMachine(), perfmodel.Options{Ranks: tc.workers}, perfmodel.Choices{Isolated: true})
+		preds, err := perfmodel.PredictAll(plan.PerfJob(&cfg, gs), perfmodel.DefaultMachine(), perfmodel.Options{Ranks: tc.workers}, perfmodel.Choices{Isolated: true})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -44,7 +45,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 		}
 		_, ms := trainLocal(t, cfg)
 		chunks := wantChunkBytes(t, cfg)
-		evalBytes := PerfJob(&cfg, gs).IsolatedEvalBytes(tc.workers)
+		evalBytes := plan.PerfJob(&cfg, gs).IsolatedEvalBytes(tc.workers)
 		if evalBytes <= 0 {
 			t.Fatalf("%s: %d evaluation bytes predicted on %d workers", tc.name, evalBytes, tc.workers)
 		}

@@ -14,6 +14,7 @@ import (
 	"scalegnn/grid"
 	"scalegnn/jobfile"
 	"scalegnn/permute"
+	"scalegnn/plan"
 	"scalegnn/spmm"
 )
 
@@ -50,7 +51,7 @@ type Job struct {
 // method's own setup (jobs/registry.go).
 func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
-	if err := ResolveEvalGrid(cfg); err != nil {
+	if err := plan.ResolveEvalGrid(cfg); err != nil {
 		return nil, err
 	}
 	g, err := grid.New(world, shape)

@@ -4,7 +4,7 @@
 // node's available memory (/proc/meminfo MemAvailable) and the address
 // space left under ulimit -v (RLIMIT_AS less what is already mapped).
 // It reports what it finds; jobs decides what a rank may use
-// (jobs.CheckMemory).
+// (plan.CheckMemory).
 //
 // Every file is read under a root directory ("/" in production), so tests
 // run on a fake /proc and /sys.

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -25,6 +26,10 @@ type neighborRun struct {
 	trainer *neighbor.Trainer
 	builder *neighbor.Builder
 	eval    *neighbor.Evaluator
+
+	// ids are the vertex ids of this rank's rows (V0 to V1 of the
+	// source's order 0): what predict writes them as.
+	ids []int32
 
 	pf          *sampler.Prefetcher[*neighbor.Batch]
 	prefetch    bool
@@ -57,7 +62,8 @@ func setupNeighbor(s setup) (Method, error) {
 	}
 	nr := &neighborRun{replicated: replicated{comm: s.world, model: m}, g: g, world: s.world, graph: ng, model: m, trainer: neighbor.NewTrainer(g.DP, ng, m),
 		builder: neighbor.NewBuilder(ng, seeds, s.mcfg.Layer, t.Fanouts, uint64(t.Seed)),
-		eval:    neighbor.NewEvaluator(s.world, ng, m), steps: seeds.StepsPerEpoch(), prefetch: t.Prefetch}
+		eval:    neighbor.NewEvaluator(s.world, ng, m), steps: seeds.StepsPerEpoch(), prefetch: t.Prefetch,
+		ids: s.src.Orders().Order[0][ng.V0:ng.V1]}
 	if rank == 0 {
 		s.log.Info("neighbor-sampling training", zap.Stringer("layer", s.mcfg.Layer), zap.Ints("fanouts", t.Fanouts),
 			zap.Int("seeds_per_rank", t.BatchSize), zap.Int("ranks", ranks), zap.Int("steps_per_epoch", nr.steps),
@@ -143,6 +149,50 @@ func (nr *neighborRun) Fingerprint() (gcn.Fingerprint, error) {
 func (nr *neighborRun) ModelConfig() gcn.Config { return nr.model.Cfg }
 func (nr *neighborRun) GridName() string        { return nr.g.Shape.String() }
 
-func (nr *neighborRun) Probabilities() (gcn.Block, error)   { return gcn.Block{}, errNoPredict }
-func (nr *neighborRun) Embeddings(l int) (gcn.Block, error) { return gcn.Block{}, errNoPredict }
-func (nr *neighborRun) Vertices() int                       { return nr.graph.N }
+// Probabilities is the full-graph forward pass's softmax, this rank's
+// block of vertices (every rank writes its own).
+func (nr *neighborRun) Probabilities() (gcn.Block, error) {
+	out, c, err := nr.eval.Output(nr.model.Cfg.Layers - 1)
+	if err != nil {
+		return gcn.Block{}, err
+	}
+	for i := 0; i < len(out); i += c {
+		softmax(out[i : i+c])
+	}
+	return nr.block(out, c), nil
+}
+
+// Embeddings is hidden layer l's full-graph output (the ReLU's).
+func (nr *neighborRun) Embeddings(l int) (gcn.Block, error) {
+	if last := gcn.LastHidden(nr.model.Cfg); l < 0 || l > last {
+		return gcn.Block{}, fmt.Errorf("neighbor: embeddings of layer %d: the model's hidden layers are 0 to %d", l, last)
+	}
+	out, w, err := nr.eval.Output(l)
+	if err != nil {
+		return gcn.Block{}, err
+	}
+	return nr.block(out, w), nil
+}
+
+// block is this rank's rows of a width-w output, by vertex id.
+func (nr *neighborRun) block(data []float32, w int) gcn.Block {
+	return gcn.Block{Vertices: nr.ids, Cols: w, C0: 0, C1: w, Data: data, Owner: true}
+}
+
+func (nr *neighborRun) Vertices() int { return nr.graph.N }
+
+// softmax replaces row with its softmax, as gcn's Probabilities computes
+// it (the max subtracted, the sum in float64).
+func softmax(row []float32) {
+	mx := float32(math.Inf(-1))
+	for _, x := range row {
+		mx = max(mx, x)
+	}
+	sum := 0.0
+	for _, x := range row {
+		sum += math.Exp(float64(x - mx))
+	}
+	for j, x := range row {
+		row[j] = float32(math.Exp(float64(x-mx)) / sum)
+	}
+}

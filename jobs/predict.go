@@ -1,8 +1,6 @@
 package jobs
 
 import (
-	"errors"
-
 	"scalegnn/gcn"
 )
 
@@ -17,6 +15,3 @@ func (j *Job) Embeddings(l int) (gcn.Block, error) { return j.method.Embeddings(
 // Vertices is the number of vertices of the job's graph (the rows of
 // Probabilities' and Embeddings' output).
 func (j *Job) Vertices() int { return j.method.Vertices() }
-
-// errNoPredict is the answer of a method whose model predict cannot run.
-var errNoPredict = errors.New(`scalegnn predict runs full-graph models (train.mode = "neighbor" has none): set train.mode = "fullgraph" in the job file given to predict; the checkpoint loads on any grid`)

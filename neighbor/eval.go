@@ -1,6 +1,7 @@
 package neighbor
 
 import (
+	"fmt"
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
@@ -111,7 +112,27 @@ func (e *Evaluator) Evaluate() (gcn.Accuracy, error) {
 }
 
 // forward returns this rank's block of the full-graph logits.
-func (e *Evaluator) forward() (device.Mat, error) {
+func (e *Evaluator) forward() (device.Mat, error) { return e.forwardTo(e.m.Cfg.Layers - 1) }
+
+// Output returns this rank's block (rows V0 to V1 of the graph's order)
+// of layer l's full-graph output, downloaded: the logits for the last
+// layer, a hidden layer's ReLU output otherwise (0 ≤ l < Layers).
+func (e *Evaluator) Output(l int) ([]float32, int, error) {
+	if l < 0 || l >= e.m.Cfg.Layers {
+		panic(fmt.Sprintf("neighbor: output of layer %d of %d", l, e.m.Cfg.Layers))
+	}
+	z, err := e.forwardTo(l)
+	if err != nil {
+		return nil, 0, err
+	}
+	out := make([]float32, z.Rows()*z.Cols())
+	device.DownloadMat(e.m.dev, out, z)
+	return out, z.Cols(), nil
+}
+
+// forwardTo returns this rank's block of layer last's output (the logits
+// for the last layer, the ReLU's output for a hidden one).
+func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	m, g, dev := e.m, e.g, e.m.dev
 	nb := g.V1 - g.V0
 	h := device.Matrix(e.feats, nb, g.F)
@@ -143,6 +164,12 @@ func (e *Evaluator) forward() (device.Mat, error) {
 		if l < L-1 {
 			h = m.mat(&e.h, nb, wout)
 			dev.ReLU(h, z)
+		}
+		if l == last {
+			if l < L-1 {
+				return h, nil
+			}
+			break
 		}
 	}
 	return z, nil

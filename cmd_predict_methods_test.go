@@ -1,0 +1,90 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"scalegnn/jobfile"
+	"scalegnn/record"
+)
+
+// TestPredictEveryMethod: the model output.save_model keeps is usable in
+// every training method. scalegnn predict with the job's own file writes
+// probabilities whose argmax over the test split is the run's final test
+// accuracy exactly, and -embeddings 0 writes the first hidden layer.
+func TestPredictEveryMethod(t *testing.T) {
+	for _, tc := range []struct{ name, train string }{
+		{"fullgraph 3d", ""},
+		{"minibatch 4d", "mode = \"minibatch\"\nbatch_size = 1000\n"},
+		{"neighbor", "mode = \"neighbor\"\nbatch_size = 64\nfanouts = [10, 5]\n"},
+		{"isolated", "mode = \"isolated\"\n"},
+		{"fullgraph 1.5d", "algorithm = \"1.5d\"\n"},
+		{"minibatch 1.5d", "mode = \"minibatch\"\nalgorithm = \"1.5d\"\nbatch_size = 1000\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			job := filepath.Join(dir, "job.toml")
+			text := fmt.Sprintf("[dataset]\nsource = \"cora\"\n[train]\nepochs = 10\neval_every = 5\n%s[output]\ndir = %q\nsave_model = true\n",
+				tc.train, filepath.Join(dir, "run"))
+			if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			if code, stderr := runMain(t, "-config", job); code != 0 {
+				t.Fatalf("training: exit %d\n%s", code, stderr)
+			}
+			preds := filepath.Join(dir, "preds.npy")
+			model := filepath.Join(dir, "run", "model")
+			if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", model, "-out", preds); code != 0 {
+				t.Fatalf("predict: exit %d\n%s", code, stderr)
+			}
+			cfg, err := jobfile.LoadConfig(job)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g, err := jobfile.LoadGraph(cfg.Dataset)
+			if err != nil {
+				t.Fatal(err)
+			}
+			shape, p := readNPY(t, preds)
+			if len(shape) != 2 || shape[0] != g.N || shape[1] != g.Classes {
+				t.Fatalf("preds.npy shape %v, want [%d %d]", shape, g.N, g.Classes)
+			}
+			hits, n := 0, 0
+			for v := range g.N {
+				row := p[v*g.Classes : (v+1)*g.Classes]
+				best, sum := 0, float32(0)
+				for c, x := range row {
+					sum += x
+					if x > row[best] {
+						best = c
+					}
+				}
+				if sum < 0.999 || sum > 1.001 {
+					t.Fatalf("vertex %d: probabilities sum to %v", v, sum)
+				}
+				if g.Test[v] {
+					n++
+					if int32(best) == g.Labels[v] {
+						hits++
+					}
+				}
+			}
+			run, err := record.ReadRun(filepath.Join(dir, "run"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := float64(hits)/float64(n), run.Summary.Final.Test; got != want {
+				t.Errorf("argmax of preds.npy over the test split: accuracy %v, the run's test accuracy %v", got, want)
+			}
+			emb := filepath.Join(dir, "emb.npy")
+			if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", model, "-out", emb, "-embeddings", "0"); code != 0 {
+				t.Fatalf("predict -embeddings 0: exit %d\n%s", code, stderr)
+			}
+			if shape, _ := readNPY(t, emb); len(shape) != 2 || shape[0] != g.N || shape[1] != cfg.Model.Hidden {
+				t.Errorf("embeddings shape %v, want [%d %d]", shape, g.N, cfg.Model.Hidden)
+			}
+		})
+	}
+}

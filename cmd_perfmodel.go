@@ -275,20 +275,14 @@ func runKey(run *record.Run) configKey {
 	return configKey{alg, run.Grid}
 }
 
-// choicesText names the algorithms a prediction lists.
+// choicesText names the algorithms a prediction lists, in
+// method.Algorithms' order.
 func choicesText(c perfmodel.Choices) string {
 	var names []string
-	if c.Plexus {
-		names = append(names, string(method.Plexus))
-	}
-	if c.CAGNET {
-		names = append(names, string(method.CAGNET))
-	}
-	if c.Neighbor {
-		names = append(names, string(method.NeighborSampling))
-	}
-	if c.Isolated {
-		names = append(names, string(method.IsolatedPartitions))
+	for _, a := range method.Algorithms {
+		if c[a] {
+			names = append(names, string(a))
+		}
 	}
 	return strings.Join(names, ", ")
 }

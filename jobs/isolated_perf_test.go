@@ -35,7 +35,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		preds, err := perfmodel.PredictAll(plan.PerfJob(&cfg, gs), perfmodel.DefaultMachine(), perfmodel.Options{Ranks: tc.workers}, perfmodel.Choices{Isolated: true})
+		preds, err := perfmodel.PredictAll(plan.PerfJob(&cfg, gs), perfmodel.DefaultMachine(), perfmodel.Options{Ranks: tc.workers}, perfmodel.Choices{method.IsolatedPartitions: true})
 		if err != nil {
 			t.Fatal(err)
 		}

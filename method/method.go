@@ -38,6 +38,9 @@ var All = []Method{Plexus3D, ScaleGNN4D, Neighbor, Isolated, CAGNET15D, CAGNETBa
 // summary.json's "algorithm" name it.
 type Algorithm string
 
+// Algorithms lists every algorithm, in the order below.
+var Algorithms = []Algorithm{Plexus, CAGNET, NeighborSampling, IsolatedPartitions}
+
 // The algorithms.
 const (
 	// Plexus is the 3D (4D with replicas) parallel products.

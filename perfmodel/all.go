@@ -9,33 +9,14 @@ import (
 	"scalegnn/method"
 )
 
-// Choices says which algorithms PredictAll lists for one job.
-type Choices struct {
-	// Plexus lists every 3D grid (4D with Gd > 1 for mini-batch jobs).
-	Plexus bool
-	// CAGNET lists every 1.5D arrangement P/c × c (with every Gd for
-	// mini-batch jobs).
-	CAGNET bool
-	// Neighbor lists the neighbor mode (PredictNeighbor; Job.Neighbor).
-	Neighbor bool
-	// Isolated lists the isolated mode (PredictIsolated; Job.Isolated).
-	Isolated bool
-}
+// Choices is the set of algorithms PredictAll lists for one job: Plexus
+// every 3D grid (4D with Gd > 1 for mini-batch jobs), CAGNET every 1.5D
+// arrangement P/c × c (with every Gd for mini-batch jobs), and the
+// neighbor and isolated modes (PredictNeighbor, PredictIsolated).
+type Choices map[method.Algorithm]bool
 
 // Has reports whether c lists algorithm (a Prediction.Algorithm).
-func (c Choices) Has(algorithm method.Algorithm) bool {
-	switch algorithm {
-	case method.Plexus:
-		return c.Plexus
-	case method.CAGNET:
-		return c.CAGNET
-	case method.NeighborSampling:
-		return c.Neighbor
-	case method.IsolatedPartitions:
-		return c.Isolated
-	}
-	return false
-}
+func (c Choices) Has(algorithm method.Algorithm) bool { return c[algorithm] }
 
 // PredictAll predicts every configuration of every chosen algorithm for
 // the job, ranked together: those that fit in memory first, then by epoch
@@ -43,14 +24,14 @@ func (c Choices) Has(algorithm method.Algorithm) bool {
 // from.
 func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 	var out []Prediction
-	if c.Plexus {
+	if c[method.Plexus] {
 		p, err := Predict(j, m, o)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, p...)
 	}
-	if c.CAGNET {
+	if c[method.CAGNET] {
 		if err := j.Validate(); err != nil {
 			return nil, err
 		}
@@ -70,14 +51,14 @@ func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
 			out = append(out, PredictCAGNETAll(j, m, o)...)
 		}
 	}
-	if c.Neighbor {
+	if c[method.NeighborSampling] {
 		p, err := PredictNeighbor(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, p)
 	}
-	if c.Isolated {
+	if c[method.IsolatedPartitions] {
 		p, err := PredictIsolated(j, m, o.Ranks, cmp.Or(o.RanksPerNode, m.RanksPerNode), o.MemPerRank)
 		if err != nil {
 			return nil, err
@@ -96,4 +77,15 @@ func sortPredictions(p []Prediction) {
 		}
 		return p[a].Epoch < p[b].Epoch
 	})
+}
+
+// Equal reports whether c and d list the same algorithms (an algorithm
+// mapped to false is not listed).
+func (c Choices) Equal(d Choices) bool {
+	for _, a := range method.Algorithms {
+		if c[a] != d[a] {
+			return false
+		}
+	}
+	return true
 }

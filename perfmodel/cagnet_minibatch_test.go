@@ -122,7 +122,7 @@ func sampleBlockRows(n int, inv []int32, seed uint64, group, step, b, q int) fun
 func TestPredictCAGNETBatchAll(t *testing.T) {
 	j := Job{N: 1 << 16, NNZ: 16 << 16, Features: 64, Hidden: 64, Classes: 8, Layers: 2, EvalEvery: 5,
 		Mode: gcn.MiniBatch, BatchSize: 1 << 12}
-	preds, err := PredictAll(j, DefaultMachine(), Options{Ranks: 8}, Choices{CAGNET: true})
+	preds, err := PredictAll(j, DefaultMachine(), Options{Ranks: 8}, Choices{method.CAGNET: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -143,7 +143,7 @@ func TestPredictCAGNETBatchAll(t *testing.T) {
 			t.Errorf("%s: epoch %g s, memory %d", p.Grid, p.Epoch, p.MemTotal)
 		}
 	}
-	preds, err = PredictAll(j, DefaultMachine(), Options{Ranks: 8, D: 2}, Choices{CAGNET: true})
+	preds, err = PredictAll(j, DefaultMachine(), Options{Ranks: 8, D: 2}, Choices{method.CAGNET: true})
 	if err != nil || len(preds) != 3 {
 		t.Fatalf("Gd = 2: %d predictions, %v; want 3", len(preds), err)
 	}
@@ -152,7 +152,7 @@ func TestPredictCAGNETBatchAll(t *testing.T) {
 			t.Errorf("Gd = 2 fixed, got %s", p.Grid)
 		}
 	}
-	if _, err := PredictAll(Job{N: 100, NNZ: 500, Features: 4, Hidden: 4, Classes: 2, Layers: 2}, DefaultMachine(), Options{Ranks: 8, D: 2}, Choices{CAGNET: true}); err == nil {
+	if _, err := PredictAll(Job{N: 100, NNZ: 500, Features: 4, Hidden: 4, Classes: 2, Layers: 2}, DefaultMachine(), Options{Ranks: 8, D: 2}, Choices{method.CAGNET: true}); err == nil {
 		t.Error("full-graph 1.5D with Gd = 2: no error")
 	}
 }

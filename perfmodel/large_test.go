@@ -58,7 +58,7 @@ func largeJob() Job {
 func TestLargeTermInPredictions(t *testing.T) {
 	j := largeJob()
 	o := Options{Ranks: 8, RanksPerNode: 8}
-	all := Choices{Plexus: true, CAGNET: true}
+	all := Choices{method.Plexus: true, method.CAGNET: true}
 	predict := func(m *Machine) map[string]Prediction {
 		t.Helper()
 		preds, err := PredictAll(j, m, o, all)

@@ -201,10 +201,10 @@ func TestPredictNeighbor(t *testing.T) {
 	}
 	bad := j
 	bad.Neighbor.Fanouts = []int{5}
-	if _, err := PredictAll(bad, m, Options{Ranks: 8}, Choices{Neighbor: true}); err == nil {
+	if _, err := PredictAll(bad, m, Options{Ranks: 8}, Choices{method.NeighborSampling: true}); err == nil {
 		t.Error("fanouts for 1 of 3 layers: no error")
 	}
-	all, err := PredictAll(j, m, Options{Ranks: 8}, Choices{Neighbor: true})
+	all, err := PredictAll(j, m, Options{Ranks: 8}, Choices{method.NeighborSampling: true})
 	if err != nil || len(all) != 1 || all[0].Grid != "neighbor Gd=8" {
 		t.Errorf("PredictAll: %v, %v", all, err)
 	}

@@ -164,22 +164,22 @@ func PerfChoices(cfg *jobfile.Config) perfmodel.Choices {
 	if t.Mode == gcn.MiniBatch {
 		switch t.Algorithm {
 		case method.Plexus:
-			return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
+			return perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true}
 		case method.CAGNET:
-			return perfmodel.Choices{CAGNET: true}
+			return perfmodel.Choices{method.CAGNET: true}
 		}
-		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: jobfile.CAGNETScope(cfg) == nil}
+		return perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true, method.CAGNET: jobfile.CAGNETScope(cfg) == nil}
 	}
 	if t.Mode != gcn.FullGraph {
-		return perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}
+		return perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true}
 	}
 	switch t.Algorithm {
 	case method.Plexus:
-		return perfmodel.Choices{Plexus: true}
+		return perfmodel.Choices{method.Plexus: true}
 	case method.CAGNET:
-		return perfmodel.Choices{CAGNET: true}
+		return perfmodel.Choices{method.CAGNET: true}
 	}
-	return perfmodel.Choices{Plexus: true, CAGNET: jobfile.CAGNETScope(cfg) == nil}
+	return perfmodel.Choices{method.Plexus: true, method.CAGNET: jobfile.CAGNETScope(cfg) == nil}
 }
 
 // OwnChoices lists the configurations that train the job as it is
@@ -197,13 +197,13 @@ func OwnChoices(cfg *jobfile.Config) perfmodel.Choices {
 		return PerfChoices(cfg)
 	case gcn.MiniBatch:
 		c := PerfChoices(cfg)
-		return perfmodel.Choices{Plexus: c.Plexus, CAGNET: c.CAGNET}
+		return perfmodel.Choices{method.Plexus: c[method.Plexus], method.CAGNET: c[method.CAGNET]}
 	case gcn.Neighbor:
-		return perfmodel.Choices{Neighbor: true}
+		return perfmodel.Choices{method.NeighborSampling: true}
 	case gcn.Isolated:
-		return perfmodel.Choices{Isolated: true}
+		return perfmodel.Choices{method.IsolatedPartitions: true}
 	}
-	return perfmodel.Choices{Plexus: true}
+	return perfmodel.Choices{method.Plexus: true}
 }
 
 // ChooseGrid predicts every configuration of every algorithm OwnChoices

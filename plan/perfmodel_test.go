@@ -7,6 +7,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/jobfile"
+	"scalegnn/method"
 	"scalegnn/perfmodel"
 )
 
@@ -56,33 +57,33 @@ func TestPerfChoices(t *testing.T) {
 		name, body string
 		want       perfmodel.Choices
 	}{
-		{"full graph", "", perfmodel.Choices{Plexus: true, CAGNET: true}},
-		{"explicit 3d", "[train]\nalgorithm = \"3d\"\n", perfmodel.Choices{Plexus: true}},
-		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
-		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true}},
-		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{Plexus: true}},
-		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true, CAGNET: true}},
-		{"minibatch 1.5d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"1.5d\"\n", perfmodel.Choices{CAGNET: true}},
-		{"minibatch 3d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"3d\"\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
-		{"minibatch norm", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n[model]\nnorm = \"rms\"\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
-		{"neighbor", "[train]\nmode = \"neighbor\"\nbatch_size = 8\nfanouts = [5, 5]\n[grid]\nd = 1\n", perfmodel.Choices{Plexus: true, Neighbor: true, Isolated: true}},
+		{"full graph", "", perfmodel.Choices{method.Plexus: true, method.CAGNET: true}},
+		{"explicit 3d", "[train]\nalgorithm = \"3d\"\n", perfmodel.Choices{method.Plexus: true}},
+		{"explicit 1.5d", "[train]\nalgorithm = \"1.5d\"\n", perfmodel.Choices{method.CAGNET: true}},
+		{"norm: 1.5d cannot train it", "[model]\nnorm = \"rms\"\n", perfmodel.Choices{method.Plexus: true}},
+		{"double permutation", "[permute]\nscheme = \"double\"\n", perfmodel.Choices{method.Plexus: true}},
+		{"minibatch", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n", perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true, method.CAGNET: true}},
+		{"minibatch 1.5d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"1.5d\"\n", perfmodel.Choices{method.CAGNET: true}},
+		{"minibatch 3d", "[train]\nmode = \"minibatch\"\nbatch_size = 8\nalgorithm = \"3d\"\n", perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true}},
+		{"minibatch norm", "[train]\nmode = \"minibatch\"\nbatch_size = 8\n[model]\nnorm = \"rms\"\n", perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true}},
+		{"neighbor", "[train]\nmode = \"neighbor\"\nbatch_size = 8\nfanouts = [5, 5]\n[grid]\nd = 1\n", perfmodel.Choices{method.Plexus: true, method.NeighborSampling: true, method.IsolatedPartitions: true}},
 	} {
 		cfg, err := jobfile.ParseConfig("job.toml", []byte(tc.body))
 		if err != nil {
 			t.Fatalf("%s: %v", tc.name, err)
 		}
-		if got := PerfChoices(cfg); got != tc.want {
+		if got := PerfChoices(cfg); !got.Equal(tc.want) {
 			t.Errorf("%s: PerfChoices %+v, want %+v", tc.name, got, tc.want)
 		}
 		// grid.auto and the recommendation never leave the job's mode.
 		own := tc.want
 		switch cfg.Train.Mode {
 		case gcn.MiniBatch:
-			own = perfmodel.Choices{Plexus: tc.want.Plexus, CAGNET: tc.want.CAGNET}
+			own = perfmodel.Choices{method.Plexus: tc.want[method.Plexus], method.CAGNET: tc.want[method.CAGNET]}
 		case gcn.Neighbor:
-			own = perfmodel.Choices{Neighbor: true}
+			own = perfmodel.Choices{method.NeighborSampling: true}
 		}
-		if got := OwnChoices(cfg); got != own {
+		if got := OwnChoices(cfg); !got.Equal(own) {
 			t.Errorf("%s: OwnChoices %+v, want %+v", tc.name, got, own)
 		}
 	}

@@ -36,7 +36,7 @@ func conformance(t *testing.T, suite ConformanceSuite, shape grid.Shape, c Confo
 	}
 }
 
-// TestDistributedMatchesReference is the exactness contract of DESIGN.md:
+// TestDistributedMatchesReference is the exactness contract (docs/architecture.md):
 // on every grid (all ten factorisations of 8 and non-power-of-two shapes),
 // with and without double permutation, with residual and RMSNorm on, the
 // loss of every step, every gradient and the updated weights match the

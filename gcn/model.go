@@ -157,7 +157,7 @@ func (m *Model) Use(sh *Shards) {
 // Device returns the device the model runs on.
 func (m *Model) Device() device.Device { return m.dev }
 
-// paramBlock returns the block of a parameter this rank holds (DESIGN.md:
+// paramBlock returns the block of a parameter this rank holds (docs/architecture.md, "Layouts":
 // a GCN weight is rows Q, columns P; a dense layer's weight is rows b,
 // columns c; a norm scale follows the columns of Z, split over P).
 func (m *Model) paramBlock(s paramShape) (r0, r1, c0, c1 int) {

@@ -23,8 +23,8 @@ type Graph struct {
 }
 
 // Orders are the two vertex orders of double permutation: Order[k][i] is the
-// vertex at position i of order k. Order[0] is p1 and Order[1] is p2 of
-// DESIGN.md; for a single permutation both are the same slice, without
+// vertex at position i of order k. Order[0] is p1 and Order[1] is p2 (docs/architecture.md,
+// "Layouts"); for a single permutation both are the same slice, without
 // permutation both are the identity.
 type Orders struct {
 	Order [2][]int32

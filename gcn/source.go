@@ -9,7 +9,7 @@ import (
 
 // Source is where NewShards reads one rank's blocks of the graph from. Rows
 // and columns are positions in one of the two vertex orders of Orders (k = 0
-// is p1, k = 1 is p2 of DESIGN.md). MemorySource cuts blocks from a graph
+// is p1, k = 1 is p2 of double permutation; docs/architecture.md, "Layouts"). MemorySource cuts blocks from a graph
 // held whole in memory; a prepared dataset on disk reads only the files
 // overlapping the requested block.
 type Source interface {

@@ -1,5 +1,5 @@
 // Package grappa holds the parts of Grappa's gradient-only training
-// (papers/grappa-gradient-only.txt §3.3–3.5) that do not depend on MPI or a
+// (the Grappa paper, §3.3–3.5) that do not depend on MPI or a
 // Device: the one-time split of the vertices into chunks, the sweep
 // schedule that pairs each worker's pinned base chunk with a swept chunk
 // per super-epoch, the vertex set of a partition (induced on its two chunks

@@ -1,6 +1,6 @@
 // Package neighbor is the "neighbor" training mode: FastSample's
 // distributed neighbor-sampling training
-// (papers/fastsample-distributed-sampling.txt) with GraphSAGE-style
+// (the FastSample paper) with GraphSAGE-style
 // message-flow graphs (MFGs).
 //
 // Every rank is a data-parallel worker. Hybrid partitioning: each rank

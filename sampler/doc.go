@@ -1,6 +1,6 @@
 // Package sampler draws the mini-batches of ScaleGNN's communication-free
 // uniform vertex sampling and cuts each rank's part of the induced subgraph
-// out of its adjacency shards (papers/scalegnn-4d-minibatch.txt §III-D,
+// out of its adjacency shards (the ScaleGNN paper, §III-D,
 // §IV-B, Algorithm 2).
 //
 // Uniform derives the sorted sample S of one step from (seed, group, step)
@@ -17,8 +17,8 @@
 // what the allocating Uniform, Positions, Bounds and Extract return; and
 // the Prefetcher builds into items the caller hands back with Release.
 //
-// NeighborSampler is FastSample's neighbor sampling (papers/
-// fastsample-distributed-sampling.txt, Algorithm 1) for train.mode
+// NeighborSampler is FastSample's neighbor sampling (the
+// FastSample paper, Algorithm 1) for train.mode
 // "neighbor": every rank holds the whole topology and, per step, samples
 // up to fanouts[l] neighbors of each destination of GNN layer l, uniformly
 // without replacement, from its own seeds outward (fanouts[0] is the first

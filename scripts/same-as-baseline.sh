@@ -19,6 +19,8 @@
 #       script, OUT/base; the old binary is not run again)
 #   JOBS="cora cora-8" ...   only these jobs (names as in the list below)
 #   OUT=runs/same-as-baseline (default): OUT/base/NAME, OUT/new/NAME
+#   DEVICE=cuda ...          every job with runtime.device = "cuda" (on a
+#                            GPU machine; the ranks share its GPUs)
 #
 # Prints one line a job, OK or DIFF, and exits 1 on any difference or
 # failed run. A job takes 5-25 s on 2 cores (8 ranks oversubscribed).
@@ -47,6 +49,10 @@ run() { # side (base|new), binary, name, ranks, example: trains OUT/side/name
   mkdir -p "$d" && rm -rf "$d/$n" "$d/$n.log"
   sed -e "s#^dir = .*#dir = \"$d/$n\"#" "$ex/$5.toml" >"$d/$n.toml"
   grep -qx "dir = \"$d/$n\"" "$d/$n.toml" || { echo "no dir line in $5.toml"; return 1; }
+  if [ -n "${DEVICE:-}" ]; then
+    grep -q '^\[runtime\]' "$d/$n.toml" && { echo "$5.toml has a [runtime] table; DEVICE cannot add one"; return 1; }
+    printf '\n[runtime]\ndevice = "%s"\n' "$DEVICE" >>"$d/$n.toml"
+  fi
   if [ "$5" = cora-prepared ]; then
     "$2" prepare -q -force -in cora -format builtin -out "$d/cora-prepared" -blocks 3 -permute double -seed 7 >"$d/$n.log" 2>&1 || return 1
     sed -i "s#^path = .*#path = \"$d/cora-prepared\"#" "$d/$n.toml"

@@ -43,39 +43,12 @@ func TestPredictEveryMethod(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g, err := jobfile.LoadGraph(cfg.Dataset)
-			if err != nil {
-				t.Fatal(err)
-			}
-			shape, p := readNPY(t, preds)
-			if len(shape) != 2 || shape[0] != g.N || shape[1] != g.Classes {
-				t.Fatalf("preds.npy shape %v, want [%d %d]", shape, g.N, g.Classes)
-			}
-			hits, n := 0, 0
-			for v := range g.N {
-				row := p[v*g.Classes : (v+1)*g.Classes]
-				best, sum := 0, float32(0)
-				for c, x := range row {
-					sum += x
-					if x > row[best] {
-						best = c
-					}
-				}
-				if sum < 0.999 || sum > 1.001 {
-					t.Fatalf("vertex %d: probabilities sum to %v", v, sum)
-				}
-				if g.Test[v] {
-					n++
-					if int32(best) == g.Labels[v] {
-						hits++
-					}
-				}
-			}
+			g, acc := predictedAccuracy(t, cfg, preds)
 			run, err := record.ReadRun(filepath.Join(dir, "run"))
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got, want := float64(hits)/float64(n), run.Summary.Final.Test; got != want {
+			if got, want := acc, run.Summary.Final.Test; got != want {
 				t.Errorf("argmax of preds.npy over the test split: accuracy %v, the run's test accuracy %v", got, want)
 			}
 			emb := filepath.Join(dir, "emb.npy")

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"scalegnn/dataset"
 	"scalegnn/jobfile"
 	"scalegnn/npy"
 	"scalegnn/record"
@@ -52,43 +53,16 @@ func TestPredictMatchesTestAccuracy(t *testing.T) {
 	if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", filepath.Join(dir, "run", "model"), "-out", preds); code != 0 {
 		t.Fatalf("predict: exit %d\n%s", code, stderr)
 	}
-	shape, p := readNPY(t, preds)
 	cfg, err := jobfile.LoadConfig(job)
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := jobfile.LoadGraph(cfg.Dataset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(shape) != 2 || shape[0] != g.N || shape[1] != g.Classes {
-		t.Fatalf("preds.npy shape %v, want [%d %d]", shape, g.N, g.Classes)
-	}
-	hits, n := 0, 0
-	for v := range g.N {
-		row := p[v*g.Classes : (v+1)*g.Classes]
-		best, sum := 0, float32(0)
-		for c, x := range row {
-			sum += x
-			if x > row[best] {
-				best = c
-			}
-		}
-		if sum < 0.999 || sum > 1.001 {
-			t.Fatalf("vertex %d: probabilities sum to %v", v, sum)
-		}
-		if g.Test[v] {
-			n++
-			if int32(best) == g.Labels[v] {
-				hits++
-			}
-		}
-	}
+	g, acc := predictedAccuracy(t, cfg, preds)
 	run, err := record.ReadRun(filepath.Join(dir, "run"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, want := float64(hits)/float64(n), run.Summary.Final.Test; got != want {
+	if got, want := acc, run.Summary.Final.Test; got != want {
 		t.Errorf("argmax of preds.npy over the test split: accuracy %v, the run's test accuracy %v", got, want)
 	}
 	emb := filepath.Join(dir, "emb.npy")
@@ -142,4 +116,40 @@ func TestResumeIsExact(t *testing.T) {
 			t.Errorf("epoch %d: resumed loss %v, uninterrupted %v", ma[i].Epoch, mb[i].Loss, ma[i].Loss)
 		}
 	}
+}
+
+// predictedAccuracy reads the probabilities scalegnn predict wrote for
+// cfg's graph (N × classes, each row summing to 1) and returns the graph
+// and the accuracy of their argmax over the test split.
+func predictedAccuracy(t *testing.T, cfg *jobfile.Config, preds string) (*dataset.Graph, float64) {
+	t.Helper()
+	g, err := jobfile.LoadGraph(cfg.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	shape, p := readNPY(t, preds)
+	if len(shape) != 2 || shape[0] != g.N || shape[1] != g.Classes {
+		t.Fatalf("%s shape %v, want [%d %d]", preds, shape, g.N, g.Classes)
+	}
+	hits, n := 0, 0
+	for v := range g.N {
+		row := p[v*g.Classes : (v+1)*g.Classes]
+		best, sum := 0, float32(0)
+		for c, x := range row {
+			sum += x
+			if x > row[best] {
+				best = c
+			}
+		}
+		if sum < 0.999 || sum > 1.001 {
+			t.Fatalf("%s: vertex %d: probabilities sum to %v", preds, v, sum)
+		}
+		if g.Test[v] {
+			n++
+			if int32(best) == g.Labels[v] {
+				hits++
+			}
+		}
+	}
+	return g, float64(hits) / float64(n)
 }

@@ -2,7 +2,6 @@ package cagnet
 
 import (
 	"fmt"
-	"math"
 
 	"scalegnn/collectives"
 	"scalegnn/device"
@@ -106,20 +105,7 @@ func (m *Model) Probabilities() (gcn.Block, error) {
 	c := m.cfg.Classes
 	out := make([]float32, logits.Rows()*c)
 	device.DownloadMat(m.dev, out, logits)
-	for i := range logits.Rows() {
-		row := out[i*c : (i+1)*c]
-		mx := float32(math.Inf(-1))
-		for _, x := range row {
-			mx = max(mx, x)
-		}
-		sum := 0.0
-		for _, x := range row {
-			sum += math.Exp(float64(x - mx))
-		}
-		for j, x := range row {
-			row[j] = float32(math.Exp(float64(x-mx)) / sum)
-		}
-	}
+	gcn.SoftmaxRows(out, c)
 	return m.block(out, c), nil
 }
 

@@ -245,3 +245,24 @@ func (m *Model) Embeddings(l int) (Block, error) {
 	return Block{Vertices: sh.Orders.Order[grid.OutputOrder(l)][d.rr0:d.rr1], Cols: d.spec.out, C0: d.out0, C1: d.out1,
 		Data: out, Owner: ownsBlock(m.g, d.r, d.p)}, nil
 }
+
+// SoftmaxRows replaces each row of the row-major rows × c matrix data with
+// its softmax, as Probabilities computes it (the row max subtracted, the
+// sum in float64): what the models whose every rank holds whole rows (1.5D,
+// neighbor mode) write as probabilities.
+func SoftmaxRows(data []float32, c int) {
+	for i := 0; i+c <= len(data); i += c {
+		row := data[i : i+c]
+		mx := float32(math.Inf(-1))
+		for _, x := range row {
+			mx = max(mx, x)
+		}
+		sum := 0.0
+		for _, x := range row {
+			sum += math.Exp(float64(x - mx))
+		}
+		for j, x := range row {
+			row[j] = float32(math.Exp(float64(x-mx)) / sum)
+		}
+	}
+}

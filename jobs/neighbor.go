@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -156,9 +155,7 @@ func (nr *neighborRun) Probabilities() (gcn.Block, error) {
 	if err != nil {
 		return gcn.Block{}, err
 	}
-	for i := 0; i < len(out); i += c {
-		softmax(out[i : i+c])
-	}
+	gcn.SoftmaxRows(out, c)
 	return nr.block(out, c), nil
 }
 
@@ -180,19 +177,3 @@ func (nr *neighborRun) block(data []float32, w int) gcn.Block {
 }
 
 func (nr *neighborRun) Vertices() int { return nr.graph.N }
-
-// softmax replaces row with its softmax, as gcn's Probabilities computes
-// it (the max subtracted, the sum in float64).
-func softmax(row []float32) {
-	mx := float32(math.Inf(-1))
-	for _, x := range row {
-		mx = max(mx, x)
-	}
-	sum := 0.0
-	for _, x := range row {
-		sum += math.Exp(float64(x - mx))
-	}
-	for j, x := range row {
-		row[j] = float32(math.Exp(float64(x-mx)) / sum)
-	}
-}

@@ -21,7 +21,7 @@ const (
 	// rank a data-parallel worker (FastSample; package neighbor).
 	Neighbor
 	// Isolated trains each data-parallel worker on its own partition with
-	// only gradients exchanged (Grappa; package grappa, jobs/isolated.go).
+	// only gradients exchanged (Grappa; package grappa, jobs/method_isolated.go).
 	Isolated
 )
 

@@ -65,7 +65,7 @@ type Config struct {
 	// Checkpoint is [checkpoint] (jobs/checkpoint.go).
 	Checkpoint CheckpointConfig `toml:"checkpoint"`
 	// Grappa is [grappa], read in train.mode = "isolated"
-	// (jobs/isolated_config.go).
+	// (isolated_config.go).
 	Grappa GrappaConfig `toml:"grappa"`
 }
 
@@ -149,7 +149,7 @@ type TrainConfig struct {
 	Mode   gcn.Mode `toml:"mode"`
 	Epochs int      `toml:"epochs"`
 	// Algorithm is the full-graph parallel algorithm: "3d" (Plexus, the
-	// default when empty) or "1.5d" (CAGNET, jobs/algorithm.go).
+	// default when empty) or "1.5d" (CAGNET, jobs/method_cagnet.go).
 	Algorithm method.Algorithm `toml:"algorithm"`
 	// BatchSize is the number of vertices per mini-batch; BatchRatio gives
 	// it as a fraction of the vertices instead. Exactly one of them is set

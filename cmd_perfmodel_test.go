@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"scalegnn/internal/launch"
 	"strings"
 	"testing"
 )
 
 // perfmodelCmd runs scalegnn perfmodel in-process (predict and score need
 // no MPI) and returns the exit code, stdout and stderr.
-func perfmodelCmd(args ...string) (int, string, string) {
+func perfmodelCmd(args ...string) (launch.ExitCode, string, string) {
 	var out, errw bytes.Buffer
 	code := runPerfmodel(args, &out, &errw)
 	return code, out.String(), errw.String()

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"scalegnn/internal/launch"
 	"scalegnn/jobs"
 )
 
@@ -68,12 +69,12 @@ func TestPlot(t *testing.T) {
 
 	for _, c := range []struct {
 		args []string
-		code int
+		code launch.ExitCode
 		want string
 	}{
-		{nil, 2, "name at least one run directory"},
-		{[]string{filepath.Join(root, "missing")}, 1, "missing"},
-		{[]string{a, "-o", filepath.Join(root, "x.bmp")}, 1, "expected .png, .svg or .pdf"},
+		{nil, launch.ExitUsage, "name at least one run directory"},
+		{[]string{filepath.Join(root, "missing")}, launch.ExitFailed, "missing"},
+		{[]string{a, "-o", filepath.Join(root, "x.bmp")}, launch.ExitFailed, "expected .png, .svg or .pdf"},
 	} {
 		stderr.Reset()
 		if code := runPlot(c.args, &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"scalegnn/internal/launch"
 	"scalegnn/jobs"
 )
 
@@ -18,7 +19,7 @@ import (
 // the test binary is scalegnn (an MPI singleton, no mpirun needed).
 func TestMain(m *testing.M) {
 	if os.Getenv("SCALEGNN_AS_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stderr))
+		os.Exit(int(run(os.Args[1:], os.Stderr)))
 	}
 	os.Exit(m.Run())
 }
@@ -227,8 +228,8 @@ func TestDiverged(t *testing.T) {
 	dir := t.TempDir()
 	path := tinyJob(t, dir, "[optimizer]\nlr = 1e30\n")
 	code, stderr := runMain(t, "-config", path)
-	if code != exitDiverged {
-		t.Fatalf("exit %d, want %d:\n%s", code, exitDiverged, stderr)
+	if code != int(launch.ExitDiverged) {
+		t.Fatalf("exit %d, want %d:\n%s", code, launch.ExitDiverged, stderr)
 	}
 	if n := strings.Count(stderr, "scalegnn: "); n != 1 || !strings.Contains(stderr, "scalegnn: training diverged at epoch ") ||
 		!strings.Contains(stderr, "lower optimizer.lr (now 1e+30)") {

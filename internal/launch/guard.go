@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"fmt"
@@ -11,14 +11,10 @@ import (
 	"scalegnn/jobs"
 )
 
-// exitStalled is the exit code of a job its watchdog ended: a rank made
-// no progress within runtime.stall_timeout (README, "Output").
-const exitStalled = 6
-
-// checkMemory is the memory check before loading (jobs.CheckMemory) with
+// CheckMemory is the memory check before loading (jobs.CheckMemory) with
 // this machine's limits; with runtime.mem_check = false it checks only
 // the address space of ulimit -v.
-func checkMemory(cfg *jobs.Config, rank int, info node.Info) error {
+func CheckMemory(cfg *jobs.Config, rank int, info node.Info) error {
 	limits, err := memlimit.Detect("/", memlimit.AddressSpace)
 	if err != nil {
 		return err
@@ -39,19 +35,19 @@ func agreedLimits(world collectives.Comm, info node.Info) ([]memlimit.Limit, err
 	return agreed, aerr
 }
 
-// startWatchdog starts this rank's watchdog (runtime.stall_timeout) in
+// StartWatchdog starts this rank's watchdog (runtime.stall_timeout) in
 // stage "loading" and returns it with the world to train with, which
 // tells it the collective the rank waits in. A stall prints one line and
-// aborts the job with exitStalled. With stall_timeout = "off" it returns
+// aborts the job with ExitStalled. With stall_timeout = "off" it returns
 // a nil watchdog, which ignores reports, and world itself.
-func startWatchdog(cfg *jobs.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
+func StartWatchdog(cfg *jobs.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
 	p, on := cfg.Runtime.StallPolicy()
 	if !on {
 		return nil, world
 	}
 	w := watchdog.New(world.Rank(), p, func(msg string) {
 		fmt.Fprintf(stderr, "scalegnn: %s\n", msg)
-		world.Abort(exitStalled)
+		world.Abort(int(ExitStalled))
 	})
 	w.Start()
 	return w, w.Wrap(world, "world")

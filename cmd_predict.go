@@ -91,7 +91,7 @@ func runInference(args []string, stderr io.Writer) launch.ExitCode {
 			return nil
 		}); err != nil {
 			// Out of GPU memory within the pass, where the other ranks
-			// may wait in a collective: withMPI reports it and aborts.
+			// may wait in a collective: launch.WithMPI reports it and aborts.
 			return err
 		}
 		if err := agree(err); err != nil {

@@ -6,9 +6,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"scalegnn/internal/launch"
 	"strings"
 	"testing"
+
+	"scalegnn/internal/launch"
 )
 
 // perfmodelCmd runs scalegnn perfmodel in-process (predict and score need

@@ -12,6 +12,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+
 	"scalegnn/internal/launch"
 )
 

@@ -1,13 +1,9 @@
 package launch
 
 import (
-	"fmt"
-	"io"
-
 	"scalegnn/collectives"
 	"scalegnn/internal/memlimit"
 	"scalegnn/internal/node"
-	"scalegnn/internal/watchdog"
 	"scalegnn/jobs"
 )
 
@@ -33,22 +29,4 @@ func agreedLimits(world collectives.Comm, info node.Info) ([]memlimit.Limit, err
 		return nil, err
 	}
 	return agreed, aerr
-}
-
-// StartWatchdog starts this rank's watchdog (runtime.stall_timeout) in
-// stage "loading" and returns it with the world to train with, which
-// tells it the collective the rank waits in. A stall prints one line and
-// aborts the job with ExitStalled. With stall_timeout = "off" it returns
-// a nil watchdog, which ignores reports, and world itself.
-func StartWatchdog(cfg *jobs.Config, world collectives.Comm, stderr io.Writer) (*watchdog.Watchdog, collectives.Comm) {
-	p, on := cfg.Runtime.StallPolicy()
-	if !on {
-		return nil, world
-	}
-	w := watchdog.New(world.Rank(), p, func(msg string) {
-		fmt.Fprintf(stderr, "scalegnn: %s\n", msg)
-		world.Abort(int(ExitStalled))
-	})
-	w.Start()
-	return w, w.Wrap(world, "world")
 }

@@ -20,9 +20,11 @@ MPIRUN  ?= $(OMPIRUN) $(if $(filter 0,$(shell id -u)),--allow-run-as-root) --ove
 MPICHRUN ?= mpirun.mpich
 # Packages that may need cgo: the cgo leaves (found by their cgo files:
 # collectives/mpi, spmm/cpu) and, on purpose, the root command that links
-# them and bench, the benchmarks of the cgo backend. Every other package
-# must vet with CGO_ENABLED=0; one that starts to import a cgo leaf fails.
-CGO_USERS := scalegnn scalegnn/bench
+# them, internal/launch (no cgo of its own; it starts MPI through
+# collectives/mpi) and bench, the benchmarks of the cgo backend. Every
+# other package must vet with CGO_ENABLED=0; one that starts to import a
+# cgo leaf fails.
+CGO_USERS := scalegnn scalegnn/internal/launch scalegnn/bench
 CGO_PKGS   = $(shell $(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...) $(CGO_USERS)
 
 .PHONY: setup setup-test build run run8 test unit purevet variants nompi mpitest threadtest mpichtest bench clean
@@ -53,10 +55,11 @@ unit: setup
 	$(GO) test ./...
 
 # The pure-Go packages build without a C toolchain; -tags nompi makes
-# collectives/mpi one of them.
+# collectives/mpi one of them, and internal/launch, which has no cgo of
+# its own, with it.
 purevet:
 	CGO_ENABLED=0 $(GO) vet $(filter-out $(CGO_PKGS),$(shell $(GO) list ./...))
-	CGO_ENABLED=0 $(GO) vet -tags nompi ./collectives/mpi
+	CGO_ENABLED=0 $(GO) vet -tags nompi ./collectives/mpi ./internal/launch
 
 # The builds for machines without MPI or BLAS: their own tests, and the
 # noblas GEMM (gonum) under the model's tests.

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"scalegnn/dataset"
+	"scalegnn/internal/launch"
 	"scalegnn/jobfile"
 	"scalegnn/permute"
 )
@@ -13,27 +14,27 @@ import (
 // runBalance prints the nonzero balance (max/mean over a blocks×blocks
 // split) of the job's normalised adjacency with no, single and double
 // permutation: the statistic of Plexus Table 3. It needs no MPI.
-func runBalance(args []string, stderr io.Writer) int {
+func runBalance(args []string, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn balance", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "job file whose dataset and permute.seed are used")
 	blocks := fs.Int("blocks", 8, "split rows and columns into this many blocks each")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if *config == "" || *blocks < 1 {
 		fmt.Fprintln(stderr, "scalegnn balance: need -config job.toml and -blocks >= 1")
-		return 2
+		return launch.ExitUsage
 	}
 	cfg, err := jobfile.LoadConfig(*config)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
 	g, err := jobfile.LoadGraph(cfg.Dataset)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
 	adj := dataset.NormalizeGCN(g.Adj)
 	rep := permute.BalanceReport(adj, *blocks, uint64(cfg.Permute.Seed))
@@ -42,5 +43,5 @@ func runBalance(args []string, stderr io.Writer) int {
 	for i, s := range []permute.Scheme{permute.None, permute.Single, permute.Double} {
 		fmt.Fprintf(stderr, "%-8v %12d %14.1f %10.3f\n", s, rep[i].Max, rep[i].Mean, rep[i].Imbalance)
 	}
-	return 0
+	return launch.ExitOK
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"scalegnn/internal/launch"
 	"scalegnn/record"
 )
 
@@ -12,17 +14,17 @@ import (
 // trained identically: the same epochs, losses within a relative tolerance
 // and the same accuracies wherever both evaluated. A run is its output
 // directory or its metrics file (record.ReadRun).
-func runCompare(args []string, stdout, stderr io.Writer) int {
+func runCompare(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn compare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	tol := fs.Float64("tol", 1e-4, "largest relative difference of the losses")
 	accTol := fs.Float64("acc-tol", 0, "largest difference of the accuracies")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if fs.NArg() != 2 {
 		fmt.Fprintln(stderr, "usage: scalegnn compare [-tol 1e-4] [-acc-tol 0] RUN_A RUN_B  (run directories or their metrics files)")
-		return 2
+		return launch.ExitUsage
 	}
 	a, err := record.ReadRun(fs.Arg(0))
 	if err == nil {
@@ -33,9 +35,9 @@ func runCompare(args []string, stdout, stderr io.Writer) int {
 	}
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn compare: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
-	return 0
+	return launch.ExitOK
 }
 
 func compareMetrics(w io.Writer, a, b []record.EpochMetrics, tol, accTol float64) error {

@@ -6,6 +6,7 @@ import (
 	"io"
 
 	"scalegnn/grid"
+	"scalegnn/internal/launch"
 	"scalegnn/permute"
 	"scalegnn/prepared"
 )
@@ -16,10 +17,10 @@ const datasetUsage = `usage: scalegnn dataset info DIR [-grid XxYxZ [-layers L] 
 `
 
 // runDataset runs the dataset subcommands. It needs no MPI.
-func runDataset(args []string, stdout, stderr io.Writer) int {
+func runDataset(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	if len(args) == 0 || args[0] != "info" {
 		fmt.Fprint(stderr, datasetUsage)
-		return 2
+		return launch.ExitUsage
 	}
 	fs := flag.NewFlagSet("scalegnn dataset info", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -34,25 +35,25 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 		dir, rest = rest[0], rest[1:]
 	}
 	if err := fs.Parse(rest); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if dir == "" && fs.NArg() == 1 {
 		dir = fs.Arg(0)
 	} else if fs.NArg() > 0 || dir == "" {
 		fmt.Fprint(stderr, datasetUsage)
-		return 2
+		return launch.ExitUsage
 	}
 	var shape grid.Shape
 	if *gridFlag != "" {
 		var err error
 		if shape, err = grid.ParseShape(*gridFlag); err != nil || shape.D != 1 {
 			fmt.Fprintf(stderr, "scalegnn dataset info: -grid %q: expected XxYxZ with positive integers, e.g. 2x2x2\n", *gridFlag)
-			return 2
+			return launch.ExitUsage
 		}
 	}
 	if *blocks < 0 || *layers < 1 || (*blocks > 0 && *gridFlag != "") {
 		fmt.Fprintln(stderr, "scalegnn dataset info: use one of -grid and -blocks (B >= 1), and -layers >= 1")
-		return 2
+		return launch.ExitUsage
 	}
 	d, err := prepared.Open(dir, prepared.LoadOptions{})
 	if err != nil {
@@ -101,7 +102,7 @@ func runDataset(args []string, stdout, stderr io.Writer) int {
 			fmt.Fprintf(stdout, "balance      layer %d on %dx%dx%d (%s): %v\n", sh.FirstUse(two), shape.X, shape.Y, shape.Z, shardName(sh.RowOrder()), st)
 		}
 	}
-	return 0
+	return launch.ExitOK
 }
 
 func shardName(k int) string {

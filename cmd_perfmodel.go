@@ -12,6 +12,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
+	"scalegnn/internal/launch"
 	"scalegnn/internal/node"
 	"scalegnn/jobfile"
 	"scalegnn/jobs"
@@ -37,10 +38,10 @@ const perfmodelUsage = `usage:
       matches the prediction of its summary's algorithm, grid and replication
 `
 
-func runPerfmodel(args []string, stdout, stderr io.Writer) int {
+func runPerfmodel(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, perfmodelUsage)
-		return 2
+		return launch.ExitUsage
 	}
 	switch args[0] {
 	case "predict":
@@ -51,10 +52,10 @@ func runPerfmodel(args []string, stdout, stderr io.Writer) int {
 		return runCalibrate(args[1:], stderr)
 	case "help", "-h", "-help", "--help":
 		fmt.Fprint(stdout, perfmodelUsage)
-		return 0
+		return launch.ExitOK
 	}
 	fmt.Fprintf(stderr, "scalegnn perfmodel: unknown command %q\n%s", args[0], perfmodelUsage)
-	return 2
+	return launch.ExitUsage
 }
 
 // predictFlags are the flags predict and score share.
@@ -139,7 +140,7 @@ func (p *predictFlags) run() (*predicted, error) {
 	return out, nil
 }
 
-func runPredict(args []string, stdout, stderr io.Writer) int {
+func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn perfmodel predict", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
@@ -147,16 +148,16 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	pf.register(fs)
 	top := fs.Int("top", 10, "rows of the table (0: all)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn perfmodel predict: unexpected argument %q\n", fs.Arg(0))
-		return 2
+		return launch.ExitUsage
 	}
 	r, err := pf.run()
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn perfmodel predict: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
 	// The recommendation stays within what trains the job as written
 	// (plan.OwnChoices); another mode's faster row is named beside it.
@@ -168,7 +169,7 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 		title := fmt.Sprintf("%s on %d ranks (%s)", r.cfg.Path, pf.ranks, r.machine.Name)
 		if err := perfmodel.PlotPredictions(pf.plot, title, r.preds, nil); err != nil {
 			fmt.Fprintf(stderr, "scalegnn perfmodel predict: %v\n", err)
-			return 1
+			return launch.ExitFailed
 		}
 	}
 	if pf.jsonOut {
@@ -200,9 +201,9 @@ func runPredict(args []string, stdout, stderr io.Writer) int {
 	}
 	if bestErr != nil {
 		fmt.Fprintf(stderr, "scalegnn perfmodel predict: %s: %v\n", r.cfg.Path, bestErr)
-		return 1
+		return launch.ExitFailed
 	}
-	return 0
+	return launch.ExitOK
 }
 
 // writeTable prints the predictions; measured, when not nil, adds a column.
@@ -317,7 +318,7 @@ func readMeasured(path string, skip int, median bool) (measuredRun, error) {
 	return r, nil
 }
 
-func runScore(args []string, stdout, stderr io.Writer) int {
+func runScore(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn perfmodel score", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
@@ -326,19 +327,19 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 	skip := fs.Int("skip-epochs", 1, "leave out each run's first epochs (warm-up) from its mean epoch time")
 	median := fs.Bool("median", false, "take the median of the remaining epochs instead of the mean (robust to a loaded machine's bursts)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if *skip < 0 {
 		fmt.Fprintf(stderr, "scalegnn perfmodel score: -skip-epochs %d: expected an integer >= 0\n", *skip)
-		return 2
+		return launch.ExitUsage
 	}
 	if fs.NArg() == 0 {
 		fmt.Fprintf(stderr, "scalegnn perfmodel score: name the run directories (or their summary.json) to compare\n")
-		return 2
+		return launch.ExitUsage
 	}
-	fail := func(err error) int {
+	fail := func(err error) launch.ExitCode {
 		fmt.Fprintf(stderr, "scalegnn perfmodel score: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
 	r, err := pf.run()
 	if err != nil {
@@ -389,15 +390,15 @@ func runScore(args []string, stdout, stderr io.Writer) int {
 		if err := enc.Encode(map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name, "grids": rows, "score": sc}); err != nil {
 			return fail(fmt.Errorf("writing JSON (a score needs at least two runs): %v", err))
 		}
-		return 0
+		return launch.ExitOK
 	}
 	writeTable(stdout, preds, 0, column)
 	fmt.Fprintf(stdout, "\nSpearman rank correlation %.3f over %d grids; predicted best %s, measured best %s; "+
 		"the predicted best measured %.1f%% slower than the measured best\n", sc.Spearman, len(names), sc.PredictedBest, sc.MeasuredBest, 100*sc.Gap)
-	return 0
+	return launch.ExitOK
 }
 
-func runCalibrate(args []string, stderr io.Writer) int {
+func runCalibrate(args []string, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn perfmodel calibrate", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, perfmodelUsage) }
@@ -408,38 +409,38 @@ func runCalibrate(args []string, stderr io.Writer) int {
 	verbose := fs.Bool("v", false, "print every measurement")
 	dev := fs.String("device", jobfile.DeviceCPU, "the device to measure, as runtime.device: cpu (the fastest host device of this build), native or cuda")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if *dev != jobfile.DeviceCPU && *dev != jobfile.DeviceNative && *dev != jobfile.DeviceCUDA {
 		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: -device %q: expected cpu, native or cuda\n", *dev)
-		return 2
+		return launch.ExitUsage
 	}
 	if *out == "" || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: need -out machine.toml and no other arguments\n")
-		return 2
+		return launch.ExitUsage
 	}
 	if *threads < 0 {
 		fmt.Fprintf(stderr, "scalegnn perfmodel calibrate: -threads %d: expected an integer >= 0\n", *threads)
-		return 2
+		return launch.ExitUsage
 	}
 	if *name == "" {
 		*name = strings.TrimSuffix(filepath.Base(*out), ".toml")
 	}
-	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+	return launch.WithMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		info, err := node.Detect(world)
 		if err := agree(err); err != nil {
 			return err
 		}
-		th := rankThreads(*threads, info)
+		th := launch.RankThreads(*threads, info)
 		logw := io.Discard
 		if world.Rank() == 0 && *verbose {
 			logw = stderr
 		}
-		rd, err := openDevice(deviceRequest{What: "-device " + *dev, Name: *dev, Threads: th}, world.Rank(), info, jobs.NewLogger(world.Rank(), *verbose, false))
+		rd, err := launch.OpenDevice(launch.DeviceRequest{What: "-device " + *dev, Name: *dev, Threads: th}, world.Rank(), info, jobs.NewLogger(world.Rank(), *verbose, false))
 		if err := agree(err); err != nil {
 			return err
 		}
-		m, err := perfmodel.Calibrate(world, rd.dev, perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+		m, err := perfmodel.Calibrate(world, rd.Dev, perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
 		if err == nil && world.Rank() == 0 {
 			header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
 				fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())

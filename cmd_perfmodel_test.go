@@ -8,11 +8,13 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"scalegnn/internal/launch"
 )
 
 // perfmodelCmd runs scalegnn perfmodel in-process (predict and score need
 // no MPI) and returns the exit code, stdout and stderr.
-func perfmodelCmd(args ...string) (int, string, string) {
+func perfmodelCmd(args ...string) (launch.ExitCode, string, string) {
 	var out, errw bytes.Buffer
 	code := runPerfmodel(args, &out, &errw)
 	return code, out.String(), errw.String()

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"scalegnn/record"
 	"strings"
 
 	"gonum.org/v1/plot"
@@ -15,6 +14,9 @@ import (
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
+
+	"scalegnn/internal/launch"
+	"scalegnn/record"
 )
 
 const plotUsage = `usage: scalegnn plot RUN_DIR... [-o curves.png]
@@ -25,7 +27,7 @@ const plotUsage = `usage: scalegnn plot RUN_DIR... [-o curves.png]
 
 // runPlot is scalegnn plot RUN_DIR... -o curves.png. Flags may come before
 // or after the runs.
-func runPlot(args []string, stdout, stderr io.Writer) int {
+func runPlot(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn plot", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, plotUsage) }
@@ -33,7 +35,7 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	var paths []string
 	for {
 		if err := fs.Parse(args); err != nil {
-			return 2
+			return launch.ExitUsage
 		}
 		if fs.NArg() == 0 {
 			break
@@ -43,23 +45,23 @@ func runPlot(args []string, stdout, stderr io.Writer) int {
 	}
 	if len(paths) == 0 {
 		fmt.Fprintf(stderr, "scalegnn plot: name at least one run directory\n%s", plotUsage)
-		return 2
+		return launch.ExitUsage
 	}
 	runs := make([]*record.Run, len(paths))
 	for i, p := range paths {
 		r, err := record.ReadRun(p)
 		if err != nil {
 			fmt.Fprintf(stderr, "scalegnn plot: %v\n", err)
-			return 1
+			return launch.ExitFailed
 		}
 		runs[i] = r
 	}
 	if err := plotRuns(*out, runs); err != nil {
 		fmt.Fprintf(stderr, "scalegnn plot: %v\n", err)
-		return 1
+		return launch.ExitFailed
 	}
 	fmt.Fprintf(stdout, "wrote %s (%d runs)\n", *out, len(runs))
-	return 0
+	return launch.ExitOK
 }
 
 // runLabel names a run in the legends: its directory, shortened to the

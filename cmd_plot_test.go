@@ -6,9 +6,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"scalegnn/record"
 	"strings"
 	"testing"
+
+	"scalegnn/internal/launch"
+	"scalegnn/record"
 )
 
 // writePlotRun writes a run directory with epochs of metrics, accuracies
@@ -67,12 +69,12 @@ func TestPlot(t *testing.T) {
 
 	for _, c := range []struct {
 		args []string
-		code int
+		code launch.ExitCode
 		want string
 	}{
-		{nil, 2, "name at least one run directory"},
-		{[]string{filepath.Join(root, "missing")}, 1, "missing"},
-		{[]string{a, "-o", filepath.Join(root, "x.bmp")}, 1, "expected .png, .svg or .pdf"},
+		{nil, launch.ExitUsage, "name at least one run directory"},
+		{[]string{filepath.Join(root, "missing")}, launch.ExitFailed, "missing"},
+		{[]string{a, "-o", filepath.Join(root, "x.bmp")}, launch.ExitFailed, "expected .png, .svg or .pdf"},
 	} {
 		stderr.Reset()
 		if code := runPlot(c.args, &stdout, &stderr); code != c.code || !strings.Contains(stderr.String(), c.want) {

@@ -12,6 +12,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/gcn"
+	"scalegnn/internal/launch"
 	"scalegnn/jobs"
 	"scalegnn/npy"
 )
@@ -23,7 +24,7 @@ import (
 // hidden layer LAYER's output (N × its width) as float32 .npy, row v the
 // dataset's vertex v; each block's one writer writes its rows straight
 // into the file, nothing is gathered.
-func runInference(args []string, stderr io.Writer) int {
+func runInference(args []string, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn predict", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	config := fs.String("config", "", "job file (TOML): the dataset, model and grid")
@@ -31,17 +32,17 @@ func runInference(args []string, stderr io.Writer) int {
 	out := fs.String("out", "", "output .npy (default output.dir/predictions.npy, or embeddings-LAYER.npy)")
 	emb := fs.Int("embeddings", -1, "write hidden layer LAYER's output (0-based) instead of the class probabilities")
 	if err := fs.Parse(args); err != nil {
-		return exitUsage
+		return launch.ExitUsage
 	}
 	if *config == "" || *ckpt == "" || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn predict: need -config job.toml and -checkpoint DIR\n%s", usage)
-		return exitUsage
+		return launch.ExitUsage
 	}
-	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+	return launch.WithMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, false, false)
 		defer log.Sync()
-		info, cfg, err := loadJob(world, *config, nil, log)
+		info, cfg, err := launch.LoadJob(world, *config, nil, log)
 		if err == nil && *emb >= 0 {
 			if last := gcn.LastHidden(gcn.Config{Layers: cfg.Model.Layers, OutputHead: cfg.Model.OutputHead}); *emb > last {
 				err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d (output_head = %v) has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.OutputHead, last)
@@ -57,17 +58,17 @@ func runInference(args []string, stderr io.Writer) int {
 				path = filepath.Join(cfg.Output.Dir, fmt.Sprintf("embeddings-%d.npy", *emb))
 			}
 		}
-		rd, err := openDevice(jobDevice(cfg, rankThreads(cfg.Runtime.Threads, info)), rank, info, log)
+		rd, err := launch.OpenDevice(launch.JobDevice(cfg, launch.RankThreads(cfg.Runtime.Threads, info)), rank, info, log)
 		if err := agree(err); err != nil {
 			return err
 		}
-		rd.measure() // every rank's device is open
-		if err := agree(rd.checkMemory(cfg, rank, info)); err != nil {
+		rd.Measure() // every rank's device is open
+		if err := agree(rd.CheckMemory(cfg, rank, info)); err != nil {
 			return err
 		}
 		var job *jobs.Job
-		err = rd.guard(cfg, rank, info, func() (err error) {
-			job, err = jobs.Setup(cfg, world, rd.dev, log)
+		err = rd.Guard(cfg, rank, info, func() (err error) {
+			job, err = jobs.Setup(cfg, world, rd.Dev, log)
 			return err
 		})
 		if err := agree(err); err != nil {
@@ -81,7 +82,7 @@ func runInference(args []string, stderr io.Writer) int {
 			return err
 		}
 		var b gcn.Block
-		if err := rd.guard(cfg, rank, info, func() error {
+		if err := rd.Guard(cfg, rank, info, func() error {
 			if *emb >= 0 {
 				b, err = job.Embeddings(*emb)
 			} else {
@@ -90,7 +91,7 @@ func runInference(args []string, stderr io.Writer) int {
 			return nil
 		}); err != nil {
 			// Out of GPU memory within the pass, where the other ranks
-			// may wait in a collective: withMPI reports it and aborts.
+			// may wait in a collective: launch.WithMPI reports it and aborts.
 			return err
 		}
 		if err := agree(err); err != nil {

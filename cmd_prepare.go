@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"scalegnn/dataset"
+	"scalegnn/internal/launch"
 	"scalegnn/jobfile"
 	"scalegnn/permute"
 	"scalegnn/prepared"
@@ -35,7 +36,7 @@ See docs/prepared.md for the layout and the memory bound.
 `
 
 // runPrepare writes a prepared dataset. It needs no MPI.
-func runPrepare(args []string, stderr io.Writer) int {
+func runPrepare(args []string, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn prepare", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, prepareUsage) }
@@ -56,16 +57,16 @@ func runPrepare(args []string, stderr io.Writer) int {
 	classes := fs.Int("classes", 0, "edgelist: number of classes (0: largest label + 1)")
 	split := fs.String("split", "", "ogb: split scheme directory under split/")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if *in == "" || *format == "" || *out == "" || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn prepare: need -in, -format and -out, and no other arguments\n%s", prepareUsage)
-		return 2
+		return launch.ExitUsage
 	}
 	sch, err := permute.ParseScheme(*scheme)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn prepare: -permute %q: expected none, single or double\n", *scheme)
-		return 2
+		return launch.ExitUsage
 	}
 	var input prepared.Input
 	switch *format {
@@ -120,7 +121,7 @@ func runPrepare(args []string, stderr io.Writer) int {
 		}
 	default:
 		fmt.Fprintf(stderr, "scalegnn prepare: -format %q: expected planetoid, builtin, edgelist, ogb, rmat, sbm or job\n", *format)
-		return 2
+		return launch.ExitUsage
 	}
 	opt := prepared.Options{Blocks: *blocks, Scheme: sch, Seed: *seed, Symmetrize: *symmetrize, Force: *force, Progress: stderr}
 	if *quiet {
@@ -129,12 +130,12 @@ func runPrepare(args []string, stderr io.Writer) int {
 	if _, err := prepared.Prepare(input, *out, opt); err != nil {
 		return fail(stderr, err)
 	}
-	return 0
+	return launch.ExitOK
 }
 
-func fail(stderr io.Writer, err error) int {
+func fail(stderr io.Writer, err error) launch.ExitCode {
 	fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-	return 1
+	return launch.ExitFailed
 }
 
 // generatorConfig turns "key=value,..." into a job's [dataset] for a

@@ -9,6 +9,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/internal/launch"
 )
 
 // runSelftest checks the installation end to end over MPI_COMM_WORLD: the
@@ -18,8 +19,8 @@ import (
 // where Gd > 1 — each rank checking its own blocks against the serial
 // float64 reference; then 1.5D (CAGNET) full-graph and mini-batch steps
 // with data-parallel replicas the same way.
-func runSelftest(stderr io.Writer) int {
-	return withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+func runSelftest(stderr io.Writer) launch.ExitCode {
+	return launch.WithMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		if err := agree(collectives.Conformance(world)); err != nil {
 			return err
 		}

@@ -15,31 +15,15 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/grid"
-	"scalegnn/internal/node"
-	"scalegnn/jobfile"
+	"scalegnn/internal/launch"
 	"scalegnn/jobs"
 	"scalegnn/perfmodel"
-	"scalegnn/plan"
 	"scalegnn/spmm/cpu"
-)
-
-// Exit codes of a training run (README, "Output").
-const (
-	exitOK       = 0
-	exitFailed   = 1 // an error: bad job file or data, or a failure in training
-	exitUsage    = 2 // bad command line
-	exitInternal = 3 // a panic (withMPI)
-	exitDiverged = 4 // the loss became NaN or Inf (summary.json: "diverged")
-	// exitInterrupted: SIGTERM, SIGUSR1 or SIGINT stopped the run at a
-	// step boundary (summary.json: "interrupted", with the checkpoint to
-	// resume from when [checkpoint] is set); a second signal exits at
-	// once with it too.
-	exitInterrupted = 5
 )
 
 // runTrain is scalegnn -config job.toml [-grid XxYxZ] [-v] [-log json]: it
 // reads the flags (usage errors come before MPI starts) and trains.
-func runTrain(args []string, stderr io.Writer) int {
+func runTrain(args []string, stderr io.Writer) launch.ExitCode {
 	fs := flag.NewFlagSet("scalegnn", flag.ContinueOnError)
 	fs.SetOutput(stderr)
 	fs.Usage = func() { fmt.Fprint(stderr, usage) }
@@ -49,22 +33,22 @@ func runTrain(args []string, stderr io.Writer) int {
 	logFormat := fs.String("log", "console", "log format: console (for people) or json (one object per line, for machines)")
 	resume := fs.String("resume", "", "continue from a checkpoint: its directory, a directory of checkpoints, or latest (the newest good one in the job's checkpoint.dir)")
 	if err := fs.Parse(args); err != nil {
-		return 2
+		return launch.ExitUsage
 	}
 	if *logFormat != "console" && *logFormat != "json" {
 		fmt.Fprintf(stderr, "scalegnn: -log %q: expected console or json\n", *logFormat)
-		return 2
+		return launch.ExitUsage
 	}
 	if *config == "" || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn: need -config job.toml and no other arguments\n%s", usage)
-		return 2
+		return launch.ExitUsage
 	}
 	var override *grid.Shape
 	if *gridFlag != "" {
 		s, err := grid.ParseShape(*gridFlag)
 		if err != nil {
 			fmt.Fprintf(stderr, "scalegnn: -grid: %v\n", err)
-			return 2
+			return launch.ExitUsage
 		}
 		if !strings.Contains(*gridFlag, "d=") {
 			s.D = 0 // keep the job file's grid.d
@@ -72,8 +56,8 @@ func runTrain(args []string, stderr io.Writer) int {
 		override = &s
 	}
 	opts := jobs.OutputOptions{Verbose: *verbose, JSON: *logFormat == "json", Resume: *resume != ""}
-	sig := watchSignals(stderr)
-	defer sig.stop()
+	sig := launch.Watch(stderr)
+	defer sig.Stop()
 	return train(*config, override, opts, *resume, sig, os.Stderr)
 }
 
@@ -81,56 +65,56 @@ func runTrain(args []string, stderr io.Writer) int {
 // grid, data) are agreed on by all ranks so that the job ends cleanly with
 // one message and a non-zero exit everywhere, and nothing is written to
 // output.dir until every rank has set up. A diverged loss is seen by every
-// rank at the same step: the job ends cleanly with exitDiverged. Any other
+// rank at the same step: the job ends cleanly with ExitDiverged. Any other
 // error once training runs aborts the job, because the other ranks may be
-// blocked in a collective (withMPI).
+// blocked in a collective (launch.WithMPI).
 //
 // resume, when not empty, is -resume's argument: the model continues from
 // that checkpoint. sig (nil: signals are not watched) says whether a
 // signal asks the job to stop: the ranks agree on it at a step boundary,
-// write a checkpoint and exit with exitInterrupted.
-func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume string, sig *signals, stderr io.Writer) int {
+// write a checkpoint and exit with ExitInterrupted.
+func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume string, sig *launch.Signals, stderr io.Writer) launch.ExitCode {
 	diverged, interrupted := false, false
-	code := withMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
+	code := launch.WithMPI(stderr, func(world collectives.Comm, agree func(error) error) error {
 		rank := world.Rank()
 		log := jobs.NewLogger(rank, opts.Verbose, opts.JSON)
 		defer log.Sync()
 
-		info, cfg, err := loadJob(world, path, override, log)
+		info, cfg, err := launch.LoadJob(world, path, override, log)
 		if err == nil && rank == 0 {
 			// Refuse a used output.dir before loading any data.
 			err = jobs.CheckOutputDir(cfg, opts)
 		}
 		if err == nil {
-			err = checkMemory(cfg, rank, info) // refuse a job that cannot fit, before loading
+			err = launch.CheckMemory(cfg, rank, info) // refuse a job that cannot fit, before loading
 		}
 		if err := agree(err); err != nil {
 			return err
 		}
-		goLimit, goLimitFrom := softMemoryLimit(cfg, info.RanksPerNode)
-		threads := rankThreads(cfg.Runtime.Threads, info)
-		rd, err := openDevice(jobDevice(cfg, threads), rank, info, log)
+		goLimit, goLimitFrom := launch.SoftMemoryLimit(cfg, info.RanksPerNode)
+		threads := launch.RankThreads(cfg.Runtime.Threads, info)
+		rd, err := launch.OpenDevice(launch.JobDevice(cfg, threads), rank, info, log)
 		if err := agree(err); err != nil {
 			return err
 		}
-		rd.measure() // every rank's device is open
-		if err := agree(rd.checkMemory(cfg, rank, info)); err != nil {
+		rd.Measure() // every rank's device is open
+		if err := agree(rd.CheckMemory(cfg, rank, info)); err != nil {
 			return err
 		}
-		dev := rd.dev
+		dev := rd.Dev
 		if rank == 0 {
 			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path),
 				zap.String("device", dev.Describe()), zap.String("collectives", device.CollectivePath(dev, world))},
-				nodeFields(info, threads, cpu.BLASConfig())...)...)
+				launch.NodeFields(info, threads, cpu.BLASConfig())...)...)
 			log.Info("job", cfg.Summary()...)
 			if goLimit > 0 {
 				log.Info("Go memory limit", zap.String("per_rank", perfmodel.FormatBytes(goLimit)), zap.String("from", goLimitFrom))
 			}
 		}
-		wd, watched := startWatchdog(cfg, world, stderr) // runtime.stall_timeout
+		wd, watched := launch.StartWatchdog(cfg, world, stderr) // runtime.stall_timeout
 		defer wd.Stop()
 		var job *jobs.Job
-		err = rd.guard(cfg, rank, info, func() (err error) {
+		err = rd.Guard(cfg, rank, info, func() (err error) {
 			job, err = jobs.Setup(cfg, watched, dev, log)
 			return err
 		})
@@ -151,7 +135,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			}
 		}
 		if sig != nil {
-			job.Interrupt = sig.received
+			job.Interrupt = sig.Received
 		}
 		// Every rank has set up: rank 0 writes output.dir now.
 		if err := agree(job.OpenOutput(opts)); err != nil {
@@ -165,7 +149,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 				}
 			}
 		}
-		err = rd.guard(cfg, rank, info, func() (err error) {
+		err = rd.Guard(cfg, rank, info, func() (err error) {
 			_, err = job.Train()
 			return err
 		})
@@ -177,7 +161,7 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			if rank == 0 {
 				fmt.Fprintf(stderr, "scalegnn: %v\n", err)
 			}
-			return errAgreed
+			return launch.ErrAgreed
 		}
 		var ie *jobs.InterruptedError
 		if errors.As(err, &ie) {
@@ -188,15 +172,15 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 					fmt.Fprintf(stderr, "scalegnn: resume with: %s\n", resumeCommand(world.Size(), ie.Checkpoint))
 				}
 			}
-			return errAgreed
+			return launch.ErrAgreed
 		}
 		return err
 	})
 	switch {
-	case diverged && code == exitFailed:
-		return exitDiverged
-	case interrupted && code == exitFailed:
-		return exitInterrupted
+	case diverged && code == launch.ExitFailed:
+		return launch.ExitDiverged
+	case interrupted && code == launch.ExitFailed:
+		return launch.ExitInterrupted
 	}
 	return code
 }
@@ -222,38 +206,4 @@ func resumeCommand(ranks int, dir string) string {
 		cmd = fmt.Sprintf("mpirun -np %d %s", ranks, cmd)
 	}
 	return cmd
-}
-
-// loadJob reads the job file at path on this rank, applies the -grid
-// override, checks the grid against the world, resolves grid.auto
-// within the memory every rank may use and an isolated job's evaluation
-// grid. It detects the node first, which
-// is collective: every rank calls it before anything can fail on one.
-func loadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobfile.Config, error) {
-	info, nerr := node.Detect(world)
-	limits, lerr := agreedLimits(world, info)
-	cfg, err := jobfile.LoadConfig(path)
-	if err == nil && override != nil {
-		cfg.Grid.X, cfg.Grid.Y, cfg.Grid.Z = override.X, override.Y, override.Z
-		if override.D > 0 {
-			cfg.Grid.D = override.D
-		}
-		cfg.Grid.Auto = false
-		err = cfg.Validate()
-	}
-	if err == nil {
-		err = cfg.CheckWorld(world.Size())
-	}
-	if err == nil {
-		err = nerr
-	}
-	if err == nil && cfg.Grid.Auto {
-		if err = lerr; err == nil {
-			err = plan.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
-		}
-	}
-	if err == nil {
-		err = plan.ResolveEvalGrid(cfg) // isolated mode's evaluation grid
-	}
-	return info, cfg, err
 }

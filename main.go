@@ -12,6 +12,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+
+	"scalegnn/internal/launch"
 )
 
 const usage = `usage:
@@ -46,10 +48,10 @@ const usage = `usage:
                                             predicted vs measured epoch times (Spearman, best-grid gap)
 `
 
-func main() { os.Exit(run(os.Args[1:], os.Stderr)) }
+func main() { os.Exit(int(run(os.Args[1:], os.Stderr))) }
 
-func run(args []string, stderr io.Writer) int {
-	if launcherRank() > 0 {
+func run(args []string, stderr io.Writer) launch.ExitCode {
+	if launch.LauncherRank() > 0 {
 		// Usage errors come before MPI starts, and every rank would print
 		// the same one; rank 0 speaks for all of them.
 		stderr = io.Discard
@@ -57,7 +59,7 @@ func run(args []string, stderr io.Writer) int {
 	return dispatch(args, stderr)
 }
 
-func dispatch(args []string, stderr io.Writer) int {
+func dispatch(args []string, stderr io.Writer) launch.ExitCode {
 	if len(args) > 0 && len(args[0]) > 0 && args[0][0] != '-' {
 		switch args[0] {
 		case "predict":
@@ -80,10 +82,10 @@ func dispatch(args []string, stderr io.Writer) int {
 			return runPerfmodel(args[1:], os.Stdout, stderr)
 		case "help":
 			fmt.Fprint(stderr, usage)
-			return 0
+			return launch.ExitOK
 		}
 		fmt.Fprintf(stderr, "scalegnn: unknown command %q\n%s", args[0], usage)
-		return 2
+		return launch.ExitUsage
 	}
 	return runTrain(args, stderr)
 }

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"scalegnn/internal/launch"
 	"scalegnn/internal/par"
 )
 
@@ -65,8 +66,8 @@ dir = "` + filepath.Join(dir, "out") + `"
 			t.Setenv(injectEnv, "injected fault")
 			t.Setenv(skipEnv, strconv.Itoa(c.skip))
 			code, stderr := runMain(t, "-config", job)
-			if code != exitInternal {
-				t.Fatalf("exit %d, want %d (internal error); stderr:\n%s", code, exitInternal, stderr)
+			if code != int(launch.ExitInternal) {
+				t.Fatalf("exit %d, want %d (internal error); stderr:\n%s", code, launch.ExitInternal, stderr)
 			}
 			lines := errorLines(stderr)
 			if len(lines) != 1 || !strings.HasPrefix(lines[0], "scalegnn: rank 0: internal error: injected fault") {

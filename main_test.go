@@ -7,17 +7,19 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"scalegnn/record"
 	"strings"
 	"testing"
 	"time"
+
+	"scalegnn/internal/launch"
+	"scalegnn/record"
 )
 
 // TestMain lets the tests run the real program: with SCALEGNN_AS_MAIN set,
 // the test binary is scalegnn (an MPI singleton, no mpirun needed).
 func TestMain(m *testing.M) {
 	if os.Getenv("SCALEGNN_AS_MAIN") == "1" {
-		os.Exit(run(os.Args[1:], os.Stderr))
+		os.Exit(int(run(os.Args[1:], os.Stderr)))
 	}
 	os.Exit(m.Run())
 }
@@ -226,8 +228,8 @@ func TestDiverged(t *testing.T) {
 	dir := t.TempDir()
 	path := tinyJob(t, dir, "[optimizer]\nlr = 1e30\n")
 	code, stderr := runMain(t, "-config", path)
-	if code != exitDiverged {
-		t.Fatalf("exit %d, want %d:\n%s", code, exitDiverged, stderr)
+	if code != int(launch.ExitDiverged) {
+		t.Fatalf("exit %d, want %d:\n%s", code, launch.ExitDiverged, stderr)
 	}
 	if n := strings.Count(stderr, "scalegnn: "); n != 1 || !strings.Contains(stderr, "scalegnn: training diverged at epoch ") ||
 		!strings.Contains(stderr, "lower optimizer.lr (now 1e+30)") {

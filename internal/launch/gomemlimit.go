@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"os"
@@ -9,7 +9,7 @@ import (
 	"scalegnn/plan"
 )
 
-// softMemoryLimit sets Go's soft memory limit (runtime/debug.SetMemoryLimit)
+// SoftMemoryLimit sets Go's soft memory limit (runtime/debug.SetMemoryLimit)
 // to what this rank may use: the limit the memory check judged the job
 // against (plan.MemoryLimit: grid.mem_per_rank, the cgroup, MemAvailable or
 // ulimit -v, shared by the ranks of the node). By default Go's collector
@@ -19,7 +19,7 @@ import (
 // the collector runs more often as the heap nears it instead. A GOMEMLIMIT
 // in the environment is the user's choice and is left alone. It returns
 // the limit set (0: none) and where it came from.
-func softMemoryLimit(cfg *jobfile.Config, ranksPerNode int) (int64, string) {
+func SoftMemoryLimit(cfg *jobfile.Config, ranksPerNode int) (int64, string) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return 0, "GOMEMLIMIT in the environment"
 	}

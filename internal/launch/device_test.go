@@ -1,10 +1,8 @@
-package main
+package launch
 
 import (
 	"errors"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -56,19 +54,19 @@ func TestOpenHostDevice(t *testing.T) {
 		{jobfile.DeviceCPU, device.Host(1).Name()},
 		{jobfile.DeviceNative, "native"},
 	} {
-		rd, err := openDevice(deviceRequest{What: "runtime.device = " + c.name, Name: c.name, Threads: 1}, 0, info, nil)
+		rd, err := OpenDevice(DeviceRequest{What: "runtime.device = " + c.name, Name: c.name, Threads: 1}, 0, info, nil)
 		if err != nil {
 			t.Fatalf("%s: %v", c.name, err)
 		}
-		if rd.dev.Name() != c.want {
-			t.Errorf("%s opened %s, want %s", c.name, rd.dev.Name(), c.want)
+		if rd.Dev.Name() != c.want {
+			t.Errorf("%s opened %s, want %s", c.name, rd.Dev.Name(), c.want)
 		}
-		rd.measure()
-		if rd.share != (plan.GPUShare{}) || rd.checkMemory(nil, 0, info) != nil {
+		rd.Measure()
+		if rd.share != (plan.GPUShare{}) || rd.CheckMemory(nil, 0, info) != nil {
 			t.Errorf("%s: a host device has a GPU share %+v", c.name, rd.share)
 		}
 	}
-	if _, err := openDevice(deviceRequest{What: "-device tpu", Name: "tpu"}, 0, info, nil); err == nil || !strings.HasPrefix(err.Error(), "-device tpu: ") {
+	if _, err := OpenDevice(DeviceRequest{What: "-device tpu", Name: "tpu"}, 0, info, nil); err == nil || !strings.HasPrefix(err.Error(), "-device tpu: ") {
 		t.Errorf("unknown device: %v", err)
 	}
 }
@@ -82,17 +80,17 @@ func TestGuardOutOfMemory(t *testing.T) {
 	}
 	info := node.Info{RanksPerNode: 2}
 	oom := &device.OutOfMemoryError{Bytes: 1 << 30, Free: 1 << 20, Total: 8 << 30, Device: "cuda:0"}
-	gpu := &rankDevice{sharing: 2, share: plan.GPUShare{Name: "GPU 0", Free: 6 << 30, Total: 8 << 30, Ranks: 2}}
-	err = gpu.guard(cfg, 1, info, func() error { panic(oom) })
+	gpu := &RankDevice{sharing: 2, share: plan.GPUShare{Name: "GPU 0", Free: 6 << 30, Total: 8 << 30, Ranks: 2}}
+	err = gpu.Guard(cfg, 1, info, func() error { panic(oom) })
 	want := plan.DeviceOutOfMemory(cfg, 1, 2, gpu.share, oom)
 	if err == nil || err.Error() != want.Error() || !strings.Contains(err.Error(), "rank 1's predicted device memory") {
 		t.Errorf("guard: %v, want %v", err, want)
 	}
-	if err := gpu.guard(cfg, 1, info, func() error { return os.ErrNotExist }); err != os.ErrNotExist {
+	if err := gpu.Guard(cfg, 1, info, func() error { return os.ErrNotExist }); err != os.ErrNotExist {
 		t.Errorf("guard changed f's error: %v", err)
 	}
-	host := &rankDevice{}
-	if err := host.guard(cfg, 0, info, func() error { panic(oom) }); !errors.Is(err, error(oom)) {
+	host := &RankDevice{}
+	if err := host.Guard(cfg, 0, info, func() error { panic(oom) }); !errors.Is(err, error(oom)) {
 		t.Errorf("guard without a GPU share: %v, want the OutOfMemoryError", err)
 	}
 	defer func() {
@@ -100,35 +98,5 @@ func TestGuardOutOfMemory(t *testing.T) {
 			t.Errorf("another panic: recovered %v, want it to pass through", r)
 		}
 	}()
-	gpu.guard(cfg, 0, info, func() error { panic("other") })
-}
-
-// TestCUDAMissing: runtime.device = "cuda" where CUDA cannot be used (no
-// library, driver or GPU; CUDA_VISIBLE_DEVICES="" hides a GPU machine's)
-// ends with a non-zero exit and one line, device's own error naming what
-// is missing (scripts/badinput.sh runs it on 8 ranks).
-func TestCUDAMissing(t *testing.T) {
-	t.Setenv("CUDA_VISIBLE_DEVICES", "")
-	_, derr := device.CUDADevices()
-	if derr == nil {
-		t.Skip("CUDA_VISIBLE_DEVICES=\"\" still shows a GPU")
-	}
-	cmd := exec.Command(os.Args[0], "-config", filepath.Join("testdata", "badinput", "cuda_missing.toml"))
-	cmd.Env = append(os.Environ(), "SCALEGNN_AS_MAIN=1")
-	var stderr strings.Builder
-	cmd.Stderr = &stderr
-	err := cmd.Run()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != exitFailed {
-		t.Fatalf("exit %v, want %d; stderr:\n%s", err, exitFailed, stderr.String())
-	}
-	lines := errorLines(stderr.String())
-	want := `scalegnn: runtime.device = "cuda": ` + derr.Error()
-	if len(lines) != 1 || lines[0] != want {
-		t.Fatalf("want the one line %q, got:\n%s", want, stderr.String())
-	}
-	if !strings.Contains(lines[0], "cuda unavailable: ") {
-		t.Errorf("%q does not say CUDA is unavailable", lines[0])
-	}
-	t.Log(lines[0])
+	gpu.Guard(cfg, 0, info, func() error { panic("other") })
 }

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"errors"
@@ -12,27 +12,30 @@ import (
 	"scalegnn/collectives/mpi"
 )
 
-// errAgreed is what agree returns on every rank when some rank failed: the
+// ErrAgreed is what agree returns on every rank when some rank failed: the
 // failure was reported once, and the command ends cleanly on every rank.
-var errAgreed = errors.New("a rank failed (reported above)")
+// A body that reported a failure every rank saw itself (a diverged loss)
+// returns it too.
+var ErrAgreed = errors.New("a rank failed (reported above)")
 
-// withMPI runs a command that needs MPI on this rank: it starts MPI, runs
+// WithMPI runs a command that needs MPI on this rank: it starts MPI, runs
 // body with the world, and ends MPI as body's outcome asks.
 //
 // body calls agree with the error of each step that every rank takes
 // together (reading the job file, building the data, a check): if any
 // rank failed, the lowest failing rank prints its error and agree returns
-// errAgreed on every rank, for body to return. Then every rank finalizes
-// MPI and withMPI returns 1, so that a mistake every rank makes (a bad job
-// file) ends the job once, cleanly, with one message. Any other error body
-// returns is this rank's alone (say, in training, when the other ranks may
-// be blocked in a collective): withMPI prints it and aborts the job. So
-// does a panic, as an internal error. A nil error finalizes and returns 0.
-func withMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code int) {
+// ErrAgreed on every rank, for body to return. Then every rank finalizes
+// MPI and WithMPI returns ExitFailed, so that a mistake every rank makes
+// (a bad job file) ends the job once, cleanly, with one message. Any
+// other error body returns is this rank's alone (say, in training, when
+// the other ranks may be blocked in a collective): WithMPI prints it and
+// aborts the job. So does a panic, as an internal error (ExitInternal).
+// A nil error finalizes and returns ExitOK.
+func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code ExitCode) {
 	world, err := mpi.Init()
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return 1
+		return ExitFailed
 	}
 	rank := world.Rank()
 	defer func() {
@@ -41,25 +44,25 @@ func withMPI(stderr io.Writer, body func(world collectives.Comm, agree func(erro
 			if os.Getenv("SCALEGNN_TRACEBACK") != "" {
 				debug.PrintStack()
 			}
-			world.Abort(3)
+			world.Abort(int(ExitInternal))
 		}
 	}()
 	agree := func(err error) error {
 		if agreeFailed(world, err, stderr) {
-			return errAgreed
+			return ErrAgreed
 		}
 		return nil
 	}
 	switch err := body(world, agree); {
 	case err == nil:
-		return finalize(0, stderr)
-	case errors.Is(err, errAgreed), errors.Is(err, collectives.ErrOtherRank):
+		return finalize(ExitOK, stderr)
+	case errors.Is(err, ErrAgreed), errors.Is(err, collectives.ErrOtherRank):
 		// The failing rank reports (and aborts) for everyone.
-		return finalize(1, stderr)
+		return finalize(ExitFailed, stderr)
 	default:
 		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", rank, err)
-		world.Abort(1)
-		return 1
+		world.Abort(int(ExitFailed))
+		return ExitFailed
 	}
 }
 
@@ -73,7 +76,7 @@ func agreeFailed(world collectives.Comm, err error, stderr io.Writer) bool {
 	}
 	if aerr := world.AllReduceI64(first, collectives.Min); aerr != nil {
 		fmt.Fprintf(stderr, "scalegnn: rank %d: %v\n", world.Rank(), aerr)
-		world.Abort(1)
+		world.Abort(int(ExitFailed))
 	}
 	if first[0] == int64(world.Size()) {
 		return false
@@ -88,17 +91,20 @@ func agreeFailed(world collectives.Comm, err error, stderr io.Writer) bool {
 	return true
 }
 
-func finalize(code int, stderr io.Writer) int {
+// finalize ends MPI on this rank and returns code, or ExitFailed when
+// MPI_Finalize itself failed and code said success.
+func finalize(code ExitCode, stderr io.Writer) ExitCode {
 	if err := mpi.Finalize(); err != nil {
 		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
-		return max(code, 1)
+		return max(code, ExitFailed)
 	}
 	return code
 }
 
-// launcherRank returns this process's rank as mpirun or srun announce it in
-// the environment, or 0 when started alone.
-func launcherRank() int {
+// LauncherRank returns this process's rank as mpirun or srun announce it in
+// the environment, or 0 when started alone. It needs no MPI: commands use
+// it before MPI starts, to have rank 0 alone print a usage error.
+func LauncherRank() int {
 	for _, v := range []string{"OMPI_COMM_WORLD_RANK", "PMI_RANK", "PMIX_RANK", "SLURM_PROCID"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil {
 			return n

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"math"
@@ -18,13 +18,13 @@ func TestSoftMemoryLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("GOMEMLIMIT", "")
-	limit, from := softMemoryLimit(cfg, 1)
+	limit, from := SoftMemoryLimit(cfg, 1)
 	if limit != 1<<20 || from != "grid.mem_per_rank = 1MiB" || debug.SetMemoryLimit(-1) != 1<<20 {
 		t.Errorf("limit %d from %q, Go's limit %d; want 1MiB from grid.mem_per_rank", limit, from, debug.SetMemoryLimit(-1))
 	}
 	debug.SetMemoryLimit(math.MaxInt64)
 	t.Setenv("GOMEMLIMIT", "5GiB")
-	if limit, _ := softMemoryLimit(cfg, 1); limit != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
+	if limit, _ := SoftMemoryLimit(cfg, 1); limit != 0 || debug.SetMemoryLimit(-1) != math.MaxInt64 {
 		t.Errorf("with GOMEMLIMIT set: limit %d, Go's limit %d; want it left alone", limit, debug.SetMemoryLimit(-1))
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package launch
 
 import (
 	"fmt"
@@ -13,9 +13,9 @@ import (
 	"scalegnn/plan"
 )
 
-// deviceRequest is what a command asks of a rank's device: a job's
+// DeviceRequest is what a command asks of a rank's device: a job's
 // [runtime] settings, or perfmodel calibrate's -device flag.
-type deviceRequest struct {
+type DeviceRequest struct {
 	// What names the setting in error messages: runtime.device = "cuda",
 	// or -device cuda.
 	What string
@@ -28,22 +28,22 @@ type deviceRequest struct {
 	CacheDir string
 }
 
-// jobDevice is the device a job's [runtime] asks for, with threads host
+// JobDevice is the device a job's [runtime] asks for, with threads host
 // threads.
-func jobDevice(cfg *jobfile.Config, threads int) deviceRequest {
+func JobDevice(cfg *jobfile.Config, threads int) DeviceRequest {
 	r := cfg.Runtime
-	return deviceRequest{What: fmt.Sprintf("runtime.device = %q", r.Device), Name: r.Device, Threads: threads, TF32: r.TF32, CacheDir: r.GPUCache}
+	return DeviceRequest{What: fmt.Sprintf("runtime.device = %q", r.Device), Name: r.Device, Threads: threads, TF32: r.TF32, CacheDir: r.GPUCache}
 }
 
-// rankDevice is a rank's open device and, on a GPU, what the memory
+// RankDevice is a rank's open device and, on a GPU, what the memory
 // checks need of it.
-type rankDevice struct {
-	dev device.Device
+type RankDevice struct {
+	Dev device.Device // the device the rank trains on
 	// ordinal is the GPU's among those visible, gpus how many are and
 	// sharing the ranks of the node bound to it; all 0 on a host device.
 	ordinal, gpus, sharing int
 	// share is the GPU's memory each rank bound to it may use, measured
-	// by measure once every rank has opened its device; zero until then
+	// by Measure once every rank has opened its device; zero until then
 	// and on a host device.
 	share plan.GPUShare
 }
@@ -65,18 +65,18 @@ func gpuBinding(localRank, ranksPerNode, gpus int) (ordinal, sharing int) {
 	return ordinal, (ranksPerNode - ordinal + gpus - 1) / gpus
 }
 
-// openDevice opens this rank's device as req says: a host device, or the
+// OpenDevice opens this rank's device as req says: a host device, or the
 // GPU gpuBinding gives the rank. Every rank calls it and agrees on its
 // error, which names req.What and the device's own one-line error (for a
 // missing CUDA, the library, driver or GPU that is missing). log records
 // the binding of a GPU.
-func openDevice(req deviceRequest, rank int, info node.Info, log *zap.Logger) (*rankDevice, error) {
+func OpenDevice(req DeviceRequest, rank int, info node.Info, log *zap.Logger) (*RankDevice, error) {
 	if req.Name != jobfile.DeviceCUDA {
 		dev, err := openHost(req)
 		if err != nil {
 			return nil, err
 		}
-		return &rankDevice{dev: dev}, nil
+		return &RankDevice{Dev: dev}, nil
 	}
 	n, err := device.CUDADevices()
 	if err == nil && n < 1 {
@@ -95,13 +95,13 @@ func openDevice(req deviceRequest, rank int, info node.Info, log *zap.Logger) (*
 	}
 	log.Info("device bound", zap.Int("rank", rank), zap.Int("local_rank", info.LocalRank), zap.Int("gpu", ordinal),
 		zap.Int("gpus", n), zap.Int("ranks_on_gpu", sharing), zap.String("device", dev.Describe()))
-	return &rankDevice{dev: dev, ordinal: ordinal, gpus: n, sharing: sharing}, nil
+	return &RankDevice{Dev: dev, ordinal: ordinal, gpus: n, sharing: sharing}, nil
 }
 
 // openHost opens a host device: jobfile.DeviceCPU is device.Host, the
 // fastest of the build (so that the default job runs with or without
 // cgo), and any other name is device.Open's.
-func openHost(req deviceRequest) (device.Device, error) {
+func openHost(req DeviceRequest) (device.Device, error) {
 	if req.Name == jobfile.DeviceCPU {
 		return device.Host(req.Threads), nil
 	}
@@ -112,35 +112,35 @@ func openHost(req deviceRequest) (device.Device, error) {
 	return dev, nil
 }
 
-// measure reads the free memory of a GPU, for the memory checks: call it
-// after every rank has opened its device (after agreeing on openDevice's
+// Measure reads the free memory of a GPU, for the memory checks: call it
+// after every rank has opened its device (after agreeing on OpenDevice's
 // error), so that the contexts of the ranks sharing the GPU are already
 // taken from it. It does nothing on a host device.
-func (d *rankDevice) measure() {
-	free, total, ok := device.MemoryInfo(d.dev)
+func (d *RankDevice) Measure() {
+	free, total, ok := device.MemoryInfo(d.Dev)
 	if !ok {
 		return
 	}
 	d.share = plan.GPUShare{Name: fmt.Sprintf("GPU %d", d.ordinal), Free: free, Total: total, Ranks: d.sharing}
 }
 
-// checkMemory is the memory check of a GPU (plan.CheckDeviceMemory)
-// before setup; nil on a host device, whose memory checkMemory checked
-// before loading.
-func (d *rankDevice) checkMemory(cfg *jobfile.Config, rank int, info node.Info) error {
+// CheckMemory is the memory check of a GPU (plan.CheckDeviceMemory)
+// before setup; nil on a host device, whose memory the check before
+// loading (the function CheckMemory) covered.
+func (d *RankDevice) CheckMemory(cfg *jobfile.Config, rank int, info node.Info) error {
 	if d.share.Ranks == 0 {
 		return nil
 	}
 	return plan.CheckDeviceMemory(cfg, rank, info.RanksPerNode, d.share)
 }
 
-// guard runs f, a step that allocates on the device (jobs.Setup,
+// Guard runs f, a step that allocates on the device (jobs.Setup,
 // Job.Train, inference), and returns its error; a GPU allocation that
-// fails panics with a *device.OutOfMemoryError, which guard turns into
+// fails panics with a *device.OutOfMemoryError, which Guard turns into
 // plan.DeviceOutOfMemory's one line (the allocation, the prediction, the
 // rank's share of the GPU and a grid that fits) instead of an internal
-// error with a stack trace. Any other panic goes on to withMPI.
-func (d *rankDevice) guard(cfg *jobfile.Config, rank int, info node.Info, f func() error) (err error) {
+// error with a stack trace. Any other panic goes on to WithMPI.
+func (d *RankDevice) Guard(cfg *jobfile.Config, rank int, info node.Info, f func() error) (err error) {
 	defer func() {
 		r := recover()
 		if r == nil {

@@ -71,3 +71,12 @@ func (l *Loader) read(c int) {
 // Close waits for the prefetch in flight, so no goroutine outlives the
 // Loader.
 func (l *Loader) Close() { <-l.next }
+
+// Seek makes the next Next return super-epoch s's partition, as if Next
+// had been called s times, without counting the reads in between (a
+// resumed run starts at its checkpoint's super-epoch).
+func (l *Loader) Seek(s int) {
+	<-l.next
+	l.s = s
+	l.start(s)
+}

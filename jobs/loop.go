@@ -33,7 +33,7 @@ func (j *Job) Train() (_ *record.Result, err error) {
 		}
 		j.resume = nil
 	}
-	if err := m.Start(pos.step); err != nil {
+	if err := m.Start(pos.step, pos.epoch); err != nil {
 		return nil, err
 	}
 	steps := m.StepsPerEpoch()

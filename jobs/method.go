@@ -20,10 +20,11 @@ type Method interface {
 	// StepsPerEpoch is the optimizer steps of one epoch (1 for full-graph
 	// training).
 	StepsPerEpoch() int
-	// Start prepares training from optimizer step `step`, once, before the
-	// first Step: batches are functions of the step, so a resumed run's
-	// sampling starts there.
-	Start(step int) error
+	// Start prepares training from optimizer step `step` after `epochs`
+	// completed epochs, once, before the first Step: batches are functions
+	// of the step (a resumed run's sampling starts there), and isolated
+	// training's partitions of the epoch.
+	Start(step, epochs int) error
 	// Step takes optimizer step `step` and returns this rank's loss: its
 	// replica's, the same on every rank of a replica.
 	Step(step int) (float64, error)

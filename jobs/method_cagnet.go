@@ -53,11 +53,11 @@ func setupCAGNET(s setup) (Method, error) {
 	return &cagnetFull{replicated: replicated{comm: s.world, model: m}, g: s.g, m: m}, nil
 }
 
-func (c *cagnetFull) StepsPerEpoch() int { return 1 }
-func (c *cagnetFull) Start(int) error    { return nil }
-func (c *cagnetFull) BeginEpoch()        {}
-func (c *cagnetFull) EndEpoch()          {}
-func (c *cagnetFull) Close()             {}
+func (c *cagnetFull) StepsPerEpoch() int   { return 1 }
+func (c *cagnetFull) Start(int, int) error { return nil }
+func (c *cagnetFull) BeginEpoch()          {}
+func (c *cagnetFull) EndEpoch()            {}
+func (c *cagnetFull) Close()               {}
 
 func (c *cagnetFull) Step(int) (float64, error) {
 	loss, err := c.m.LossAndGrad()

@@ -82,7 +82,7 @@ type cagnetBatch struct {
 
 func (c *cagnetBatch) StepsPerEpoch() int { return c.steps }
 
-func (c *cagnetBatch) Start(step int) error {
+func (c *cagnetBatch) Start(step, _ int) error {
 	if t := c.mb.OptimizerSteps(); t != step {
 		// The sample and the dropout masks follow the step, the
 		// optimizer's bias correction its count: one number.

@@ -152,6 +152,15 @@ func setupIsolated(s setup) (Method, error) {
 	return &isolated{plexus: j, iso: iso}, nil
 }
 
+// Start moves a resumed run to the partition of its epoch: the
+// controller's decisions are replayed over the completed epochs (they
+// depend on the schedule and the coverage alone), and the loader seeks
+// the super-epoch they reach.
+func (m *isolated) Start(step, epochs int) error {
+	m.iso.replay(epochs)
+	return m.plexus.Start(step, epochs)
+}
+
 // Step sets the model's gradient scale, the batch's correction factor,
 // and trains.
 func (m *isolated) Step(step int) (float64, error) {
@@ -239,8 +248,12 @@ func (iso *isolatedRun) vertices(step int) []int32 {
 
 // next moves to the next super-epoch's partition (prefetched by the
 // Loader) and computes its factor and the workers' lowest coverage.
-func (iso *isolatedRun) next() {
-	iso.part = iso.loader.Next()
+func (iso *isolatedRun) next() { iso.use(iso.loader.Next()) }
+
+// use makes p, the partition of super-epoch iso.superEpoch, the one the
+// steps train on.
+func (iso *isolatedRun) use(p grappa.Partition) {
+	iso.part = p
 	if iso.mask == nil {
 		iso.mask = make([]bool, len(iso.train))
 	}
@@ -253,14 +266,46 @@ func (iso *isolatedRun) next() {
 		local, global := grappa.Degrees(iso.adj, iso.part)
 		iso.factor = iso.corr.Factor(local, global)
 	}
-	iso.minCov = 1
+	iso.minCov = iso.coverage(iso.superEpoch)
+}
+
+// coverage is the lowest ĉ over the workers in super-epoch s (1 when the
+// controller does not look at it).
+func (iso *isolatedRun) coverage(s int) float64 {
+	c := 1.0
 	if iso.ctl.Patience > 0 {
 		for w := range iso.sc.W {
-			b, x := iso.sc.Partition(w, iso.superEpoch)
+			b, x := iso.sc.Partition(w, s)
 			l, g := grappa.Degrees(iso.adj, grappa.Build(iso.adj, iso.ch, iso.train, b, x, iso.kind, iso.hops))
-			iso.minCov = min(iso.minCov, grappa.Coverage(l, g))
+			c = min(c, grappa.Coverage(l, g))
 		}
 	}
+	return c
+}
+
+// replay brings a fresh run to where an uninterrupted one stands after
+// `epochs` epochs: the controller's state, the super-epoch and its
+// partition. The chunk reads of the skipped super-epochs are not
+// counted.
+func (iso *isolatedRun) replay(epochs int) {
+	if epochs == 0 {
+		return
+	}
+	s, cov := iso.superEpoch, iso.minCov
+	for range epochs {
+		iso.ctl.Step(cov)
+		if iso.ctl.EndEpoch() {
+			s++
+			cov = iso.coverage(s)
+		}
+	}
+	if s == iso.superEpoch {
+		return
+	}
+	iso.superEpoch = s
+	iso.loader.Seek(s)
+	iso.use(iso.loader.Next())
+	iso.chunkBytes = iso.loader.Bytes
 }
 
 // beforeStep sets the model's gradient scale for the step.

@@ -80,7 +80,7 @@ func setupNeighbor(s setup) (Method, error) {
 
 func (nr *neighborRun) StepsPerEpoch() int { return nr.steps }
 
-func (nr *neighborRun) Start(step int) error {
+func (nr *neighborRun) Start(step, _ int) error {
 	// Seeds, neighbours and dropout are functions of the step: the
 	// prefetcher starts at the checkpoint's.
 	nr.pf = sampler.NewPrefetcher(nr.builder.NewBatch, nr.builder.BuildInto, step, nr.prefetch)

@@ -91,7 +91,7 @@ func (p *plexus) setupBatches(s setup) error {
 
 func (p *plexus) StepsPerEpoch() int { return p.steps }
 
-func (p *plexus) Start(step int) error {
+func (p *plexus) Start(step, _ int) error {
 	if p.batches != nil {
 		// Sampling is a function of the step: the prefetcher starts at
 		// the checkpoint's.

@@ -53,6 +53,9 @@ func midEpochJobs() []struct {
 			c := base(dir)
 			c.Train.Mode, c.Train.BatchSize = gcn.Isolated, 30
 			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 2}
+			// A new partition every epoch (4 chunks, 2 workers): a
+			// resumed run must start on its epoch's.
+			c.Grappa.Chunks, c.Grappa.EpochsPerSuperEpoch = 4, 1
 			return c
 		}},
 		{"1.5d fullgraph 2x2", func(dir string) jobfile.Config {

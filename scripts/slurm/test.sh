@@ -80,12 +80,6 @@ waitjob() {
 # field FILE KEY: a number or string field of a JSON file (the first).
 field() { sed -n "s/^ *\"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -n 1; }
 lastepoch() { tail -n 1 "$1" | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p'; }
-# caught PID SIGNAL: the process has a handler for SIGNAL (its trap is set).
-caught() {
-  local mask
-  mask=$(sed -n 's/^SigCgt:\t*//p' "/proc/$1/status" 2>/dev/null) || return 1
-  [ -n "$mask" ] && (((0x$mask >> ($2 - 1)) & 1))
-}
 # training seconds of a finished run, from its "done N epochs in T" line.
 trainsecs() { sed -n 's/.* done *[0-9]* epochs in \([0-9.]*\)\(m*s\).*/\1 \2/p' "$1" | tail -n 1; }
 
@@ -131,26 +125,40 @@ t_mpich() {
 }
 
 # usr1 NAME MOMENT EPOCHS: one-node.sbatch, and USR1 to its batch shell at
-# MOMENT: "start" (its trap is set; srun has not started), "step" (the
+# MOMENT: "start" (during the perfmodel step, before srun), "step" (the
 # job step exists) or "training" (epoch 15 is done, after the checkpoint
 # of epoch 10). Checks the outcome; prints it.
 usr1() {
-  local name=$1 moment=$2 epochs=$3 id pid st out
-  id=$(submit "$name" "$epochs" '[checkpoint]\nevery = 10\n')
+  local name=$1 moment=$2 epochs=$3 id st out
+  if [ "$moment" = start ]; then
+    # Slurm takes longer to pass a signal on than perfmodel takes on Cora
+    # (0.1 s): the job is submitted from a folder whose ./scalegnn is a
+    # wrapper that makes the perfmodel step last 3 s, and the USR1 goes
+    # out once it has begun.
+    local d=$PWD/$r/$name.submit
+    mkdir -p "$d/examples/slurm"
+    cp examples/slurm/env-*.sh "$d/examples/slurm/"
+    printf '#!/bin/sh\nif [ "$1" = perfmodel ]; then touch %s; sleep 3; fi\nexec %s "$@"\n' \
+      "$PWD/$r/$name.perfmodel" "$PWD/$bin" >"$d/scalegnn"
+    chmod +x "$d/scalegnn"
+    job "$name" examples/cora-8.toml "$epochs" "[checkpoint]\nevery = 10\n"
+    sed -i "s#^dir = .*#dir = \"$PWD/$r/$name\"#" "$r/$name.toml"
+    id=$(cd "$d" && sbatch --parsable --output="$repo/$r/$name-%j.out" "$repo/examples/slurm/one-node.sbatch" \
+      "$repo/$r/$name.toml" 2>"$repo/$r/$name.sbatch-err" | cut -d';' -f1)
+  else
+    id=$(submit "$name" "$epochs" '[checkpoint]\nevery = 10\n')
+  fi
   [ -n "$id" ] || { cat "$r/$name.sbatch-err"; fail "$name: sbatch refused the job"; }
   out=$r/$name-$id.out
-  for _ in $(seq 600); do
+  for _ in $(seq 3000); do
     case $moment in
-    start)
-      pid=$(pgrep -f "slurm_script $r/$name.toml" | head -n 1)
-      [ -n "$pid" ] && caught "$pid" 10 && break ;;
+    start) [ -e "$r/$name.perfmodel" ] && break ;;
     step) timeout 5 squeue -h -s -j "$id" -o %i 2>/dev/null | grep -qx "$id.0" && break ;;
-    training) [ "$(grep -c . "$r/$name/metrics.jsonl" 2>/dev/null)" -ge 15 ] && break ;;
+    training) [ "$(cat "$r/$name/metrics.jsonl" 2>/dev/null | grep -c .)" -ge 15 ] && break ;;
     esac
-    [ -n "$(jobstate "$id" | grep -v RUNNING | grep -v PENDING)" ] && break
+    [ -z "$(jobstate "$id" | grep -v RUNNING | grep -v PENDING)" ] || break
     sleep 0.05
   done
-  echo "  (USR1 to job $id at $moment${pid:+, batch shell $pid})"
   timeout 5 scancel --signal=USR1 --batch "$id" || fail "$name: scancel --signal=USR1 --batch failed"
   st=$(waitjob "$id" 120) || { fail "$name (job $id): $st"; }
   if grep -q 'nothing to save' "$out"; then

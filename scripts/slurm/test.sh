@@ -186,35 +186,49 @@ t_usr1() {
 }
 
 t_timelimit() {
-  # Epochs for about 80 s without a limit, from the srun test's speed (1 s
-  # an epoch if it did not run); more if the run ends before the minute.
-  local spe epochs rc t0 ep ck ckep
-  spe=$(trainsecs $r/srun.log | awk '{ s = $2 == "ms" ? $1 / 1000 : $1; print s / 200 }')
-  [ -n "$spe" ] || spe=0.1
-  epochs=$(awk -v s="$spe" 'BEGIN { e = int(80 / (s * 1.5) / 5) * 5; print e < 100 ? 100 : e }')
+  stopref() { kill "$refpid" 2>/dev/null; wait "$refpid" 2>/dev/null; }
+  # Cora with hidden 256: about 0.1 s an epoch, so that Slurm's second
+  # SIGTERM (10 ms after the first) comes within a step. The uninterrupted
+  # run goes beside the limited one: each then trains at half speed, and
+  # epochs for 60 s alone (from a 10-epoch run) last about 120 s, beyond
+  # the kill (60 to 90 s: slurmctld checks the limits every 30 s).
+  local base=$r/limit-base.toml spe epochs rc t0 ep ck ckep refpid try
+  sed 's/^hidden = .*/hidden = 256/' examples/cora-8.toml >$base
+  job limit-cal $base 10
+  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-cal.toml >$r/limit-cal.log 2>&1 || fail "10-epoch run: exit $?"
+  spe=$(trainsecs $r/limit-cal.log | awk '{ s = $2 == "ms" ? $1 / 1000 : $1; print s / 10 }')
+  epochs=$(awk -v s="$spe" 'BEGIN { e = int(60 / s / 5) * 5; print e < 100 ? 100 : e }')
   for try in 1 2; do
-    job limit examples/cora-8.toml "$epochs" '[checkpoint]\nevery = 5\n'
+    job limit $base "$epochs" '[checkpoint]\nevery = 5\n'
+    job limit-ref $base "$epochs" '[checkpoint]\nevery = 5\n'
+    srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit-ref.toml >$r/limit-ref.log 2>&1 &
+    refpid=$!
     t0=$SECONDS
     srun --time=1 -n 8 --mpi=pmix "$bin" -config $r/limit.toml >$r/limit.log 2>&1
     rc=$?
-    grep -q '"status": "completed"' $r/limit/summary.json 2>/dev/null || break
+    grep -q 'DUE TO TIME LIMIT' $r/limit.log && break
+    wait $refpid
+    [ "$try" = 1 ] || { tail -n 5 $r/limit.log; fail "the step was not ended by the time limit (exit $rc after $((SECONDS - t0)) s)"; }
+    echo "  $epochs epochs ended before the limit (exit $rc after $((SECONDS - t0)) s): again with twice as many"
     epochs=$((epochs * 2))
   done
   ep=$(lastepoch $r/limit/metrics.jsonl)
-  echo "  srun --time=1, $epochs epochs: exit $rc after $((SECONDS - t0)) s at epoch ${ep:-none}; summary $(field $r/limit/summary.json status), epochs_run $(field $r/limit/summary.json epochs_run), checkpoint $(field $r/limit/summary.json checkpoint)"
-  grep -q 'DUE TO TIME LIMIT' $r/limit.log || { tail -n 5 $r/limit.log; fail "the step was not ended by the time limit"; }
-  grep -m1 'second signal' $r/limit.log
-  [ "$rc" = 5 ] || { tail -n 5 $r/limit.log; fail "exit $rc at the time limit, want 5 (interrupted)"; }
-  [ "$(field $r/limit/summary.json status)" = interrupted ] || fail "summary.json $(field $r/limit/summary.json status), want interrupted"
+  echo "  srun --time=1, $epochs epochs: exit $rc after $((SECONDS - t0)) s, metrics to epoch ${ep:-none}; summary $(field $r/limit/summary.json status), epochs_run $(field $r/limit/summary.json epochs_run), checkpoint $(field $r/limit/summary.json checkpoint)"
+  if grep -q 'second signal' $r/limit.log; then
+    stopref
+    grep -m1 'second signal' $r/limit.log
+    fail "Slurm's repeated SIGTERM was taken for a second signal"
+  fi
+  [ "$rc" = 5 ] || { stopref; tail -n 5 $r/limit.log; fail "exit $rc at the time limit, want 5 (interrupted)"; }
+  [ "$(field $r/limit/summary.json status)" = interrupted ] || { stopref; fail "summary.json $(field $r/limit/summary.json status), want interrupted"; }
   ck=$(field $r/limit/summary.json checkpoint)
-  [ -n "$ck" ] && [ -f "$ck/manifest.json" ] || { fail "summary.json names no checkpoint with a manifest"; }
+  [ -n "$ck" ] && [ -f "$ck/manifest.json" ] || { stopref; fail "summary.json names no checkpoint with a manifest"; }
   ckep=$(field "$ck/manifest.json" epoch)
   [ "$ckep" = "$ep" ] && [ "$(field $r/limit/summary.json epochs_run)" = "$ep" ] ||
-    { fail "checkpoint of epoch $ckep, summary epochs_run $(field $r/limit/summary.json epochs_run), metrics to epoch $ep: want all equal"; }
-  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit.toml -resume latest >$r/limit-resume.log 2>&1 ||
-    { rc=$?; tail -n 5 $r/limit-resume.log; fail "-resume latest under srun: exit $rc"; }
-  job limit-ref examples/cora-8.toml "$epochs" '[checkpoint]\nevery = 5\n'
-  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-ref.toml >$r/limit-ref.log 2>&1 || { fail "uninterrupted run: exit $?"; }
+    { stopref; fail "checkpoint of epoch $ckep, summary epochs_run $(field $r/limit/summary.json epochs_run), metrics to epoch $ep: want all equal"; }
+  srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit.toml -resume latest >$r/limit-resume.log 2>&1 ||
+    { rc=$?; stopref; tail -n 5 $r/limit-resume.log; fail "-resume latest under srun: exit $rc"; }
+  wait $refpid || fail "the uninterrupted run: exit $?"
   "$bin" compare -tol 0 $r/limit-ref/metrics.jsonl $r/limit/metrics.jsonl >$r/limit-compare.txt 2>&1 ||
     { cat $r/limit-compare.txt; fail "resumed run differs from the uninterrupted one"; }
   echo "  resumed from epoch $ckep: $(tail -n 1 $r/limit-compare.txt)"

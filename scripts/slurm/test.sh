@@ -139,7 +139,7 @@ usr1() {
     mkdir -p "$d/examples/slurm"
     cp examples/slurm/env-*.sh "$d/examples/slurm/"
     printf '#!/bin/sh\nif [ "$1" = perfmodel ]; then touch %s; sleep 3; fi\nexec %s "$@"\n' \
-      "$PWD/$r/$name.perfmodel" "$PWD/$bin" >"$d/scalegnn"
+      "$PWD/$r/$name.perfmodel" "$repo/scalegnn" >"$d/scalegnn"
     chmod +x "$d/scalegnn"
     job "$name" examples/cora-8.toml "$epochs" "[checkpoint]\nevery = 10\n"
     sed -i "s#^dir = .*#dir = \"$PWD/$r/$name\"#" "$r/$name.toml"

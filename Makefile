@@ -160,7 +160,7 @@ test: commands unit variants mpitest nompi mpichtest
 # under runs/slurm; needs root), the tests of scripts/slurm/test.sh
 # (srun equals mpirun, sbatch examples/slurm/one-node.sbatch, MPICH under
 # srun --mpi=pmi2, USR1 at three moments of the sbatch script, and the
-# time-limit kill: about 4 minutes, 2.5 of them the time limit), and
+# time-limit kill: 3 to 3.5 minutes, 2 of them the time-limit test), and
 # scripts/slurm/down.sh, which stops the daemons by their pids whether
 # the tests passed or not. The tasks run at slurmd's priority, which is
 # make's: `nice make slurmtest` runs them niced.

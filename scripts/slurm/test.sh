@@ -16,7 +16,7 @@
 #              must leave a checkpoint at the epoch where the run stopped
 #              and an "interrupted" summary; -resume latest under srun then
 #              equals the uninterrupted run (compare -tol 0). About 2
-#              minutes; the others together about 1.
+#              minutes; the others together about 1.5.
 #
 #   scripts/slurm/test.sh [test...]      (default: all, in that order)
 #

@@ -38,9 +38,10 @@ setup-test:
 	@scripts/check-deps.sh test 2>/dev/null || scripts/setup.sh
 
 # Every command the tests call (scripts/check-commands.sh: one line for
-# each missing one, naming its package), so that a missing install step
-# fails at once.
-commands:
+# each missing one, naming its package), after setup-test has installed
+# what check-deps.sh finds missing, so that a missing install step fails
+# at once.
+commands: setup-test
 	@scripts/check-commands.sh
 
 build: setup

@@ -192,9 +192,9 @@ t_timelimit() {
   # SIGTERM (10 ms after the first) comes within a step. The uninterrupted
   # run goes beside the limited one, and the kill comes 60 to 90 s after
   # the start (slurmctld checks the limits every 30 s): the epochs are
-  # those of 100 s at the speed of two such runs side by side (measured
+  # those of 120 s at the speed of two such runs side by side (measured
   # on 10 epochs), so that the run is killed, and the resume and the rest
-  # of the uninterrupted run, side by side too, take 20 to 50 s.
+  # of the uninterrupted run, side by side too, take 30 to 60 s.
   local base=$r/limit-base.toml spe epochs rc t0 ep ck ckep refpid try
   sed 's/^hidden = .*/hidden = 256/' examples/cora-8.toml >$base
   job limit-cal $base 10 '[checkpoint]\nevery = 5\n'
@@ -204,7 +204,7 @@ t_timelimit() {
   wait $! || fail "10-epoch run: exit $?"
   spe=$( (trainsecs $r/limit-cal.log; trainsecs $r/limit-cal2.log) |
     awk '{ s = $2 == "ms" ? $1 / 1000 : $1; if (s > m) m = s } END { print m / 10 }')
-  epochs=$(awk -v s="$spe" 'BEGIN { e = int(100 / s / 5) * 5; print e < 100 ? 100 : e }')
+  epochs=$(awk -v s="$spe" 'BEGIN { e = int(120 / s / 5) * 5; print e < 100 ? 100 : e }')
   for try in 1 2; do
     job limit $base "$epochs" '[checkpoint]\nevery = 5\n'
     job limit-ref $base "$epochs" '[checkpoint]\nevery = 5\n'

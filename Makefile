@@ -27,7 +27,7 @@ MPICHRUN ?= mpirun.mpich
 CGO_USERS := scalegnn scalegnn/internal/launch scalegnn/bench
 CGO_PKGS   = $(shell $(GO) list -f '{{if .CgoFiles}}{{.ImportPath}}{{end}}' ./...) $(CGO_USERS)
 
-.PHONY: setup setup-test build run run8 test unit purevet variants nompi mpitest threadtest mpichtest bench clean
+.PHONY: setup setup-test commands build run run8 test unit purevet variants nompi mpitest threadtest mpichtest slurmtest bench clean
 
 # What the build and the tests need (Open MPI, OpenBLAS, pkg-config; for
 # the tests MPICH too): scripts/check-deps.sh checks in a fraction of a
@@ -38,6 +38,13 @@ setup:
 	@scripts/check-deps.sh 2>/dev/null || scripts/setup.sh
 setup-test:
 	@scripts/check-deps.sh test 2>/dev/null || scripts/setup.sh
+
+# Every command the tests call (scripts/check-commands.sh: one line for
+# each missing one, naming its package), after setup-test has installed
+# what check-deps.sh finds missing, so that a missing install step fails
+# at once.
+commands: setup-test
+	@scripts/check-commands.sh
 
 build: setup
 	$(GO) build -o scalegnn .
@@ -151,7 +158,22 @@ mpichtest: setup-test build
 	tail -n 1 runs/mpich/cora-1.log runs/mpich/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/mpich/runs/cora/metrics.jsonl runs/mpich/runs/cora-8/metrics.jsonl
 
-test: unit variants mpitest nompi mpichtest
+test: commands unit variants mpitest nompi mpichtest
+
+# Slurm (Debian's 22.05, installed by scripts/setup.sh): a one-node cluster
+# on localhost (scripts/slurm/up.sh: munged, slurmctld and slurmd, all
+# under runs/slurm; needs root), the tests of scripts/slurm/test.sh
+# (srun equals mpirun, sbatch examples/slurm/one-node.sbatch, MPICH under
+# srun --mpi=pmi2, USR1 at three moments of the sbatch script, and the
+# time-limit kill: 3 to 3.5 minutes, 2 of them the time-limit test), and
+# scripts/slurm/down.sh, which stops the daemons by their pids whether
+# the tests passed or not. The tasks run at slurmd's priority, which is
+# make's: `nice make slurmtest` runs them niced.
+slurmtest: setup-test build
+	@scripts/check-commands.sh slurm
+	$(GO) build -tags mpich -o scalegnn-mpich .
+	@trap 'scripts/slurm/down.sh' EXIT; trap 'exit 130' INT TERM HUP; \
+	scripts/slurm/up.sh && scripts/slurm/test.sh
 
 bench: build
 	$(GO) test -run '^$$' -bench . -benchtime 3x ./spmm/...

@@ -2,7 +2,9 @@
 # Checks, without installing anything, that what `make run` (no
 # argument) or `make test` (argument "test") needs is here: Go,
 # pkg-config, Open MPI (its pkg-config file and launcher), OpenBLAS and,
-# for test, MPICH's launcher and pkg-config file. Prints one line naming
+# for test, MPICH's launcher and pkg-config file, make, pgrep (procps),
+# git, and the one-node Slurm of scripts/slurm (slurmctld, slurmd, the
+# clients, munge). Prints one line naming
 # what is missing and exits 1; silent and 0 when all is there. The
 # Makefile's setup target runs scripts/setup.sh when this fails.
 set -uo pipefail
@@ -20,6 +22,13 @@ fi
 have mpirun.openmpi || have mpirun || missing+=("Open MPI's mpirun")
 if [ "${1:-}" = test ]; then
   have mpirun.mpich || missing+=("MPICH's mpirun.mpich")
+  have make || missing+=(make)
+  have pgrep || missing+=("procps (pgrep)")
+  have git || missing+=(git)
+  have slurmctld || missing+=(slurmctld)
+  have slurmd || missing+=(slurmd)
+  have srun && have sbatch || missing+=("slurm-client (srun, sbatch)")
+  have munged || missing+=(munge)
 fi
 found_blas=
 for d in /usr/lib /usr/lib64 /usr/local/lib /usr/lib/*-linux-gnu; do

@@ -1,0 +1,260 @@
+#!/usr/bin/env bash
+# The Slurm tests, on the one-node cluster that scripts/slurm/up.sh
+# started (make slurmtest runs up.sh, this and down.sh):
+#
+#   srun       srun -n 8 --mpi=pmix trains Cora exactly as mpirun -np 8
+#              does (compare -tol 0)
+#   sbatch     sbatch examples/slurm/one-node.sbatch, unchanged, completes
+#   mpich      the -tags mpich build under srun --mpi=pmi2 (20 epochs)
+#              matches one rank (compare -tol 1e-5)
+#   usr1       scancel --signal=USR1 --batch at three moments of
+#              one-node.sbatch: before srun starts (a "nothing to save"
+#              exit 5), as the job step starts and during training (a
+#              checkpoint and an "interrupted" summary, exit 5)
+#   timelimit  srun --time=1 with [checkpoint] every = 5 and more epochs
+#              than fit in the minute: Slurm's SIGTERM, SIGCONT, SIGTERM
+#              must leave a checkpoint at the epoch where the run stopped
+#              and an "interrupted" summary; -resume latest under srun then
+#              equals the uninterrupted run (compare -tol 0). About 2
+#              minutes; the others together about 1.5.
+#
+#   scripts/slurm/test.sh [test...]      (default: all, in that order)
+#
+# Needs ./scalegnn and ./scalegnn-mpich (go build [-tags mpich]). Each
+# test prints one line, "slurm test NAME: ok (N s)" or "... FAIL: why"
+# with the log's tail; the last line counts them, and the exit status is
+# 1 when one failed. The runs go to runs/slurm-test.
+#
+# Open MPI busy-polls when ranks outnumber cores and srun does not mark
+# them oversubscribed, so the tests export OMPI_MCA_mpi_yield_when_idle=1:
+# without it, srun -n 8 on 2 (busy) cores trained Cora at 2.7 s an epoch
+# and did not finish 200 epochs in 6 minutes; with it, 200 took 6 to 10 s.
+set -uo pipefail
+# shellcheck source=scripts/slurm/lib.sh
+source "$(dirname "$0")/lib.sh"
+cd "$repo" || exit 1
+export OMPI_MCA_mpi_yield_when_idle=${OMPI_MCA_mpi_yield_when_idle:-1}
+# The tests' own jobs, not an allocation this script may run in.
+unset SLURM_JOB_ID SLURM_JOBID SLURM_NTASKS SLURM_NPROCS SLURM_NODELIST SLURM_STEP_ID
+
+bin=${SCALEGNN:-./scalegnn} # SCALEGNN: another build to test
+mpich=./scalegnn-mpich
+r=runs/slurm-test
+rm -rf "$r" && mkdir -p "$r"
+mpirun=("$(command -v mpirun.openmpi || echo mpirun)")
+[ "$(id -u)" = 0 ] && mpirun+=(--allow-run-as-root)
+mpirun+=(--oversubscribe)
+
+for b in "$bin" "$mpich"; do
+  [ -x "$b" ] || { echo "slurm: no $b: go build -o scalegnn . && go build -tags mpich -o scalegnn-mpich ." >&2; exit 1; }
+done
+if [ "$(timeout 5 sinfo -h -n "$SLURM_NODE" -o %T 2>/dev/null)" != idle ]; then
+  echo "slurm: the test cluster is not up (idle): run scripts/slurm/up.sh" >&2
+  exit 1
+fi
+
+# Each test runs in a subshell: fail ends it, with the reason in $r/why.
+fail() { echo "$*" >"$r/why"; exit 1; }
+# job NAME BASE EPOCHS [TOML]: $r/NAME.toml, BASE with output.dir $r/NAME,
+# EPOCHS epochs and TOML appended.
+job() {
+  sed -e "s#^dir = .*#dir = \"$r/$1\"#; s/^epochs = .*/epochs = $3/" "$2" >"$r/$1.toml"
+  grep -qx "epochs = $3" "$r/$1.toml" || { echo "slurm: no epochs line in $2" >&2; exit 1; }
+  printf '%b' "${4:-}" >>"$r/$1.toml"
+}
+# jobstate ID: "STATE EXITCODE" from scontrol (accounting is off).
+jobstate() {
+  timeout 5 scontrol show job -o "$1" 2>/dev/null |
+    sed -n 's/.*JobState=\([A-Z_]*\) .* ExitCode=\([0-9]*:[0-9]*\).*/\1 \2/p'
+}
+# waitjob ID SECONDS: waits until the job has ended; prints its state.
+waitjob() {
+  local s end=$((SECONDS + $2))
+  while [ "$SECONDS" -lt "$end" ]; do
+    s=$(jobstate "$1")
+    case ${s%% *} in PENDING | CONFIGURING | RUNNING | COMPLETING | "") sleep 0.1 ;; *) echo "$s"; return 0 ;; esac
+  done
+  echo "${s:-UNKNOWN} (still after $2 s)"
+  timeout 5 scancel "$1" 2>/dev/null
+  return 1
+}
+# field FILE KEY: a number or string field of a JSON file (the first).
+field() { sed -n "s/^ *\"$2\": \"\{0,1\}\([^\",]*\)\"\{0,1\},\{0,1\}$/\1/p" "$1" | head -n 1; }
+lastepoch() { tail -n 1 "$1" | sed -n 's/^{"epoch":\([0-9]*\),.*/\1/p'; }
+# training seconds of a finished run, from its "done N epochs in T" line.
+trainsecs() { sed -n 's/.* done *[0-9]* epochs in \([0-9.]*\)\(m*s\).*/\1 \2/p' "$1" | tail -n 1; }
+
+t_srun() {
+  job srun examples/cora-8.toml 200
+  job mpirun examples/cora-8.toml 200
+  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/srun.toml >$r/srun.log 2>&1 || fail "srun -n 8 exit $?"
+  grep -q '"ranks": 8' $r/srun.log || fail "srun: not 8 ranks"
+  timeout 300 "${mpirun[@]}" -np 8 "$bin" -config $r/mpirun.toml >$r/mpirun.log 2>&1 || fail "mpirun -np 8 exit $?"
+  "$bin" compare -tol 0 $r/mpirun/metrics.jsonl $r/srun/metrics.jsonl >$r/srun-compare.txt 2>&1 ||
+    { cat $r/srun-compare.txt; fail "srun and mpirun differ"; }
+  echo "  srun -n 8: trained in $(trainsecs $r/srun.log); mpirun -np 8: $(trainsecs $r/mpirun.log); compare -tol 0: equal"
+}
+
+# submit NAME EPOCHS [TOML]: sbatch examples/slurm/one-node.sbatch on the
+# job file $r/NAME.toml; prints the job id.
+submit() {
+  job "$1" examples/cora-8.toml "$2" "${3:-}"
+  sbatch --parsable --output="$r/$1-%j.out" examples/slurm/one-node.sbatch "$r/$1.toml" 2>"$r/$1.sbatch-err" |
+    cut -d';' -f1
+}
+
+t_sbatch() {
+  local id st
+  id=$(submit sbatch 200)
+  [ -n "$id" ] || { cat $r/sbatch.sbatch-err; fail "sbatch refused the job"; }
+  st=$(waitjob "$id" 120) || fail "job $id: $st"
+  [ "$st" = "COMPLETED 0:0" ] || { tail -n 5 $r/sbatch-"$id".out; fail "job $id: $st"; }
+  grep -q '"status": "completed"' $r/sbatch/summary.json || fail "job $id: summary not completed"
+  echo "  sbatch one-node.sbatch: $st, trained in $(trainsecs $r/sbatch-"$id".out)"
+}
+
+t_mpich() {
+  job mpich-1 examples/cora.toml 20
+  job mpich-8 examples/cora-8.toml 20
+  "$mpich" -config $r/mpich-1.toml >$r/mpich-1.log 2>&1 || fail "1 rank exit $?"
+  srun --time=5 -n 8 --mpi=pmi2 "$mpich" -config $r/mpich-8.toml >$r/mpich-8.log 2>&1 ||
+    { rc=$?; tail -n 3 $r/mpich-8.log; fail "srun --mpi=pmi2 exit $rc"; }
+  grep -q '"ranks": 8' $r/mpich-8.log || fail "MPICH under srun: not 8 ranks"
+  "$bin" compare -tol 1e-5 $r/mpich-1/metrics.jsonl $r/mpich-8/metrics.jsonl >$r/mpich-compare.txt 2>&1 ||
+    { cat $r/mpich-compare.txt; fail "MPICH on 8 ranks differs from 1 rank"; }
+  echo "  MPICH, srun --mpi=pmi2 -n 8: trained 20 epochs in $(trainsecs $r/mpich-8.log), within 1e-5 of 1 rank"
+}
+
+# usr1 NAME MOMENT EPOCHS: one-node.sbatch, and USR1 to its batch shell at
+# MOMENT: "start" (during the perfmodel step, before srun), "step" (the
+# job step exists) or "training" (epoch 15 is done, after the checkpoint
+# of epoch 10). Checks the outcome; prints it.
+usr1() {
+  local name=$1 moment=$2 epochs=$3 id st out
+  if [ "$moment" = start ]; then
+    # Slurm takes longer to pass a signal on than perfmodel takes on Cora
+    # (0.1 s): the job is submitted from a folder whose ./scalegnn is a
+    # wrapper that makes the perfmodel step last 3 s, and the USR1 goes
+    # out once it has begun.
+    local d=$PWD/$r/$name.submit
+    mkdir -p "$d/examples/slurm"
+    cp examples/slurm/env-*.sh "$d/examples/slurm/"
+    printf '#!/bin/sh\nif [ "$1" = perfmodel ]; then touch %s; sleep 3; fi\nexec %s "$@"\n' \
+      "$PWD/$r/$name.perfmodel" "$repo/scalegnn" >"$d/scalegnn"
+    chmod +x "$d/scalegnn"
+    job "$name" examples/cora-8.toml "$epochs" "[checkpoint]\nevery = 10\n"
+    sed -i "s#^dir = .*#dir = \"$PWD/$r/$name\"#" "$r/$name.toml"
+    id=$(cd "$d" && sbatch --parsable --output="$repo/$r/$name-%j.out" "$repo/examples/slurm/one-node.sbatch" \
+      "$repo/$r/$name.toml" 2>"$repo/$r/$name.sbatch-err" | cut -d';' -f1)
+  else
+    id=$(submit "$name" "$epochs" '[checkpoint]\nevery = 10\n')
+  fi
+  [ -n "$id" ] || { cat "$r/$name.sbatch-err"; fail "$name: sbatch refused the job"; }
+  out=$r/$name-$id.out
+  for _ in $(seq 3000); do
+    case $moment in
+    start) [ -e "$r/$name.perfmodel" ] && break ;;
+    step) timeout 5 squeue -h -s -j "$id" -o %i 2>/dev/null | grep -qx "$id.0" && break ;;
+    training) [ "$(cat "$r/$name/metrics.jsonl" 2>/dev/null | grep -c .)" -ge 15 ] && break ;;
+    esac
+    [ -z "$(jobstate "$id" | grep -v RUNNING | grep -v PENDING)" ] || break
+    sleep 0.05
+  done
+  timeout 5 scancel --signal=USR1 --batch "$id" || fail "$name: scancel --signal=USR1 --batch failed"
+  st=$(waitjob "$id" 120) || { fail "$name (job $id): $st"; }
+  if grep -q 'nothing to save' "$out"; then
+    [ "$st" = "FAILED 5:0" ] || { fail "$name (job $id): $st after 'nothing to save', want FAILED 5:0"; }
+    [ -e "$r/$name/metrics.jsonl" ] && { fail "$name: 'nothing to save' but the run started"; }
+    echo "  USR1 at $moment: $st, \"$(grep -m1 'nothing to save' "$out")\""
+    [ "$moment" = start ] || { fail "$name: USR1 at $moment: nothing saved"; }
+    return 0
+  fi
+  [ "$moment" = start ] && { tail -n 5 "$out"; fail "$name: USR1 before srun: no 'nothing to save' ($st)"; }
+  [ "$st" = "FAILED 5:0" ] || { tail -n 5 "$out"; fail "$name (job $id): $st, want FAILED 5:0 (interrupted)"; }
+  [ "$(field "$r/$name/summary.json" status)" = interrupted ] || { tail -n 5 "$out"; fail "$name: summary not interrupted"; }
+  local ck
+  ck=$(field "$r/$name/summary.json" checkpoint)
+  if [ "$moment" = training ]; then
+    [ -n "$ck" ] && [ -f "$ck/manifest.json" ] || { tail -n 5 "$out"; fail "$name: no checkpoint named in summary.json"; }
+  fi
+  echo "  USR1 at $moment: $st, summary interrupted after epoch $(field "$r/$name/summary.json" epochs_run), checkpoint ${ck:-none (before the first)}"
+}
+
+t_usr1() {
+  # The script keeps a USR1 of the step's first 10 s and passes it on then:
+  # 400 epochs (about 20 s) last beyond that.
+  usr1 usr1-start start 200 && usr1 usr1-step step 400 && usr1 usr1-train training 400
+}
+
+t_timelimit() {
+  stopref() { kill "$refpid" 2>/dev/null; wait "$refpid" 2>/dev/null; }
+  # Cora with hidden 256: about 0.1 s an epoch, so that Slurm's second
+  # SIGTERM (10 ms after the first) comes within a step. The uninterrupted
+  # run goes beside the limited one, and the kill comes 60 to 90 s after
+  # the start (slurmctld checks the limits every 30 s): the epochs are
+  # those of 120 s at the speed of two such runs side by side (measured
+  # on 10 epochs), so that the run is killed, and the resume and the rest
+  # of the uninterrupted run, side by side too, take 30 to 60 s.
+  local base=$r/limit-base.toml spe epochs rc t0 ep ck ckep refpid try
+  sed 's/^hidden = .*/hidden = 256/' examples/cora-8.toml >$base
+  job limit-cal $base 10 '[checkpoint]\nevery = 5\n'
+  job limit-cal2 $base 10 '[checkpoint]\nevery = 5\n'
+  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-cal2.toml >$r/limit-cal2.log 2>&1 &
+  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-cal.toml >$r/limit-cal.log 2>&1 || fail "10-epoch run: exit $?"
+  wait $! || fail "10-epoch run: exit $?"
+  spe=$( (trainsecs $r/limit-cal.log; trainsecs $r/limit-cal2.log) |
+    awk '{ s = $2 == "ms" ? $1 / 1000 : $1; if (s > m) m = s } END { print m / 10 }')
+  epochs=$(awk -v s="$spe" 'BEGIN { e = int(120 / s / 5) * 5; print e < 100 ? 100 : e }')
+  for try in 1 2; do
+    job limit $base "$epochs" '[checkpoint]\nevery = 5\n'
+    job limit-ref $base "$epochs" '[checkpoint]\nevery = 5\n'
+    srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit-ref.toml >$r/limit-ref.log 2>&1 &
+    refpid=$!
+    t0=$SECONDS
+    srun --time=1 -n 8 --mpi=pmix "$bin" -config $r/limit.toml >$r/limit.log 2>&1
+    rc=$?
+    grep -q 'DUE TO TIME LIMIT' $r/limit.log && break
+    wait $refpid
+    [ "$try" = 1 ] || { tail -n 5 $r/limit.log; fail "the step was not ended by the time limit (exit $rc after $((SECONDS - t0)) s)"; }
+    echo "  $epochs epochs ended before the limit (exit $rc after $((SECONDS - t0)) s): again with twice as many"
+    epochs=$((epochs * 2))
+  done
+  ep=$(lastepoch $r/limit/metrics.jsonl)
+  echo "  srun --time=1, $epochs epochs: exit $rc after $((SECONDS - t0)) s, metrics to epoch ${ep:-none}; summary $(field $r/limit/summary.json status), epochs_run $(field $r/limit/summary.json epochs_run), checkpoint $(field $r/limit/summary.json checkpoint)"
+  if grep -q 'second signal' $r/limit.log; then
+    stopref
+    grep -m1 'second signal' $r/limit.log
+    fail "Slurm's repeated SIGTERM was taken for a second signal"
+  fi
+  [ "$rc" = 5 ] || { stopref; tail -n 5 $r/limit.log; fail "exit $rc at the time limit, want 5 (interrupted)"; }
+  [ "$(field $r/limit/summary.json status)" = interrupted ] || { stopref; fail "summary.json $(field $r/limit/summary.json status), want interrupted"; }
+  ck=$(field $r/limit/summary.json checkpoint)
+  [ -n "$ck" ] && [ -f "$ck/manifest.json" ] || { stopref; fail "summary.json names no checkpoint with a manifest"; }
+  ckep=$(field "$ck/manifest.json" epoch)
+  [ "$ckep" = "$ep" ] && [ "$(field $r/limit/summary.json epochs_run)" = "$ep" ] ||
+    { stopref; fail "checkpoint of epoch $ckep, summary epochs_run $(field $r/limit/summary.json epochs_run), metrics to epoch $ep: want all equal"; }
+  srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit.toml -resume latest >$r/limit-resume.log 2>&1 ||
+    { rc=$?; stopref; tail -n 5 $r/limit-resume.log; fail "-resume latest under srun: exit $rc"; }
+  wait $refpid || fail "the uninterrupted run: exit $?"
+  "$bin" compare -tol 0 $r/limit-ref/metrics.jsonl $r/limit/metrics.jsonl >$r/limit-compare.txt 2>&1 ||
+    { cat $r/limit-compare.txt; fail "resumed run differs from the uninterrupted one"; }
+  echo "  resumed from epoch $ckep: $(tail -n 1 $r/limit-compare.txt)"
+}
+
+all=(srun sbatch mpich usr1 timelimit)
+[ $# -gt 0 ] && all=("$@")
+passed=0 failed=0
+for t in "${all[@]}"; do
+  declare -F "t_$t" >/dev/null || { echo "slurm: no test $t (${all[*]})" >&2; exit 2; }
+  rm -f "$r/why"
+  start=$SECONDS
+  if ("t_$t"); then
+    echo "slurm test $t: ok ($((SECONDS - start)) s)"
+    passed=$((passed + 1))
+  else
+    echo "slurm test $t: FAIL ($((SECONDS - start)) s): $(cat "$r/why" 2>/dev/null || echo "exit status")"
+    failed=$((failed + 1))
+  fi
+done
+echo "slurm: $passed passed, $failed failed"
+[ "$failed" = 0 ]

@@ -3,7 +3,8 @@
 #   make run     build and train the default job (Cora, Kipf & Welling, 1 rank)
 #   make run8    the same on 8 ranks (2x2x2 grid, double permutation)
 #   make test    everything CI runs: vet, unit tests, the build variants
-#                (nompi, noblas, MPICH) and the real MPI checks
+#                (nompi, noblas, MPICH), the real MPI checks and a one-node
+#                Slurm cluster's (make slurmtest)
 #   make bench   kernel, device, epoch and balance benchmarks, and the
 #                PyTorch comparison (bench/vs-pytorch.sh) where torch is installed
 
@@ -158,7 +159,7 @@ mpichtest: setup-test build
 	tail -n 1 runs/mpich/cora-1.log runs/mpich/cora-8.log
 	./scalegnn compare -tol 1e-5 runs/mpich/runs/cora/metrics.jsonl runs/mpich/runs/cora-8/metrics.jsonl
 
-test: commands unit variants mpitest nompi mpichtest
+test: commands unit variants mpitest nompi mpichtest slurmtest
 
 # Slurm (Debian's 22.05, installed by scripts/setup.sh): a one-node cluster
 # on localhost (scripts/slurm/up.sh: munged, slurmctld and slurmd, all

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"scalegnn/internal/launch"
 )
@@ -281,5 +282,29 @@ func TestPerfmodelPredictStaysInMode(t *testing.T) {
 	code, text, _ := perfmodelCmd("predict", "-config", "examples/cora-neighbor-8.toml", "-ranks", "8")
 	if code != 0 || !strings.Contains(text, "recommended grid: neighbor Gd=8") {
 		t.Errorf("table:\n%s", text)
+	}
+}
+
+// TestPerfmodelPredictTooManyRanks: more ranks than vertices are refused
+// at once, in one line saying why (it used to search for 423 s and
+// recommend 500x250x8 for Cora's 2,708 vertices).
+func TestPerfmodelPredictTooManyRanks(t *testing.T) {
+	t0 := time.Now()
+	code, _, errs := perfmodelCmd("predict", "-config", "examples/cora.toml", "-ranks", "1000000")
+	took := time.Since(t0)
+	want := "1000000 ranks for a graph of 2708 vertices: more ranks than vertices leave every rank less than one vertex of work; choose at most 2708 ranks"
+	if code == 0 || !strings.Contains(errs, want) || strings.Count(strings.TrimSpace(errs), "\n") != 0 {
+		t.Fatalf("exit %d, stderr %q: want one line saying %q", code, errs, want)
+	}
+	if took > 10*time.Second {
+		t.Errorf("refused after %v, want within seconds", took)
+	}
+	// As many ranks as vertices still get a recommendation, quickly.
+	t0 = time.Now()
+	if code, out, errs := perfmodelCmd("predict", "-config", "examples/cora.toml", "-ranks", "2700", "-top", "1"); code != 0 || !strings.Contains(out, "recommended grid") {
+		t.Fatalf("-ranks 2700: exit %d\n%s%s", code, out, errs)
+	}
+	if took := time.Since(t0); took > 30*time.Second {
+		t.Errorf("-ranks 2700 took %v, want seconds", took)
 	}
 }

@@ -23,6 +23,12 @@ func (c Choices) Has(algorithm method.Algorithm) bool { return c[algorithm] }
 // time. It is what `perfmodel predict` lists and what grid.auto chooses
 // from.
 func PredictAll(j Job, m *Machine, o Options, c Choices) ([]Prediction, error) {
+	if err := j.Validate(); err != nil {
+		return nil, err
+	}
+	if err := j.CheckRanks(o.Ranks); err != nil {
+		return nil, err
+	}
 	var out []Prediction
 	if c[method.Plexus] {
 		p, err := Predict(j, m, o)

@@ -82,6 +82,18 @@ func (j Job) Validate() error {
 	return nil
 }
 
+// CheckRanks refuses more ranks than the graph has vertices, the one bound
+// on the ranks the model searches: beyond it every rank would hold less
+// than one vertex's work, and the grids to rank (every factorisation of
+// the ranks) only multiply, so that the search would run for minutes to
+// recommend a grid no one should run.
+func (j Job) CheckRanks(ranks int) error {
+	if ranks > j.N {
+		return fmt.Errorf("perfmodel: %d ranks for a graph of %d vertices: more ranks than vertices leave every rank less than one vertex of work; choose at most %d ranks", ranks, j.N, j.N)
+	}
+	return nil
+}
+
 // Steps returns the training steps of one epoch.
 func (j Job) Steps() int {
 	if j.Mode != gcn.MiniBatch {

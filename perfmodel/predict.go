@@ -112,6 +112,9 @@ func Predict(j Job, m *Machine, o Options) ([]Prediction, error) {
 	if err := j.Validate(); err != nil {
 		return nil, err
 	}
+	if err := j.CheckRanks(o.Ranks); err != nil {
+		return nil, err
+	}
 	if err := m.Validate(); err != nil {
 		return nil, fmt.Errorf("machine %s: %w", m.Name, err)
 	}

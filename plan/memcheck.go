@@ -142,7 +142,7 @@ func fittingGrid(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, mem
 	if g, ok := fastestFitting(cfg, gs, ranks, ranksPerNode, memPerRank, need); ok {
 		return fits + " " + g
 	}
-	none := fmt.Sprintf("no grid of up to %d ranks fits in %s per rank", maxSuggestedRanks, perfmodel.FormatBytes(memPerRank))
+	none := fmt.Sprintf("no grid of up to %d ranks fits in %s per rank", min(maxSuggestedRanks, max(gs.N, 1)), perfmodel.FormatBytes(memPerRank))
 	if gs.Sharded || need(perfmodel.Memory{Dataset: 1}) == 0 {
 		return none // preparing the dataset would not change the need
 	}
@@ -162,7 +162,7 @@ func fastestFitting(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, 
 	if cfg.Train.Mode == gcn.FullGraph {
 		d = 1
 	}
-	for r := max(ranks, 1); r <= maxSuggestedRanks; r *= 2 {
+	for r := max(ranks, 1); r <= min(maxSuggestedRanks, j.N); r *= 2 {
 		shapes, err := perfmodel.Enumerate(r, d)
 		if err != nil {
 			return "", false

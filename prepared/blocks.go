@@ -1,8 +1,10 @@
 package prepared
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"sort"
 
 	"scalegnn/grid"
 	"scalegnn/npy"
@@ -29,16 +31,17 @@ func readArray[T int32 | int64 | float32 | bool](d *Dataset, dst []T, read func(
 	}
 	dst = dst[:n]
 	if err := read(v, dst); err != nil {
+		err = v.damaged(err)
 		v.f.Close()
 		return nil, err
 	}
 	return dst, v.close()
 }
 
-func fillInt64(v *verified, x []int64) error     { return v.FillInt64(x) }
-func fillInt32(v *verified, x []int32) error     { return v.FillInt32(x) }
-func fillFloat32(v *verified, x []float32) error { return v.FillFloat32(x) }
-func fillBool(v *verified, x []bool) error       { return v.FillBool(x) }
+func fillInt64(v *verified, x []int64) error    { return v.FillInt64(x) }
+func fillInt32(v *verified, x []int32) error    { return v.FillInt32(x) }
+func fillBool(v *verified, x []bool) error      { return v.FillBool(x) }
+func fillFinite(v *verified, x []float32) error { return v.FillFiniteFloat32(x) }
 
 // blockBuf holds one block while it is merged into a result; reused from
 // block to block so that loading allocates nothing per block.
@@ -85,7 +88,15 @@ func (d *Dataset) readEntries(k, i, j int, ptr []int64, b *blockBuf) (*spmm.CSR,
 	if b.idx, err = readArray(d, b.idx, fillInt32, f[1], npy.Int32, nnz); err != nil {
 		return nil, err
 	}
-	if b.val, err = readArray(d, b.val, fillFloat32, f[2], npy.Float32, nnz); err != nil {
+	if b.val, err = readArray(d, b.val, fillFinite, f[2], npy.Float32, nnz); err != nil {
+		var nf *npy.NonFiniteError
+		if errors.As(err, &nf) && nf.Index < nnz {
+			// Name the entry by its row (from the pointers) and column.
+			r := sort.Search(r1-r0, func(r int) bool { return ptr[r+1] > int64(nf.Index) })
+			c := int(b.idx[nf.Index])
+			return nil, fmt.Errorf("%s: row %d, column %d of orientation %d (entry %d: row %d, column %d of block (%d, %d)) is %v: the adjacency values must be finite; prepare the dataset again from a clean source",
+				nf.Name, r0+r, c0+c, k, nf.Index, r, c, i, j, nf.Value)
+		}
 		return nil, err
 	}
 	a := &spmm.CSR{Rows: r1 - r0, Cols: c1 - c0, RowPtr: ptr, ColIdx: b.idx, Val: b.val}

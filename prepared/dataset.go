@@ -1,6 +1,7 @@
 package prepared
 
 import (
+	"errors"
 	"fmt"
 	"path/filepath"
 	"scalegnn/internal/hugepage"
@@ -261,12 +262,12 @@ func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) err
 		switch {
 		case err != nil:
 		case direct:
-			err = v.FillFloat32(out)
+			err = v.FillFiniteFloat32(out)
 		default:
 			for r := lo; r < hi && err == nil; {
 				rows := min(hi-r, len(buf)/f)
 				chunk := buf[:rows*f]
-				if err = v.FillFloat32(chunk); err != nil {
+				if err = v.FillFiniteFloat32(chunk); err != nil {
 					break
 				}
 				for q := range rows {
@@ -283,7 +284,14 @@ func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) err
 			err = v.Skip((b1 - hi) * f)
 		}
 		if err != nil {
+			err = v.damaged(err)
 			v.f.Close()
+			var nf *npy.NonFiniteError
+			if errors.As(err, &nf) {
+				r, c := nf.RowCol()
+				return fmt.Errorf("%s: row %d, column %d (vertex position %d of order 1, feature %d) is %v: the features must be finite; fix the source and prepare the dataset again",
+					nf.Name, r, c, b0+r, c, nf.Value)
+			}
 			return err
 		}
 		if err := v.close(); err != nil {

@@ -105,3 +105,13 @@ func (v *verified) close() error {
 func shaMismatch(path string) error {
 	return fmt.Errorf("%s: SHA-256 mismatch with %s: the file is corrupt or was modified after prepare", path, MetaFile)
 }
+
+// damaged returns err, an error about the values read from v, unless the
+// file does not match its digest: a corrupt file is reported as such, not
+// for the values the damage made. It hashes the rest of the file.
+func (v *verified) damaged(err error) error {
+	if _, cerr := io.Copy(v.h, v.f); cerr == nil && hex.EncodeToString(v.h.Sum(nil)) != v.want {
+		return shaMismatch(v.Name())
+	}
+	return err
+}

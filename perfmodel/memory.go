@@ -34,17 +34,11 @@ type Memory struct {
 	// Dataset: the whole graph, which every rank reads before extracting
 	// its shards unless the job loads sharded data (Job.ShardedLoad).
 	Dataset int64 `json:"dataset"`
-	// Runtime: what the Go runtime holds beyond the live data. When a pass
-	// overflows an arena pool, the pool is replaced by a larger one while
-	// the old pool and the pass's overflow are garbage, which the heap (and
-	// its address space, which Go never returns) still holds until the
-	// collector runs: the largest pass's need (see replacedPools).
-	Runtime int64 `json:"runtime"`
 }
 
 // Total returns the sum of the parts.
 func (m Memory) Total() int64 {
-	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset + m.Runtime
+	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset
 }
 
 func csrBytes(rows int, nnz float64) int64 { return int64(8*(rows+1)) + int64(8*nnz) }
@@ -82,7 +76,6 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
-	mem.Runtime = replacedPools(j, full, step)
 
 	var params int64
 	for _, pb := range step.params() {
@@ -167,15 +160,3 @@ var _ gcn.BlockShape = blockShape{}
 func (b blockShape) Rows(a grid.Axis, order int) int { return b.t.rowsOf(a, order) }
 func (b blockShape) Cols(w int, a grid.Axis) int     { return b.t.width(w, a) }
 func (b blockShape) Size(a grid.Axis) int            { return b.t.size(a) }
-
-// replacedPools is the garbage an arena leaves when it grows: a pass that
-// overflows a pool takes the rest from the heap, and at the next pass's
-// start the pool is replaced by one of the pass's whole need (gcn's
-// pool.reset), while the old pool and the overflow, together no more than
-// that need, wait for the collector. It is the largest pass's need, over
-// the training step on step's blocks and the evaluation on full's.
-func replacedPools(j Job, full, step *tracer) int64 {
-	cfg := j.gcnConfig()
-	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
-	return max(cfg.ArenaStep(blockShape{step}, run).Bytes(), cfg.ArenaEval(blockShape{full}, run).Bytes())
-}

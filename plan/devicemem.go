@@ -42,8 +42,7 @@ func (g GPUShare) from() string {
 }
 
 // deviceBytes is the part of perfmodel's prediction that a rank holds in
-// a GPU's own memory: everything but Memory.Dataset and Memory.Runtime
-// (the Go heap's garbage; a device frees a replaced pool at once). The adjacency shards,
+// a GPU's own memory: everything but Memory.Dataset. The adjacency shards,
 // the feature, label and mask blocks, gcn's arenas, the parameters with
 // their gradients and moments and the communication buffers are all
 // device buffers (gcn allocates them through the Device); the whole graph
@@ -51,7 +50,7 @@ func (g GPUShare) from() string {
 // on the host only and is released before training. The host keeps its
 // own copy of the shards as well, which the host check (CheckMemory)
 // counts in Memory.Total.
-func deviceBytes(m perfmodel.Memory) int64 { return m.Total() - m.Dataset - m.Runtime }
+func deviceBytes(m perfmodel.Memory) int64 { return m.Total() - m.Dataset }
 
 // CheckDeviceMemory is the memory check of a GPU (runtime.mem_check),
 // after the devices are open and before setup: it returns an error, one

@@ -33,8 +33,13 @@ var ErrAgreed = errors.New("a rank failed (reported above)")
 // A nil error finalizes and returns ExitOK.
 func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code ExitCode) {
 	world, err := mpi.Init()
+	var le *mpi.LaunchError
 	if err != nil {
-		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		if !errors.As(err, &le) || LauncherRank() == 0 {
+			// A wrong launch is said once, by the launcher's rank 0,
+			// not by each of the worlds of one rank it made.
+			fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		}
 		return ExitFailed
 	}
 	rank := world.Rank()

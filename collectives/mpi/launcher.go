@@ -87,10 +87,13 @@ func ReadLaunch(getenv func(string) string) (Launch, error) {
 			return Launch{}, fmt.Errorf("mpi: Init: environment variable %s=%q is not a rank count (want a positive integer)", key, v)
 		}
 		l.Ranks, l.RanksVar = n, key
+		srunStep := getenv("SLURM_STEP_NUM_TASKS") == v
 		switch {
-		case key == "OMPI_COMM_WORLD_SIZE":
+		case key == "OMPI_COMM_WORLD_SIZE" && (getenv("OMPI_MCA_orte_hnp_uri") != "" || !srunStep):
+			// mpirun's ranks know its address; Open MPI started by srun
+			// --mpi=pmix (no mpirun) may set the size too.
 			l.Launcher = "Open MPI's mpirun"
-		case key == "SLURM_STEP_NUM_TASKS" || getenv("SLURM_STEP_NUM_TASKS") == v:
+		case key == "SLURM_STEP_NUM_TASKS" || srunStep:
 			l.Launcher = "srun" // srun --mpi=pmi2 sets PMI_SIZE too
 		default:
 			l.Launcher = "hydra's mpiexec"

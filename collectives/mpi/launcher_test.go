@@ -29,6 +29,8 @@ func TestCheckLaunch(t *testing.T) {
 			"mpi: Init: hydra's mpiexec started 2 ranks (PMI_SIZE=2) but MPI sees 1: this scalegnn is built with Open MPI, which hydra's mpiexec cannot start: use Open MPI's mpirun or srun --mpi=pmix, or a scalegnn built for the launcher's MPI"},
 		{"nompi under mpirun", map[string]string{"OMPI_COMM_WORLD_SIZE": "8"}, 1, noMPI,
 			"mpi: Init: this scalegnn was built with -tags nompi and runs one rank, but the launcher started 8 (OMPI_COMM_WORLD_SIZE=8); rebuild without -tags nompi"},
+		{"Open MPI's mpirun in an allocation, MPICH", map[string]string{"OMPI_COMM_WORLD_SIZE": "2", "OMPI_MCA_orte_hnp_uri": "1.0;tcp://x", "SLURM_STEP_ID": "0", "SLURM_STEP_NUM_TASKS": "2"}, 1, mpich,
+			"mpi: Init: Open MPI's mpirun started 2 ranks (OMPI_COMM_WORLD_SIZE=2) but MPI sees 1: this scalegnn is built with MPICH, which Open MPI's mpirun cannot start: use MPICH's mpiexec (hydra) or srun --mpi=pmi2, or a scalegnn built for the launcher's MPI"},
 		{"srun -n 8 --mpi=pmi2, MPICH: right", srun8, 8, mpich, ""},
 		{"srun -n 1", map[string]string{"SLURM_STEP_NUM_TASKS": "1"}, 1, openMPI, ""},
 		{"batch script", map[string]string{"SLURM_JOB_ID": "7", "SLURM_NTASKS": "16", "SLURM_TASKS_PER_NODE": "16"}, 1, mpich, ""},

@@ -21,7 +21,7 @@ const yieldVar = "OMPI_MCA_mpi_yield_when_idle"
 // affinity mask): with Open MPI, set yieldVar (set true) unless the
 // environment already has it, or mpirun marked the node oversubscribed
 // (OMPI_MCA_mpi_oversubscribe, which yields already); with another
-// library, which has no such setting, say what to do. line is the one
+// library, which has no such setting, say to start fewer ranks. line is the one
 // line for the start ("" for nothing to say).
 func yieldPlan(l mpi.Launch, cores int, lib mpi.Library, getenv func(string) string) (set bool, line string) {
 	if l.PerNode <= cores || cores < 1 || lib.Srun == "" {
@@ -38,7 +38,9 @@ func yieldPlan(l mpi.Launch, cores int, lib mpi.Library, getenv func(string) str
 		}
 		return true, fmt.Sprintf("scalegnn: %s: set %s=1, so that a waiting rank yields its core instead of polling (export %s=0 to keep polling)", who, yieldVar, yieldVar)
 	default:
-		return false, fmt.Sprintf("scalegnn: %s, and a waiting %s rank polls: start at most %d ranks per node, or set MPIR_CVAR_POLLS_BEFORE_YIELD=1 (MPICH yields its core after that many polls)", who, lib.Name, cores)
+		// MPIR_CVAR_POLLS_BEFORE_YIELD=1 made Debian's MPICH 4.0
+		// (ch4:ucx) slower, not faster: there is nothing to set.
+		return false, fmt.Sprintf("scalegnn: %s, and a waiting %s rank polls its core (%s has no setting that makes it yield): start at most %d ranks per node", who, lib.Name, lib.Name, cores)
 	}
 }
 

@@ -40,9 +40,9 @@ func TestYieldPlan(t *testing.T) {
 		{"no launcher", nil, 2, ompi, false, ""},
 		{"no mask", map[string]string{"SLURM_STEP_TASKS_PER_NODE": "8"}, 0, ompi, false, ""},
 		{"hydra, MPICH", map[string]string{"PMI_SIZE": "8", "MPI_LOCALNRANKS": "8"}, 2, mpich, false,
-			"scalegnn: 8 ranks on this node (MPI_LOCALNRANKS=8) share 2 cores, and a waiting MPICH rank polls: start at most 2 ranks per node, or set MPIR_CVAR_POLLS_BEFORE_YIELD=1 (MPICH yields its core after that many polls)"},
-		{"srun, Cray MPICH", map[string]string{"SLURM_STEP_TASKS_PER_NODE": "4"}, 1, cray, false,
-			"scalegnn: 4 ranks on this node (SLURM_STEP_TASKS_PER_NODE=4) share 1 cores, and a waiting Cray MPICH rank polls: start at most 1 ranks per node, or set MPIR_CVAR_POLLS_BEFORE_YIELD=1 (MPICH yields its core after that many polls)"},
+			"scalegnn: 8 ranks on this node (MPI_LOCALNRANKS=8) share 2 cores, and a waiting MPICH rank polls its core (MPICH has no setting that makes it yield): start at most 2 ranks per node"},
+		{"srun, Cray MPICH", map[string]string{"SLURM_STEP_TASKS_PER_NODE": "4"}, 2, cray, false,
+			"scalegnn: 4 ranks on this node (SLURM_STEP_TASKS_PER_NODE=4) share 2 cores, and a waiting Cray MPICH rank polls its core (Cray MPICH has no setting that makes it yield): start at most 2 ranks per node"},
 		{"nompi", map[string]string{"SLURM_TASKS_PER_NODE": "8"}, 2, none, false, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -34,6 +34,8 @@ func runInference(args []string, stderr io.Writer) launch.ExitCode {
 	if err := fs.Parse(args); err != nil {
 		return launch.ExitUsage
 	}
+	embSet := false // -embeddings given: a layer from 0 up, checked against the model below
+	fs.Visit(func(f *flag.Flag) { embSet = embSet || f.Name == "embeddings" })
 	if *config == "" || *ckpt == "" || fs.NArg() > 0 {
 		fmt.Fprintf(stderr, "scalegnn predict: need -config job.toml and -checkpoint DIR\n%s", usage)
 		return launch.ExitUsage
@@ -43,8 +45,8 @@ func runInference(args []string, stderr io.Writer) launch.ExitCode {
 		log := jobs.NewLogger(rank, false, false)
 		defer log.Sync()
 		info, cfg, err := launch.LoadJob(world, *config, nil, log)
-		if err == nil && *emb >= 0 {
-			if last := gcn.LastHidden(gcn.Config{Layers: cfg.Model.Layers, OutputHead: cfg.Model.OutputHead}); *emb > last {
+		if err == nil && embSet {
+			if last := gcn.LastHidden(gcn.Config{Layers: cfg.Model.Layers, OutputHead: cfg.Model.OutputHead}); *emb < 0 || *emb > last {
 				err = fmt.Errorf("scalegnn predict: -embeddings %d: model.layers = %d (output_head = %v) has hidden layers 0 to %d", *emb, cfg.Model.Layers, cfg.Model.OutputHead, last)
 			}
 		}

@@ -75,6 +75,10 @@ func TestPredictMatchesTestAccuracy(t *testing.T) {
 	if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", filepath.Join(dir, "run", "model"), "-embeddings", "1"); code == 0 || !strings.Contains(stderr, "hidden layers 0 to 0") {
 		t.Errorf("predict -embeddings 1 of a 2-layer model: exit %d, stderr %q", code, stderr)
 	}
+	if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", filepath.Join(dir, "run", "model"), "-embeddings", "-1"); code == 0 ||
+		!strings.Contains(stderr, "-embeddings -1: model.layers = 2 (output_head = false) has hidden layers 0 to 0") {
+		t.Errorf("predict -embeddings -1: exit %d, stderr %q", code, stderr)
+	}
 }
 
 // TestResumeIsExact: a run resumed from its checkpoint of epoch 10 trains

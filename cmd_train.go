@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 
@@ -13,6 +14,7 @@ import (
 
 	"scalegnn/checkpoint"
 	"scalegnn/collectives"
+	"scalegnn/collectives/mpi"
 	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/launch"
@@ -186,12 +188,23 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 }
 
 // resumeCommand is the command line that continues this run from dir:
-// this process's arguments with -resume set, under the launcher when the
-// job ran on more than one rank.
+// this process's arguments with -resume set, under the launcher that
+// started it (mpi.ReadLaunch: srun -n N, with the step's --mpi; mpirun
+// -np N; hydra's mpiexec -n N), or alone on one rank without a launcher.
+// The binary is os.Args[0] as the shell would take it from the working
+// directory: srun passes "/run/dir/./scalegnn" where the user typed
+// "./scalegnn".
 func resumeCommand(ranks int, dir string) string {
-	args := []string{os.Args[0]}
-	for i := 1; i < len(os.Args); i++ {
-		a := os.Args[i]
+	cwd, _ := os.Getwd()
+	return resumeLine(os.Args, ranks, dir, os.Getenv, cwd)
+}
+
+// resumeLine is resumeCommand on the given arguments, environment and
+// working directory.
+func resumeLine(argv []string, ranks int, dir string, getenv func(string) string, cwd string) string {
+	args := []string{binaryPath(argv[0], cwd)}
+	for i := 1; i < len(argv); i++ {
+		a := argv[i]
 		if a == "-resume" || a == "--resume" {
 			i++
 			continue
@@ -202,8 +215,33 @@ func resumeCommand(ranks int, dir string) string {
 		args = append(args, a)
 	}
 	cmd := strings.Join(append(args, "-resume", dir), " ")
-	if ranks > 1 {
-		cmd = fmt.Sprintf("mpirun -np %d %s", ranks, cmd)
+	l, _ := mpi.ReadLaunch(getenv)
+	switch {
+	case l.Launcher == "srun":
+		srun := fmt.Sprintf("srun -n %d", ranks)
+		if m := getenv("SLURM_MPI_TYPE"); m != "" {
+			srun += " --mpi=" + m
+		}
+		return srun + " " + cmd
+	case l.Launcher == "hydra's mpiexec":
+		return fmt.Sprintf("mpiexec -n %d %s", ranks, cmd)
+	case ranks > 1 || l.Launcher != "":
+		return fmt.Sprintf("mpirun -np %d %s", ranks, cmd)
 	}
 	return cmd
+}
+
+// binaryPath is arg0 cleaned, and relative to cwd ("./scalegnn") when it
+// is an absolute path below cwd.
+func binaryPath(arg0, cwd string) string {
+	if !filepath.IsAbs(arg0) {
+		return arg0
+	}
+	p := filepath.Clean(arg0)
+	if cwd != "" {
+		if rel, err := filepath.Rel(cwd, p); err == nil && filepath.IsLocal(rel) {
+			return "." + string(filepath.Separator) + rel
+		}
+	}
+	return p
 }

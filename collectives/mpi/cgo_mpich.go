@@ -7,3 +7,6 @@ package mpi
 
 // #cgo pkg-config: mpich
 import "C"
+
+// Built is the library this build links.
+var Built = mpich

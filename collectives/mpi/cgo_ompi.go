@@ -6,3 +6,6 @@ package mpi
 
 // #cgo pkg-config: ompi
 import "C"
+
+// Built is the library this build links.
+var Built = openMPI

@@ -21,7 +21,17 @@
 // MPI is installed. Started by a launcher with more ranks (mpirun, hydra,
 // srun: OMPI_COMM_WORLD_SIZE, PMI_SIZE, MPI_LOCALNRANKS or
 // SLURM_STEP_NUM_TASKS above 1), Init fails with one line saying to rebuild
-// without the tag, instead of running the same one-rank job several times.
+// without the tag, instead of running the same one-rank job several times
+// (the rule of every build, below).
+//
+// Launchers: ReadLaunch reads what the launcher says in the environment
+// (how many ranks it started, how many share this node), before MPI
+// starts. One rule (checkLaunch) covers every build: when the launcher
+// started more than one rank and MPI's world holds one, Init fails with a
+// *LaunchError naming the launcher, this build's library (Built) and the
+// srun --mpi that starts it (pmix for Open MPI, pmi2 for MPICH,
+// cray_shasta for Cray MPICH), or, under -tags nompi, saying to rebuild.
+// The ranks would otherwise each run the whole job alone.
 //
 // Threads: Init requests MPI_THREAD_MULTIPLE and accepts
 // MPI_THREAD_SERIALIZED, since goroutines move between OS threads. Under

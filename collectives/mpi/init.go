@@ -22,6 +22,11 @@ import (
 // errors instead of ending the job, and locks the calling goroutine to its
 // OS thread until Finalize.
 //
+// A process that a launcher started as one of several ranks but that MPI
+// put in a world of its own (srun with the wrong --mpi, another MPI's
+// launcher) ends MPI and gets a *LaunchError naming the launcher, this
+// build's library and the --mpi to use.
+//
 // Signals: Open MPI (checked with 4.1) installs its SIGSEGV/SIGBUS/SIGFPE
 // handlers only where no handler is installed yet, so the Go runtime's stay
 // in place and a nil dereference is still a recoverable panic.
@@ -56,6 +61,16 @@ func Init() (collectives.Comm, error) {
 		return nil, fmt.Errorf("mpi: Init: %w", err)
 	}
 	e.singleton = c.size == 1 && singleton(os.Getenv)
+	if l, lerr := ReadLaunch(os.Getenv); lerr == nil {
+		// MPI's world is what counts; a launcher variable it cannot
+		// read says nothing here.
+		if err := checkLaunch(l, c.size, Built); err != nil {
+			if ferr := Finalize(); ferr != nil {
+				err = errors.Join(err, ferr)
+			}
+			return nil, err
+		}
+	}
 	return c, nil
 }
 

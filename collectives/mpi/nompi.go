@@ -19,6 +19,9 @@ var state struct {
 	initialized, finalized bool
 }
 
+// Built is the library this build links: none.
+var Built = noMPI
+
 // Init returns a one-rank world communicator. It fails, with one line
 // that says to rebuild with MPI, when the environment shows that mpirun,
 // hydra or srun started more than one rank; and, as MPI_Init does, when
@@ -32,7 +35,11 @@ func Init() (collectives.Comm, error) {
 	case state.initialized:
 		return nil, errors.New("mpi: Init: MPI is already initialized")
 	}
-	if err := checkLauncher(os.Getenv); err != nil {
+	l, err := ReadLaunch(os.Getenv)
+	if err == nil {
+		err = checkLaunch(l, 1, Built)
+	}
+	if err != nil {
 		return nil, err
 	}
 	state.initialized = true

@@ -32,7 +32,10 @@ func TestCheckLauncher(t *testing.T) {
 		{"zero", map[string]string{"OMPI_COMM_WORLD_SIZE": "0"}, `OMPI_COMM_WORLD_SIZE="0" is not a rank count`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := checkLauncher(func(k string) string { return tc.env[k] })
+			l, err := ReadLaunch(func(k string) string { return tc.env[k] })
+			if err == nil {
+				err = checkLaunch(l, 1, Built)
+			}
 			switch {
 			case tc.want == "" && err != nil:
 				t.Errorf("error %v, want none", err)
@@ -49,7 +52,7 @@ func TestCheckLauncher(t *testing.T) {
 // checks Init's and Finalize's order rules. It is the only test that calls
 // Init: the state is per process, as MPI's is.
 func TestInit(t *testing.T) {
-	for _, k := range launcherVars {
+	for _, k := range rankVars {
 		t.Setenv(k, "")
 	}
 	t.Setenv("PMI_SIZE", "4")

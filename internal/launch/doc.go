@@ -6,9 +6,13 @@
 //
 //   - the exit codes (ExitCode), named once for every command and the
 //     README's "Output" section;
-//   - MPI's start and end (WithMPI): setup errors agreed on across the
-//     ranks and reported once by the lowest failing rank, finalize on a
-//     clean end, abort on a rank's own failure or a panic;
+//   - MPI's start and end (WithMPI): Open MPI's yield setting before
+//     MPI_Init when a node runs more ranks than a rank has cores, under
+//     any launcher (yieldPlan; one line at start, or what to set with
+//     another MPI); a launch MPI did not join said once; setup errors
+//     agreed on across the ranks and reported once by the lowest failing
+//     rank, finalize on a clean end, abort on a rank's own failure or a
+//     panic;
 //   - signals (Watch): the stop request a training run checkpoints on,
 //     and the repeated signal that ends it at once;
 //   - the device a rank runs on (OpenDevice): host devices, the binding

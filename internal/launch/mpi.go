@@ -31,10 +31,21 @@ var ErrAgreed = errors.New("a rank failed (reported above)")
 // the other ranks may be blocked in a collective): WithMPI prints it and
 // aborts the job. So does a panic, as an internal error (ExitInternal).
 // A nil error finalizes and returns ExitOK.
+//
+// Before MPI starts, a node that runs more ranks than a rank has cores
+// gets Open MPI's yield setting (or, with another MPI, one line saying
+// what to do): see yieldPlan. A launch that MPI did not join (a wrong
+// srun --mpi) ends with the launcher's rank 0 saying so (mpi.LaunchError).
 func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code ExitCode) {
+	prepareYield(stderr) // before MPI_Init, which reads it
 	world, err := mpi.Init()
+	var le *mpi.LaunchError
 	if err != nil {
-		fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		if !errors.As(err, &le) || LauncherRank() == 0 {
+			// A wrong launch is said once, by the launcher's rank 0,
+			// not by each of the worlds of one rank it made.
+			fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		}
 		return ExitFailed
 	}
 	rank := world.Rank()

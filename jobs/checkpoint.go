@@ -81,6 +81,11 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	if err != nil {
 		return "", err
 	}
+	if r != nil && root == j.Cfg.CheckpointDir() {
+		r.mu.Lock()
+		r.newest = dir
+		r.mu.Unlock()
+	}
 	if j.world.Rank() == 0 {
 		j.log.Info("checkpoint", zap.String("dir", dir), zap.Int("epoch", pos.epoch), zap.Int("step", pos.step),
 			zap.Duration("took", time.Since(t0).Round(time.Millisecond)))
@@ -153,6 +158,9 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 		if err == nil {
 			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.method.ModelConfig()))
 		}
+		if err == nil {
+			err = checkEpochsLeft(dir, man, j.Cfg)
+		}
 	}
 	if err := collectives.AgreeError(j.world, err); err != nil {
 		return nil, err
@@ -165,8 +173,19 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 	if err := j.method.LoadParams(dir, man); err != nil {
 		return nil, err
 	}
-	j.resume = man
+	j.resume, j.resumeDir = man, dir
 	return man, nil
+}
+
+// checkEpochsLeft refuses a checkpoint with no epoch left to train:
+// resuming it would record a run of more epochs than train.epochs, and
+// cut metrics.jsonl back to the checkpoint.
+func checkEpochsLeft(dir string, man *checkpoint.Manifest, cfg *jobfile.Config) error {
+	if man.Epoch < cfg.Train.Epochs {
+		return nil
+	}
+	return fmt.Errorf("checkpoint %s is after epoch %d, and train.epochs = %d leaves nothing to train: raise train.epochs above %d to train on from it",
+		dir, man.Epoch, cfg.Train.Epochs, man.Epoch)
 }
 
 // resumeFrom applies the loaded checkpoint to a new run: its position and
@@ -189,6 +208,8 @@ func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) 
 		return pos, fmt.Errorf("checkpoint manifest: run: %v", err)
 	}
 	res := r.res
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
 	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
 	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch

@@ -13,7 +13,10 @@ type Status string
 
 // A run's summary.json is written with StatusRunning once setup has
 // succeeded on every rank, and rewritten with one of the others when the
-// run ends.
+// run ends; the first signal rewrites it at once with StatusInterrupted
+// (the stop it asks for comes at the next step boundary). A summary left
+// at StatusRunning with no live job holding the directory's lock was
+// killed before any rank could write (EndedAbnormally).
 const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed" // all epochs, or stopped early (StopReason)
@@ -21,7 +24,10 @@ const (
 	// checkpoint to resume from.
 	StatusInterrupted Status = "interrupted"
 	StatusDiverged    Status = "diverged" // a non-finite loss; Message says where
-	StatusFailed      Status = "failed"   // an error; Message is the error
+	// StatusStalled: the watchdog (runtime.stall_timeout) ended the job;
+	// Message is its line.
+	StatusStalled Status = "stalled"
+	StatusFailed  Status = "failed" // an error; Message is the error
 )
 
 // Reasons a completed run stopped before its last epoch (Result.StopReason).

@@ -85,7 +85,7 @@ func replaceableRun(cfg *jobfile.Config) string {
 	case err != nil || (s != nil && (s.EpochsRun > 0 || s.Checkpoint != "")):
 		return ""
 	case s == nil:
-		return "it wrote config.toml but no summary.json"
+		return "" // not a run this version started: it writes summary.json first
 	case s.Status == record.StatusRunning:
 		if record.EndedAbnormally(dir, s) == "" {
 			return ""
@@ -109,15 +109,18 @@ type output struct {
 // every rank: it checks the directory again, creates it, takes its lock
 // for the run, removes the previous run's files when overwriting or
 // replacing a run that never trained (so that a rerun killed early does
-// not leave the old summary beside its own metrics), and writes the job as
-// it runs (defaults filled in) as config.toml and an empty metrics file.
+// not leave the old summary beside its own metrics), and writes res as
+// summary.json, then the job as it runs (defaults filled in) as
+// config.toml and an empty metrics file. summary.json comes first, so
+// that a failure after it leaves a run that says it failed (or, killed,
+// EndedAbnormally) with no epoch, which its rerun replaces.
 //
 // A resumed run (opts.Resume) keeps the directory's files and appends to
 // its metrics file, whose lines after the checkpoint's epoch upTo are
 // dropped (AppendMetrics) and trained again, as a note says. A resume
 // never drops lines silently: one line says how many, of which epochs.
 // A run that ended without recording how (killed) is named in a note too.
-func createOutput(cfg *jobfile.Config, opts OutputOptions, upTo int) (out output, err error) {
+func createOutput(cfg *jobfile.Config, opts OutputOptions, upTo int, res *record.Result) (out output, err error) {
 	if err := CheckOutputDir(cfg, opts); err != nil {
 		return out, err
 	}
@@ -164,6 +167,16 @@ func createOutput(cfg *jobfile.Config, opts OutputOptions, upTo int) (out output
 			}
 		}
 	}
+	if err := record.WriteSummary(dir, res); err != nil {
+		return out, err
+	}
+	defer func() {
+		if err != nil {
+			failed := *res
+			failed.Status, failed.Message = record.StatusFailed, err.Error()
+			record.WriteSummary(dir, &failed)
+		}
+	}()
 	if err := writeEffectiveConfig(cfg); err != nil {
 		return out, err
 	}

@@ -40,9 +40,9 @@ type runState struct {
 }
 
 // OpenOutput starts the run's output: on rank 0 it creates output.dir,
-// config.toml, an empty metrics file and summary.json with status
-// "running" (refusing a directory that holds another run, see
-// CheckOutputDir). Call it once setup has succeeded on every rank, and have
+// takes its lock for the run, and writes summary.json with status
+// "running", config.toml and an empty metrics file (refusing a directory
+// that a live job holds or that holds another run, see CheckOutputDir). Call it once setup has succeeded on every rank, and have
 // the ranks agree on its error: nothing is written before. Train calls it
 // with the default options when it was not called.
 func (j *Job) OpenOutput(opts OutputOptions) error {
@@ -62,16 +62,11 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 		if j.resume != nil {
 			upTo = j.resume.Epoch
 		}
-		out, err := createOutput(cfg, opts, upTo)
-		if err != nil {
-			return err
-		}
+		out, err := createOutput(cfg, opts, upTo, r.res)
 		for _, note := range out.notes {
 			j.log.Warn(note)
 		}
-		if err := record.WriteSummary(cfg.Output.Dir, r.res); err != nil {
-			out.metrics.Close()
-			out.lock.Release()
+		if err != nil {
 			return err
 		}
 		r.metrics, r.lock = out.metrics, out.lock

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"time"
@@ -134,13 +133,5 @@ func EndedAbnormally(dir string, s *Result) string {
 	if s == nil || s.Status != StatusRunning || LockHolder(dir) != "" {
 		return ""
 	}
-	return fmt.Sprintf("the run in %s ended abnormally after %s: summary.json still says \"running\" and no job holds its lock (it was killed before it could record how it ended)",
-		dir, plural(s.EpochsRun, "epoch"))
-}
-
-func plural(n int, what string) string {
-	if n == 1 {
-		return "1 " + what
-	}
-	return strconv.Itoa(n) + " " + what + "s"
+	return fmt.Sprintf("the run in %s ended abnormally: summary.json still says \"running\" and no job holds its lock (it was killed before it could record how it ended)", dir)
 }

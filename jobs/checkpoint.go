@@ -158,9 +158,6 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 		if err == nil {
 			err = man.CheckCompatible(dir, ds, checkpoint.ModelOf(j.method.ModelConfig()))
 		}
-		if err == nil {
-			err = checkEpochsLeft(dir, man, j.Cfg)
-		}
 	}
 	if err := collectives.AgreeError(j.world, err); err != nil {
 		return nil, err
@@ -177,9 +174,10 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 	return man, nil
 }
 
-// checkEpochsLeft refuses a checkpoint with no epoch left to train:
-// resuming it would record a run of more epochs than train.epochs, and
-// cut metrics.jsonl back to the checkpoint.
+// checkEpochsLeft refuses to resume from a checkpoint with no epoch left
+// to train: the run would record more epochs than train.epochs, and cut
+// metrics.jsonl back to the checkpoint. (predict loads such checkpoints:
+// the final model is one.)
 func checkEpochsLeft(dir string, man *checkpoint.Manifest, cfg *jobfile.Config) error {
 	if man.Epoch < cfg.Train.Epochs {
 		return nil

@@ -55,6 +55,9 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 		r.res.Replication = c.Replication()
 	}
 	if j.resume != nil {
+		if err := checkEpochsLeft(j.resumeDir, j.resume, cfg); err != nil {
+			return err // on every rank alike: each holds the manifest
+		}
 		r.newest = j.resumeDir
 	}
 	if j.world.Rank() == 0 {

@@ -278,19 +278,28 @@ func TestResumeSaysDroppedMetrics(t *testing.T) {
 // train.epochs is refused with one line saying to raise train.epochs,
 // instead of a "completed" run that cut metrics.jsonl back to it.
 func TestResumeRefusesNoEpochsLeft(t *testing.T) {
-	cfg := jobfile.DefaultConfig()
-	cfg.Train.Epochs = 100
 	for _, c := range []struct {
 		epoch int
 		ok    bool
 	}{{99, true}, {100, false}, {590, false}} {
-		err := checkEpochsLeft("runs/x/checkpoints/ckpt", &checkpoint.Manifest{Epoch: c.epoch}, &cfg)
+		dir := filepath.Join(t.TempDir(), "run")
+		j := outputJob(dir, func(cfg *jobfile.Config) { cfg.Train.Epochs = 100 })
+		j.resume, j.resumeDir = &checkpoint.Manifest{Epoch: c.epoch}, "runs/x/checkpoints/ckpt"
+		err := j.OpenOutput(OutputOptions{Resume: true})
 		if c.ok != (err == nil) {
 			t.Errorf("epoch %d: %v", c.epoch, err)
 		}
 		if err != nil && !strings.Contains(err.Error(), fmt.Sprintf("train.epochs = 100 leaves nothing to train: raise train.epochs above %d", c.epoch)) {
 			t.Errorf("epoch %d: %v", c.epoch, err)
 		}
+		if err != nil {
+			if _, serr := os.Stat(dir); !errors.Is(serr, os.ErrNotExist) {
+				t.Errorf("epoch %d: the refused resume wrote %s", c.epoch, dir)
+			}
+			continue
+		}
+		r, _ := j.beginRun()
+		r.end(nil)
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strconv"
+	"syscall"
 	"strings"
 	"testing"
 	"time"
@@ -104,3 +105,24 @@ func TestLockKilledHolder(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestWriteSummaryDiskFull (defect 8): when the disk is full the summary
+// is rewritten in place, so that a run failing for want of space is not
+// left saying "running".
+func TestWriteSummaryDiskFull(t *testing.T) {
+	dir := t.TempDir()
+	if err := WriteSummary(dir, &Result{Status: StatusRunning}); err != nil {
+		t.Fatal(err)
+	}
+	createTemp = func(string, string) (*os.File, error) {
+		return nil, &os.PathError{Op: "open", Path: dir, Err: syscall.ENOSPC}
+	}
+	defer func() { createTemp = os.CreateTemp }()
+	if err := WriteSummary(dir, &Result{Status: StatusFailed, Message: "writing metrics: no space left on device", Grid: "1x1x1"}); err != nil {
+		t.Fatal(err)
+	}
+	s, err := ReadSummary(dir)
+	if err != nil || s.Status != StatusFailed {
+		t.Fatalf("summary after a full disk: %+v, %v", s, err)
+	}
+}

@@ -2,11 +2,16 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
+
+// createTemp is os.CreateTemp, which a test replaces to fill the disk.
+var createTemp = os.CreateTemp
 
 // Status is where a run stands, as its summary.json says.
 type Status string
@@ -110,13 +115,23 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // WriteSummary writes r as dir/summary.json atomically: into a temporary
 // file in dir, synced, then renamed over the old one, so that a reader (or
 // a job killed mid-write) sees the old summary or the new one, never a
-// partial file.
+// partial file. On a full disk, where the temporary file cannot be
+// written, the summary is rewritten in place instead: truncating the old
+// one frees the blocks the new one needs, and a run that failed because
+// the disk is full must not be left saying "running".
 func WriteSummary(dir string, r *Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", SummaryFile, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, SummaryFile), append(b, '\n'))
+	path := filepath.Join(dir, SummaryFile)
+	err = writeFileAtomic(path, append(b, '\n'))
+	if errors.Is(err, syscall.ENOSPC) {
+		if werr := os.WriteFile(path, append(b, '\n'), 0o644); werr == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // writeFileAtomic replaces path with data: a temporary file beside it,
@@ -133,7 +148,7 @@ func writeFileAtomic(path string, data []byte) error {
 // disk) leaves path as it was and no temporary file, never a truncated
 // file.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

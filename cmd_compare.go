@@ -30,6 +30,13 @@ func runCompare(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	if err == nil {
 		var b *record.Run
 		if b, err = record.ReadRun(fs.Arg(1)); err == nil {
+			// A run killed before it could write its status is compared
+			// as far as it got, and said to have ended abnormally.
+			for _, r := range []*record.Run{a, b} {
+				if msg := record.EndedAbnormally(r.Dir, r.Summary); msg != "" {
+					fmt.Fprintf(stderr, "scalegnn compare: %s\n", msg)
+				}
+			}
 			err = compareMetrics(stdout, a.Metrics, b.Metrics, *tol, *accTol)
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"runtime/pprof"
 	"strings"
+	"sync/atomic"
 
 	"go.uber.org/zap"
 
@@ -113,7 +114,14 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 				log.Info("Go memory limit", zap.String("per_rank", perfmodel.FormatBytes(goLimit)), zap.String("from", goLimitFrom))
 			}
 		}
-		wd, watched := launch.StartWatchdog(cfg, world, stderr) // runtime.stall_timeout
+		// A stall is recorded in summary.json once the run is open.
+		var live atomic.Pointer[jobs.Job]
+		stalled := func(msg string) {
+			if j := live.Load(); j != nil {
+				j.Stalled(msg)
+			}
+		}
+		wd, watched := launch.StartWatchdog(cfg, world, stderr, stalled) // runtime.stall_timeout
 		defer wd.Stop()
 		var job *jobs.Job
 		err = rd.Guard(cfg, rank, info, func() (err error) {
@@ -142,6 +150,16 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 		// Every rank has set up: rank 0 writes output.dir now.
 		if err := agree(job.OpenOutput(opts)); err != nil {
 			return err
+		}
+		live.Store(job)
+		if sig != nil {
+			// The first signal is in summary.json at once: a launcher's
+			// kill may come before the step boundary (docs/checkpoints.md).
+			sig.OnFirst(func(name string) {
+				if err := job.Interrupting(name); err != nil {
+					fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+				}
+			})
 		}
 		if path := os.Getenv("SCALEGNN_CPUPROFILE"); path != "" && rank == 0 {
 			// Rank 0's CPU profile of the training loop, for go tool pprof.

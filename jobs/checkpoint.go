@@ -81,6 +81,11 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	if err != nil {
 		return "", err
 	}
+	if r != nil && root == j.Cfg.CheckpointDir() {
+		r.mu.Lock()
+		r.newest = dir
+		r.mu.Unlock()
+	}
 	if j.world.Rank() == 0 {
 		j.log.Info("checkpoint", zap.String("dir", dir), zap.Int("epoch", pos.epoch), zap.Int("step", pos.step),
 			zap.Duration("took", time.Since(t0).Round(time.Millisecond)))
@@ -165,8 +170,20 @@ func (j *Job) LoadCheckpoint(dir string) (*checkpoint.Manifest, error) {
 	if err := j.method.LoadParams(dir, man); err != nil {
 		return nil, err
 	}
-	j.resume = man
+	j.resume, j.resumeDir = man, dir
 	return man, nil
+}
+
+// checkEpochsLeft refuses to resume from a checkpoint with no epoch left
+// to train: the run would record more epochs than train.epochs, and cut
+// metrics.jsonl back to the checkpoint. (predict loads such checkpoints:
+// the final model is one.)
+func checkEpochsLeft(dir string, man *checkpoint.Manifest, cfg *jobfile.Config) error {
+	if man.Epoch < cfg.Train.Epochs {
+		return nil
+	}
+	return fmt.Errorf("checkpoint %s is after epoch %d, and train.epochs = %d leaves nothing to train: raise train.epochs above %d to train on from it",
+		dir, man.Epoch, cfg.Train.Epochs, man.Epoch)
 }
 
 // resumeFrom applies the loaded checkpoint to a new run: its position and
@@ -189,6 +206,8 @@ func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) 
 		return pos, fmt.Errorf("checkpoint manifest: run: %v", err)
 	}
 	res := r.res
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
 	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
 	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch

@@ -10,7 +10,9 @@
 // predictions perfmodel's. The loop (loop.go, with runstate.go and
 // stop.go) owns the evaluation rule, the watchdog stages, signals,
 // checkpoints, divergence, the target accuracy and patience for all of
-// them.
+// them; aside.go records in summary.json, from other goroutines, what
+// cannot wait for the loop (the first signal, the watchdog's stall), and
+// outdir.go the output directory's lock and what it refuses.
 //
 // docs/architecture.md shows how this package fits with the others.
 package jobs

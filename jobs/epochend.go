@@ -12,6 +12,8 @@ import (
 // accuracy is the highest yet (the first evaluation always is).
 func (r *runState) recordEval(em *record.EpochMetrics, acc gcn.Accuracy) {
 	res := r.res
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	em.SetAccuracies(acc.Train, acc.Val, acc.Test)
 	res.Final = record.Accuracy(acc)
 	if acc.Val > res.BestValAcc || res.BestEpoch < 0 {

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"go.uber.org/zap"
@@ -33,10 +34,15 @@ type Job struct {
 	// asks the job to stop; it returns the signal's name or "". The
 	// ranks agree on it (checkStep).
 	Interrupt func() string
-	// resume is the checkpoint LoadCheckpoint restored, for the next
-	// Train to continue from; dataset the fingerprint, computed once.
-	resume  *checkpoint.Manifest
-	dataset *checkpoint.Dataset
+	// resume is the checkpoint LoadCheckpoint restored (from resumeDir),
+	// for the next Train to continue from; dataset the fingerprint,
+	// computed once.
+	resume    *checkpoint.Manifest
+	resumeDir string
+	dataset   *checkpoint.Dataset
+	// live is the run OpenOutput started, until it ends: what a signal's
+	// handler and the watchdog record in summary.json (aside.go).
+	live atomic.Pointer[runState]
 }
 
 // Setup loads the data, builds this rank's part of it and the training

@@ -3,8 +3,10 @@ package jobs
 import (
 	"errors"
 	"fmt"
-	"scalegnn/record"
+	"sync"
 	"time"
+
+	"scalegnn/record"
 
 	"go.uber.org/zap"
 )
@@ -14,6 +16,10 @@ import (
 // metrics file and summary.json. Job.OpenOutput makes one; Train takes it
 // (beginRun), reports every step's loss (checkStep) and every epoch
 // (epochDone) to it, and ends the run with end.
+//
+// A signal's handler and the watchdog rewrite summary.json from their own
+// goroutines (aside.go): the training loop changes res, newest and ended
+// only under mu, and the other goroutines read them only under it.
 type runState struct {
 	j       *Job
 	opts    OutputOptions
@@ -22,6 +28,11 @@ type runState struct {
 	start   time.Time
 	before  float64               // training seconds of the run before a resume
 	metrics *record.MetricsWriter // rank 0 only: rank 0 writes the run's files
+	lock    *record.Lock          // rank 0 only: output.dir's lock, held until end
+
+	mu     sync.Mutex
+	newest string // the newest checkpoint this run wrote or resumed from
+	ended  bool   // summary.json has its final status
 
 	// The epochs and their summed time since the last progress line.
 	paceEpochs int
@@ -29,9 +40,9 @@ type runState struct {
 }
 
 // OpenOutput starts the run's output: on rank 0 it creates output.dir,
-// config.toml, an empty metrics file and summary.json with status
-// "running" (refusing a directory that holds another run, see
-// CheckOutputDir). Call it once setup has succeeded on every rank, and have
+// takes its lock for the run, and writes summary.json with status
+// "running", config.toml and an empty metrics file (refusing a directory
+// that a live job holds or that holds another run, see CheckOutputDir). Call it once setup has succeeded on every rank, and have
 // the ranks agree on its error: nothing is written before. Train calls it
 // with the default options when it was not called.
 func (j *Job) OpenOutput(opts OutputOptions) error {
@@ -43,22 +54,28 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 	if c, ok := j.method.(replicator); ok {
 		r.res.Replication = c.Replication()
 	}
+	if j.resume != nil {
+		if err := checkEpochsLeft(j.resumeDir, j.resume, cfg); err != nil {
+			return err // on every rank alike: each holds the manifest
+		}
+		r.newest = j.resumeDir
+	}
 	if j.world.Rank() == 0 {
 		upTo := 0
 		if j.resume != nil {
 			upTo = j.resume.Epoch
 		}
-		mw, err := createOutput(cfg, opts, upTo)
+		out, err := createOutput(cfg, opts, upTo, r.res)
+		for _, note := range out.notes {
+			j.log.Warn(note)
+		}
 		if err != nil {
 			return err
 		}
-		if err := record.WriteSummary(cfg.Output.Dir, r.res); err != nil {
-			mw.Close()
-			return err
-		}
-		r.metrics = mw
+		r.metrics, r.lock = out.metrics, out.lock
 	}
 	j.run = r
+	j.live.Store(r)
 	return nil
 }
 
@@ -81,6 +98,8 @@ func (j *Job) beginRun() (*runState, error) {
 // returns whether training stops early after this epoch.
 func (r *runState) epochDone(em record.EpochMetrics) (stop bool, err error) {
 	res := r.res
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	res.EpochsRun, res.FinalLoss = em.Epoch, em.Loss
 	r.paceEpochs++
 	r.paceSec += em.EpochSec
@@ -119,10 +138,19 @@ func (r *runState) logEpoch(em record.EpochMetrics) {
 
 // end finishes the run with Train's error: the result's times and status
 // (completed, diverged, or failed with the message), and on rank 0 the
-// metrics file closed, summary.json rewritten and the final line logged.
-// It returns err, or the error of writing the files when there was none.
+// metrics file closed, summary.json rewritten, output.dir's lock released
+// and the final line logged. It returns err, or the error of writing the
+// files when there was none.
 func (r *runState) end(err error) error {
 	res := r.res
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	defer r.j.live.CompareAndSwap(r, nil)
+	if r.ended {
+		// The watchdog recorded the stall; the job is being aborted.
+		return err
+	}
+	r.ended = true
 	res.TrainSec = r.before + time.Since(r.start).Seconds()
 	if res.EpochsRun > 0 {
 		res.MeanEpochS = res.TrainSec / float64(res.EpochsRun)
@@ -143,6 +171,9 @@ func (r *runState) end(err error) error {
 		return err
 	}
 	werr := errors.Join(r.metrics.Close(), record.WriteSummary(r.j.Cfg.Output.Dir, res))
+	if werr == nil {
+		r.lock.Release() // kept when summary.json could not be written: EndedAbnormally tells
+	}
 	if err != nil {
 		return err
 	}

@@ -228,6 +228,25 @@ func ReadMetrics(path string) ([]EpochMetrics, error) {
 	}
 }
 
+// MetricsAfter returns the lines of the metrics file at path whose epoch
+// is after upTo, and their first and last epochs: what AppendMetrics
+// drops (0 when the file is absent).
+func MetricsAfter(path string, upTo int) (n, first, last int, err error) {
+	ms, err := ReadMetrics(path)
+	if errors.Is(err, os.ErrNotExist) {
+		return 0, 0, 0, nil
+	}
+	for _, m := range ms {
+		if m.Epoch > upTo {
+			if n == 0 {
+				first = m.Epoch
+			}
+			n, last = n+1, m.Epoch
+		}
+	}
+	return n, first, last, err
+}
+
 // AppendMetrics opens the metrics file of a run that resumes from a
 // checkpoint taken after epoch upTo, for appending. Lines of epochs after
 // upTo (trained after the checkpoint by the run that was stopped, and

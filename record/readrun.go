@@ -55,13 +55,27 @@ func ReadRun(path string) (*Run, error) {
 	if len(r.Metrics) == 0 {
 		return nil, fmt.Errorf("%s: no epochs", r.MetricsPath)
 	}
-	summary := filepath.Join(r.Dir, "summary.json")
+	if r.Summary, r.Grid, err = readSummary(r.Dir); err != nil {
+		return nil, err
+	}
+	return r, nil
+}
+
+// ReadSummary reads dir's summary.json, nil when there is none.
+func ReadSummary(dir string) (*Result, error) {
+	s, _, err := readSummary(dir)
+	return s, err
+}
+
+// readSummary is ReadSummary with the grid parsed.
+func readSummary(dir string) (*Result, grid.Shape, error) {
+	summary := filepath.Join(dir, SummaryFile)
 	data, err := os.ReadFile(summary)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
-		return r, nil
+		return nil, grid.Shape{}, nil
 	case err != nil:
-		return nil, fmt.Errorf("reading run: %w", err)
+		return nil, grid.Shape{}, fmt.Errorf("reading run: %w", err)
 	}
 	// The grid is written as Shape.String (Result.Grid), and a diverged
 	// run's final loss as null; these fields, shallower than Result's,
@@ -75,14 +89,13 @@ func ReadRun(path string) (*Run, error) {
 		FinalLoss jsonNum    `json:"final_loss"`
 	}
 	if err := json.Unmarshal(data, &s); err != nil {
-		return nil, fmt.Errorf("%s: %v", summary, err)
+		return nil, grid.Shape{}, fmt.Errorf("%s: %v", summary, err)
 	}
 	s.Result.Grid, s.Result.FinalLoss = s.Grid.String(), float64(s.FinalLoss)
 	if s.Result.Status == "" {
 		s.Result.Status = StatusCompleted
 	}
-	r.Summary, r.Grid = &s.Result, s.Grid
-	return r, nil
+	return &s.Result, s.Grid, nil
 }
 
 // runMetricsPath is the metrics file of the run in dir: output.metrics of

@@ -2,18 +2,26 @@ package record
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"syscall"
 )
+
+// createTemp is os.CreateTemp, which a test replaces to fill the disk.
+var createTemp = os.CreateTemp
 
 // Status is where a run stands, as its summary.json says.
 type Status string
 
 // A run's summary.json is written with StatusRunning once setup has
 // succeeded on every rank, and rewritten with one of the others when the
-// run ends.
+// run ends; the first signal rewrites it at once with StatusInterrupted
+// (the stop it asks for comes at the next step boundary). A summary left
+// at StatusRunning with no live job holding the directory's lock was
+// killed before any rank could write (EndedAbnormally).
 const (
 	StatusRunning   Status = "running"
 	StatusCompleted Status = "completed" // all epochs, or stopped early (StopReason)
@@ -21,7 +29,10 @@ const (
 	// checkpoint to resume from.
 	StatusInterrupted Status = "interrupted"
 	StatusDiverged    Status = "diverged" // a non-finite loss; Message says where
-	StatusFailed      Status = "failed"   // an error; Message is the error
+	// StatusStalled: the watchdog (runtime.stall_timeout) ended the job;
+	// Message is its line.
+	StatusStalled Status = "stalled"
+	StatusFailed  Status = "failed" // an error; Message is the error
 )
 
 // Reasons a completed run stopped before its last epoch (Result.StopReason).
@@ -104,13 +115,23 @@ func (r Result) MarshalJSON() ([]byte, error) {
 // WriteSummary writes r as dir/summary.json atomically: into a temporary
 // file in dir, synced, then renamed over the old one, so that a reader (or
 // a job killed mid-write) sees the old summary or the new one, never a
-// partial file.
+// partial file. On a full disk, where the temporary file cannot be
+// written, the summary is rewritten in place instead: truncating the old
+// one frees the blocks the new one needs, and a run that failed because
+// the disk is full must not be left saying "running".
 func WriteSummary(dir string, r *Result) error {
 	b, err := json.MarshalIndent(r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encoding %s: %w", SummaryFile, err)
 	}
-	return writeFileAtomic(filepath.Join(dir, SummaryFile), append(b, '\n'))
+	path := filepath.Join(dir, SummaryFile)
+	err = writeFileAtomic(path, append(b, '\n'))
+	if errors.Is(err, syscall.ENOSPC) {
+		if werr := os.WriteFile(path, append(b, '\n'), 0o644); werr == nil {
+			return nil
+		}
+	}
+	return err
 }
 
 // writeFileAtomic replaces path with data: a temporary file beside it,
@@ -127,7 +148,7 @@ func writeFileAtomic(path string, data []byte) error {
 // disk) leaves path as it was and no temporary file, never a truncated
 // file.
 func WriteAtomic(path string, write func(io.Writer) error) error {
-	f, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
+	f, err := createTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp*")
 	if err != nil {
 		return fmt.Errorf("writing %s: %w", path, err)
 	}

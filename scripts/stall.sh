@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # stall.sh BINARY: kill -STOP one rank of an 8-rank Cora job with
 # runtime.stall_timeout = "5s" once it trains, and check that the job ends
-# within the timeout + 10 s with a non-zero exit and the watchdog's line
-# naming a rank and its stage. Leftover processes are killed at the end.
+# within the timeout + 10 s with a non-zero exit, the watchdog's line
+# naming a rank and its stage, and summary.json "stalled". Leftover processes are killed at the end.
 set -u
 bin=${1:-./scalegnn}
 job=testdata/stall/cora-stall-8.toml
@@ -48,5 +48,8 @@ took=$(( $(date +%s) - t0 ))
 [ "$code" -ne 0 ] || fail "exit 0 after a stalled rank"
 grep -q "scalegnn: rank [0-9]*: no progress for .* in epoch [0-9]* .*(runtime.stall_timeout = 5s): ending the job" "$log" ||
 	fail "no watchdog line naming a rank and its stage"
-echo "stall.sh: ok: stopped rank pid $victim; job ended after ${took}s with exit $code:"
+# Issue 25, defect 8: the ranks whose watchdog fired record the stall.
+grep -q '"status": "stalled"' runs/stall-8/summary.json ||
+	fail "summary.json does not say \"stalled\": $(grep '"status"' runs/stall-8/summary.json)"
+echo "stall.sh: ok: stopped rank pid $victim; job ended after ${took}s with exit $code, summary.json \"stalled\":"
 grep -m1 "no progress" "$log" | sed 's/^/  /'

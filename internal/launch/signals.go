@@ -25,11 +25,14 @@ const repeatWindow = 2 * time.Second
 // boundary (Slurm's time-limit SIGTERM, --signal=B:USR1@120, Ctrl-C). The
 // same signal again within repeatWindow is the same request; another
 // signal, or the same one later, ends the process at once with
-// ExitInterrupted, without a checkpoint.
+// ExitInterrupted, without a checkpoint. OnFirst adds what to do at once
+// on the first one.
 type Signals struct {
 	first atomic.Value // string: the first signal's name
 	ch    chan os.Signal
 	done  chan struct{}
+	hook  atomic.Pointer[func(string)] // OnFirst's
+	fired atomic.Bool                  // the hook was called
 }
 
 // Watch starts watching the signals; Stop ends it. stderr receives the
@@ -56,6 +59,7 @@ func watch(stderr io.Writer, exit func(ExitCode)) *Signals {
 				if !req.exitNow(sig, time.Now()) {
 					if s.first.Load() == nil {
 						s.first.Store(name)
+						s.fire()
 					}
 					continue
 				}
@@ -73,6 +77,24 @@ func (s *Signals) Received() string {
 		return v.(string)
 	}
 	return ""
+}
+
+// OnFirst has f called once with the first signal's name, as soon as it
+// comes (at once when it came already), on its own goroutine: the step
+// boundary where the ranks stop may come after the launcher's kill, and f
+// records the request first (jobs.Job.Interrupting). A second signal still
+// ends the process while f runs.
+func (s *Signals) OnFirst(f func(name string)) {
+	s.hook.Store(&f)
+	s.fire()
+}
+
+// fire calls the hook when both it and the first signal are there, once.
+func (s *Signals) fire() {
+	h, name := s.hook.Load(), s.Received()
+	if h != nil && name != "" && s.fired.CompareAndSwap(false, true) {
+		go (*h)(name)
+	}
 }
 
 // Stop stops watching: the signals take their default actions again.

@@ -137,3 +137,53 @@ func (b *syncBuffer) String() string {
 	defer b.mu.Unlock()
 	return b.b.String()
 }
+
+// TestOnFirst: the hook is called once, with the first signal's name, as
+// soon as it comes — before any step boundary asks Received — and not
+// again for its repeat; a hook set after the signal is called at once.
+func TestOnFirst(t *testing.T) {
+	seen := make(chan os.Signal, 8)
+	signal.Notify(seen, syscall.SIGUSR1)
+	defer signal.Stop(seen)
+	s := watch(&syncBuffer{}, func(ExitCode) { t.Error("exit on the first signal and its repeat") })
+	defer s.Stop()
+	calls := make(chan string, 4)
+	s.OnFirst(func(name string) { calls <- name })
+	for range 2 {
+		if err := syscall.Kill(os.Getpid(), syscall.SIGUSR1); err != nil {
+			t.Fatal(err)
+		}
+		<-seen
+	}
+	select {
+	case name := <-calls:
+		if name != "SIGUSR1" {
+			t.Errorf("hook called with %q, want SIGUSR1", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the first signal did not call the hook in 10 s")
+	}
+	late := make(chan string, 4)
+	s.OnFirst(func(name string) { late <- name })
+	time.Sleep(100 * time.Millisecond)
+	select {
+	case name := <-calls:
+		t.Errorf("hook called again (%q) for the repeat", name)
+	case name := <-late:
+		t.Errorf("a second hook called (%q): the hook runs once", name)
+	default:
+	}
+
+	// A hook set after the signal came is called at once.
+	s2 := &Signals{ch: make(chan os.Signal), done: make(chan struct{})}
+	s2.first.Store("SIGTERM")
+	s2.OnFirst(func(name string) { late <- name })
+	select {
+	case name := <-late:
+		if name != "SIGTERM" {
+			t.Errorf("late hook called with %q, want SIGTERM", name)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a hook set after the signal was not called")
+	}
+}

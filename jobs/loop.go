@@ -34,7 +34,7 @@ func (j *Job) Train() (_ *record.Result, err error) {
 		j.resume = nil
 	}
 	if err := m.Start(pos.step, pos.epoch); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}
 	steps := m.StepsPerEpoch()
 	step := pos.step

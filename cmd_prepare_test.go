@@ -5,9 +5,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"scalegnn/record"
 	"strings"
 	"testing"
+
+	"scalegnn/record"
 )
 
 // writeJob writes a job file training from the prepared dataset ds into

@@ -3,15 +3,15 @@ package bench
 import (
 	"fmt"
 	"path/filepath"
-	"scalegnn/device"
-	"scalegnn/jobfile"
-	"scalegnn/record"
 	"testing"
 
 	"go.uber.org/zap"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/jobfile"
 	"scalegnn/jobs"
+	"scalegnn/record"
 )
 
 // prefetchJob is a 2^20-vertex R-MAT graph (8.4M generated edges) trained

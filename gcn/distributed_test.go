@@ -3,10 +3,10 @@ package gcn
 import (
 	"errors"
 	"fmt"
-	"scalegnn/device"
 	"testing"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/permute"
 )

@@ -2,10 +2,10 @@ package gcn
 
 import (
 	"fmt"
-	"scalegnn/internal/hugepage"
 	"slices"
 
 	"scalegnn/grid"
+	"scalegnn/internal/hugepage"
 	"scalegnn/spmm"
 )
 

@@ -3,8 +3,9 @@ package jobfile
 import (
 	"fmt"
 	"path/filepath"
-	"scalegnn/internal/tomlx"
 	"time"
+
+	"scalegnn/internal/tomlx"
 )
 
 // CheckpointConfig is the job file's [checkpoint] table: when a run writes

@@ -2,6 +2,7 @@ package jobfile
 
 import (
 	"fmt"
+
 	"scalegnn/gcn"
 	"scalegnn/grappa"
 	"scalegnn/method"

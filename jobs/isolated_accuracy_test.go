@@ -5,10 +5,11 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"scalegnn/jobfile"
 	"strconv"
 	"strings"
 	"testing"
+
+	"scalegnn/jobfile"
 )
 
 // TestIsolatedAccuracy is issue 16's accuracy table: the final test

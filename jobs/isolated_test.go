@@ -3,9 +3,10 @@ package jobs
 import (
 	"math"
 	"path/filepath"
-	"scalegnn/jobfile"
 	"strings"
 	"testing"
+
+	"scalegnn/jobfile"
 )
 
 func isolatedConfig(t *testing.T, extra, dir string) jobfile.Config {

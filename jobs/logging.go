@@ -4,13 +4,14 @@ import (
 	"fmt"
 	"math"
 	"os"
-	"scalegnn/record"
 	"strconv"
 	"strings"
 	"time"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"scalegnn/record"
 )
 
 // NewLogger returns the logger of world rank rank. Rank 0 logs at info level

@@ -3,12 +3,13 @@ package jobs
 import (
 	"bytes"
 	"encoding/json"
-	"scalegnn/record"
 	"strings"
 	"testing"
 
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"scalegnn/record"
 )
 
 func TestEpochFields(t *testing.T) {

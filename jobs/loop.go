@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"scalegnn/collectives"
-	"scalegnn/gcn"
 	"scalegnn/record"
 )
 
@@ -174,6 +173,3 @@ func (j *Job) reduceEpoch(em *record.EpochMetrics, train, elapsed time.Duration,
 	em.EvalBytes, em.ChunkBytes = int64(vals[13]), int64(vals[14])
 	return nil
 }
-
-// accuracyOf is a 1.5D model's [train, val, test] accuracies as gcn's.
-func accuracyOf(a [3]float64) gcn.Accuracy { return gcn.Accuracy{Train: a[0], Val: a[1], Test: a[2]} }

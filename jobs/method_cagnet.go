@@ -109,3 +109,6 @@ func (c *cagnetFull) Replication() int { return c.m.L.C }
 func (c *cagnetFull) Probabilities() (gcn.Block, error)   { return c.m.Probabilities() }
 func (c *cagnetFull) Embeddings(l int) (gcn.Block, error) { return c.m.Embeddings(l) }
 func (c *cagnetFull) Vertices() int                       { return c.m.Vertices() }
+
+// accuracyOf is a 1.5D model's [train, val, test] accuracies as gcn's.
+func accuracyOf(a [3]float64) gcn.Accuracy { return gcn.Accuracy{Train: a[0], Val: a[1], Test: a[2]} }

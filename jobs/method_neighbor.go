@@ -117,15 +117,7 @@ func (nr *neighborRun) Evaluate() (gcn.Accuracy, int64, error) {
 	return acc, nr.world.Counters().TotalBytes() - w0, err
 }
 
-func (nr *neighborRun) Counters() [2]int64 {
-	g := nr.g
-	var b [2]int64
-	for _, c := range []collectives.Comm{g.XComm, g.YComm, g.ZComm} {
-		b[0] += c.Counters().TotalBytes()
-	}
-	b[1] = g.DP.Counters().TotalBytes()
-	return b
-}
+func (nr *neighborRun) Counters() [2]int64 { return gridCounters(nr.g) }
 
 func (nr *neighborRun) Split(time.Duration) Split {
 	tt := nr.trainer.Times

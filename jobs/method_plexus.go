@@ -137,14 +137,17 @@ func (p *plexus) Evaluate() (gcn.Accuracy, int64, error) {
 	return acc, 0, err // the evaluation's bytes are the grid's: in Counters
 }
 
-// Counters: the X, Y and Z communicators (the 3D grid) together, and the
-// data-parallel one.
-func (p *plexus) Counters() [2]int64 {
+func (p *plexus) Counters() [2]int64 { return gridCounters(p.g) }
+
+// gridCounters is what this rank has handed to g's X, Y and Z
+// communicators together (the 3D grid) and to its data-parallel one: the
+// counters of every method that trains on the 4D grid.
+func gridCounters(g *grid.Grid) [2]int64 {
 	var b [2]int64
-	for _, c := range []collectives.Comm{p.g.XComm, p.g.YComm, p.g.ZComm} {
+	for _, c := range []collectives.Comm{g.XComm, g.YComm, g.ZComm} {
 		b[0] += c.Counters().TotalBytes()
 	}
-	b[1] = p.g.DP.Counters().TotalBytes()
+	b[1] = g.DP.Counters().TotalBytes()
 	return b
 }
 

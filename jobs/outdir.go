@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+
 	"scalegnn/jobfile"
 	"scalegnn/record"
 )

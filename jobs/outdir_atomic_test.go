@@ -5,10 +5,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"scalegnn/jobfile"
 	"strings"
 	"syscall"
 	"testing"
+
+	"scalegnn/jobfile"
 )
 
 // TestConfigWriteFullDisk fails config.toml's write half-way, as a full

@@ -6,9 +6,9 @@ import (
 	"sync"
 	"time"
 
-	"scalegnn/record"
-
 	"go.uber.org/zap"
+
+	"scalegnn/record"
 )
 
 // runState is a training run's bookkeeping beside the model: its Result so

@@ -2,6 +2,7 @@ package neighbor
 
 import (
 	"fmt"
+
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"

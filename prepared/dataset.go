@@ -4,10 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"scalegnn/internal/hugepage"
 	"sync"
 
 	"scalegnn/gcn"
+	"scalegnn/internal/hugepage"
 	"scalegnn/npy"
 	"scalegnn/permute"
 	"scalegnn/spmm"

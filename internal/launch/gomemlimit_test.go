@@ -3,8 +3,9 @@ package launch
 import (
 	"math"
 	"runtime/debug"
-	"scalegnn/jobfile"
 	"testing"
+
+	"scalegnn/jobfile"
 )
 
 // TestSoftMemoryLimit: the rank's share (here grid.mem_per_rank, below

@@ -3,7 +3,6 @@ package launch
 import (
 	"fmt"
 	"io"
-	"math/bits"
 	"os"
 
 	"scalegnn/collectives/mpi"
@@ -62,9 +61,7 @@ func prepareYield(stderr io.Writer) {
 	}
 	cores := 0
 	if mask, err := node.Affinity(); err == nil {
-		for _, w := range mask {
-			cores += bits.OnesCount64(w)
-		}
+		cores = node.Cores(mask)
 	}
 	set, line := yieldPlan(l, cores, mpi.Built, os.Getenv)
 	if set {

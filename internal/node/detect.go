@@ -2,7 +2,6 @@ package node
 
 import (
 	"fmt"
-	"math/bits"
 
 	"scalegnn/collectives"
 )
@@ -64,9 +63,7 @@ func detect(world collectives.Comm, mask func() ([]uint64, error)) (Info, error)
 		self = node.Rank()
 	}
 	info := Info{RanksPerNode: len(masks), LocalRank: self, Sharing: 1, Threads: 1}
-	for _, w := range mine {
-		info.Cores += bits.OnesCount64(w)
-	}
+	info.Cores = Cores(mine)
 	if info.Cores > 0 {
 		info.Sharing = Sharing(masks, self)
 		info.Threads = Threads(info.Cores, info.Sharing)

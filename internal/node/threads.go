@@ -1,6 +1,9 @@
 package node
 
-import "fmt"
+import (
+	"fmt"
+	"math/bits"
+)
 
 // Threads returns the kernel threads of a rank that may use cores cores,
 // which sharing ranks (itself included) may use too: cores / sharing,
@@ -33,4 +36,13 @@ func overlaps(a, b []uint64) bool {
 		}
 	}
 	return false
+}
+
+// Cores is the number of cores an affinity mask (Affinity) names.
+func Cores(mask []uint64) int {
+	n := 0
+	for _, w := range mask {
+		n += bits.OnesCount64(w)
+	}
+	return n
 }

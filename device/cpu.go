@@ -23,6 +23,7 @@ type CPU struct {
 	pool *pool
 	job  cjob
 	ljob lossJob
+	gjob gatJob
 }
 
 var _ Device = (*CPU)(nil)

@@ -134,6 +134,9 @@ type Device interface {
 	// GatherU8 sets dst[i] = src[idx[i]] (split masks of a mini-batch).
 	GatherU8(dst, src Buffer[uint8], idx Buffer[int32])
 
+	// GATOps are the graph attention layer's operations (gat.go).
+	GATOps
+
 	// memory seals the interface and says where buffers live: nil for
 	// the host devices, whose buffers are Go slices; a GPU device's own
 	// allocator and copies otherwise.

@@ -7,7 +7,7 @@ import (
 )
 
 // Layer is the kind of graph layer the model stacks: the job file's
-// model.layer ("gcn", "sage").
+// model.layer ("gcn", "sage", "gat").
 //
 // A GCN layer (Kipf & Welling) is H' = Â·H·W with Â = D̃^-1/2 (A+I) D̃^-1/2.
 // A SAGE layer is GraphSAGE-mean (Hamilton et al. 2017, the "mean"
@@ -43,16 +43,50 @@ const (
 	GCNLayer Layer = iota
 	// SAGELayer is GraphSAGE with the mean aggregator.
 	SAGELayer
+	// GATLayer is graph attention (Veličković et al. 2018); see GAT.
+	GATLayer
 )
+
+// GAT describes a graph attention layer as every method computes it.
+// With K heads, head k projects the input, Y_k = H·W_k (F' columns), and
+// scores every edge (i, j) of A + I (j a neighbour of i, i itself
+// included):
+//
+//	e_ijk = LeakyReLU_0.2(s_ik + t_jk),  s_ik = Y_k[i]·a_src,k,  t_jk = Y_k[j]·a_dst,k
+//	α_ijk = softmax over j of e_ijk (per row i and head k)
+//	out_ik = Σ_j α_ijk Y_k[j]
+//
+// A hidden layer concatenates its heads (K·F' columns) and applies ELU;
+// the last layer (without an output head) averages its heads. Dropout
+// applies to the layer's input (site l, as for GCN) and to α (site
+// AttentionSite(l)): α_ijk is kept by the counter draw of (seed, step,
+// site, global i, global j·K + k), so every rank and the serial reference
+// drop the same attention coefficients. The layer has no bias, as the
+// GCN and SAGE layers have none. Parameters: "gcn<l>.weight" (in × K·F'),
+// "gcn<l>.att_src" and "gcn<l>.att_dst" (K × F'), all Glorot-initialised.
+//
+// Only two scalars per vertex and head enter the logits, so a distributed
+// layer needs no general sampled dense-dense product: each rank scores
+// its own shard's nonzeros from the s of its rows and the t of its
+// columns, and all-reduces the softmax's row maximum and row sum over the
+// axis that splits a row's columns.
+const (
+	// GATSlope is the LeakyReLU's negative slope in the logits.
+	GATSlope = 0.2
+)
+
+// AttentionSite returns the dropout site of layer l's attention
+// coefficients, after every input site (layers 0..L-1) and the head's (L).
+func (c Config) AttentionSite(l int) int { return c.Layers + 1 + l }
 
 var (
 	_ encoding.TextMarshaler   = GCNLayer
 	_ encoding.TextUnmarshaler = (*Layer)(nil)
 )
 
-var layerNames = []string{"gcn", "sage"}
+var layerNames = []string{"gcn", "sage", "gat"}
 
-// ParseLayer parses "gcn" or "sage".
+// ParseLayer parses "gcn", "sage" or "gat".
 func ParseLayer(s string) (Layer, error) { return enum.Parse[Layer]("layer", s, layerNames) }
 
 func (k Layer) String() string { return enum.Name("Layer", k, layerNames) }

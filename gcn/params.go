@@ -30,6 +30,10 @@ const (
 	// kindSelf is a SAGE layer's W_self, blocked like its W_neigh
 	// (kindWeight).
 	kindSelf
+	// kindAttSrc and kindAttDst are a GAT layer's attention vectors
+	// (heads × F'), whole on every rank.
+	kindAttSrc
+	kindAttDst
 )
 
 // init returns entry (i, j) of the initial value.
@@ -48,7 +52,17 @@ func paramShapes(cfg Config) []paramShape {
 	if cfg.InputProjection {
 		add("proj", kindProj, -1, cfg.Features, cfg.Hidden)
 	}
-	for l, s := range cfg.layers() {
+	specs := cfg.layers()
+	for l, s := range specs {
+		if s.heads > 0 {
+			// GAT: W projects to every head side by side; the two
+			// attention vectors follow it, so that the three gradients
+			// are adjacent and share one all-reduce.
+			add(weightName(l), kindWeight, l, s.in, s.projWidth())
+			add(attSrcName(l), kindAttSrc, l, s.heads, s.headWidth())
+			add(attDstName(l), kindAttDst, l, s.heads, s.headWidth())
+			continue
+		}
 		add(weightName(l), kindWeight, l, s.in, s.out)
 		if s.self {
 			// Right after W_neigh: their gradients are adjacent in the
@@ -60,7 +74,7 @@ func paramShapes(cfg Config) []paramShape {
 		}
 	}
 	if cfg.OutputHead {
-		add("head", kindHead, cfg.Layers, cfg.Hidden, cfg.Classes)
+		add("head", kindHead, cfg.Layers, specs[len(specs)-1].out, cfg.Classes)
 	}
 	return out
 }
@@ -68,6 +82,8 @@ func paramShapes(cfg Config) []paramShape {
 func weightName(l int) string { return fmt.Sprintf("gcn%d.weight", l) }
 func normName(l int) string   { return fmt.Sprintf("gcn%d.norm", l) }
 func selfName(l int) string   { return fmt.Sprintf("gcn%d.self", l) }
+func attSrcName(l int) string { return fmt.Sprintf("gcn%d.att_src", l) }
+func attDstName(l int) string { return fmt.Sprintf("gcn%d.att_dst", l) }
 
 // Param is one rank's block of a parameter matrix: global rows [R0, R1) and
 // columns [C0, C1) of a Rows×Cols matrix, with its gradient and optimizer

@@ -138,3 +138,52 @@ func transposeRange(t, a *CSR, c0, c1 int) {
 		lo = hi
 	}
 }
+
+// TransposePerm returns the transpose of a's pattern and, for each of
+// its entries, the position of the same entry in a: t's entry q is a's
+// entry perm[q]. Values are copied too. Per-entry arrays indexed like a
+// (a GAT layer's attention coefficients) are then read through perm when
+// multiplying by the transpose, with no second copy of the array. Within
+// a row of t the entries keep a's row order, so the result is
+// deterministic.
+func TransposePerm(a *CSR) (*CSR, []int32) {
+	nnz := a.NNZ()
+	t := &CSR{Rows: a.Cols, Cols: a.Rows, RowPtr: make([]int64, a.Cols+1), ColIdx: make([]int32, nnz), Val: make([]float32, nnz)}
+	perm := make([]int32, nnz)
+	TransposePermInto(t, perm, a)
+	return t, perm
+}
+
+// TransposePermInto is TransposePerm into t's and perm's storage, which
+// must have the transpose's sizes.
+func TransposePermInto(t *CSR, perm []int32, a *CSR) {
+	nnz := a.NNZ()
+	if len(t.RowPtr) != a.Cols+1 || len(t.ColIdx) != nnz || len(t.Val) != nnz || len(perm) != nnz {
+		shapePanic("TransposePermInto: %d row pointers, %d column indices, %d values, %d positions for the transpose of a %d×%d matrix with %d nonzeros",
+			len(t.RowPtr), len(t.ColIdx), len(t.Val), len(perm), a.Rows, a.Cols, nnz)
+	}
+	t.Rows, t.Cols = a.Cols, a.Rows
+	clear(t.RowPtr)
+	for p := range nnz {
+		t.RowPtr[a.ColIdx[p]+1]++
+	}
+	for j := range a.Cols {
+		t.RowPtr[j+1] += t.RowPtr[j]
+	}
+	// next[j] is t.RowPtr[j] advanced as row j fills; it reuses RowPtr
+	// shifted by one and is restored at the end.
+	for i := range a.Rows {
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			j := a.ColIdx[p]
+			q := t.RowPtr[j]
+			t.ColIdx[q] = int32(i)
+			t.Val[q] = a.Val[p]
+			perm[q] = int32(p)
+			t.RowPtr[j]++
+		}
+	}
+	for j := a.Cols; j > 0; j-- {
+		t.RowPtr[j] = t.RowPtr[j-1]
+	}
+	t.RowPtr[0] = 0
+}

@@ -1,0 +1,302 @@
+package device
+
+import (
+	"math"
+
+	"scalegnn/spmm"
+)
+
+// The GAT kernels of the host devices, each over a range of rows [r0, r1)
+// so that the CPU device can split them over threads (by the CSR's
+// nonzero-balanced bounds) and Native run them whole. Every row's work is
+// independent and in a fixed order, so the results do not depend on the
+// split.
+
+func hostHeadDot(s []float32, y Mat, att []float32, heads, r0, r1 int) {
+	f := y.cols / heads
+	for i := r0; i < r1; i++ {
+		row := y.row(i)
+		for k := range heads {
+			var acc float32
+			for c := k * f; c < (k+1)*f; c++ {
+				acc += row[c] * att[c]
+			}
+			s[i*heads+k] = acc
+		}
+	}
+}
+
+func hostHeadDotBackward(dy Mat, ds, att []float32, heads, r0, r1 int) {
+	f := dy.cols / heads
+	for i := r0; i < r1; i++ {
+		row := dy.row(i)
+		for k := range heads {
+			g := ds[i*heads+k]
+			for c := k * f; c < (k+1)*f; c++ {
+				row[c] += g * att[c]
+			}
+		}
+	}
+}
+
+// hostHeadDotGrad runs over every row (its sums are over rows, in order).
+func hostHeadDotGrad(datt, ds []float32, y Mat, heads int) {
+	f := y.cols / heads
+	clear(datt)
+	for i := range y.rows {
+		row := y.row(i)
+		for k := range heads {
+			g := ds[i*heads+k]
+			for c := k * f; c < (k+1)*f; c++ {
+				datt[c] += g * row[c]
+			}
+		}
+	}
+}
+
+func leaky(x, slope float32) float32 {
+	if x > 0 {
+		return x
+	}
+	return slope * x
+}
+
+func hostGATScores(e, mx []float32, a *spmm.CSR, s, t []float32, g *GAT, r0, r1 int) {
+	K := g.Heads
+	for i := r0; i < r1; i++ {
+		m := mx[i*K : (i+1)*K]
+		for k := range m {
+			m[k] = float32(math.Inf(-1))
+		}
+		si := s[i*K : (i+1)*K]
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			j := int(a.ColIdx[p])
+			tj := t[j*K : (j+1)*K]
+			ep := e[int(p)*K : int(p+1)*K]
+			for k := range K {
+				v := leaky(si[k]+tj[k], g.Slope)
+				ep[k] = v
+				if v > m[k] {
+					m[k] = v
+				}
+			}
+		}
+	}
+}
+
+func hostGATExpSum(e, sums []float32, a *spmm.CSR, mx []float32, g *GAT, r0, r1 int) {
+	K := g.Heads
+	for i := r0; i < r1; i++ {
+		sm := sums[i*K : (i+1)*K]
+		clear(sm)
+		m := mx[i*K : (i+1)*K]
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			ep := e[int(p)*K : int(p+1)*K]
+			for k := range K {
+				v := float32(math.Exp(float64(ep[k] - m[k])))
+				ep[k] = v
+				sm[k] += v
+			}
+		}
+	}
+}
+
+func hostGATNormalize(alpha, drop []float32, a *spmm.CSR, e, sums []float32, g *GAT, r0, r1 int) {
+	K := g.Heads
+	var rowVerts, colVerts []int32
+	var scale [2]float32
+	var th uint64
+	if g.P > 0 {
+		rowVerts, colVerts = g.RowVerts.host, g.ColVerts.host
+		scale, th = dropScale(g.P), dropThreshold(g.P)
+	}
+	for i := r0; i < r1; i++ {
+		sm := sums[i*K : (i+1)*K]
+		var key uint64
+		if g.P > 0 {
+			key = rowKey(g.Seed, g.Step, g.Site, rowVerts[i])
+		}
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			q := int(p) * K
+			for k := range K {
+				alpha[q+k] = e[q+k] / sm[k]
+			}
+			if g.P > 0 {
+				col := int(colVerts[a.ColIdx[p]]) * K
+				for k := range K {
+					drop[q+k] = alpha[q+k] * scale[keep01(key, col+k, th)]
+				}
+			}
+		}
+	}
+}
+
+func edgeIndex(perm []int32, p int64) int {
+	if perm == nil {
+		return int(p)
+	}
+	return int(perm[p])
+}
+
+func hostSpMMHeads(dst Mat, a *spmm.CSR, alpha []float32, perm []int32, b Mat, heads, r0, r1 int) {
+	f := b.cols / heads
+	for i := r0; i < r1; i++ {
+		out := dst.row(i)
+		clear(out)
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			src := b.row(int(a.ColIdx[p]))
+			q := edgeIndex(perm, p) * heads
+			for k := range heads {
+				w := alpha[q+k]
+				o, x := out[k*f:(k+1)*f], src[k*f:(k+1)*f]
+				for c := range o {
+					o[c] += w * x[c]
+				}
+			}
+		}
+	}
+}
+
+func hostSDDMMHeads(d []float32, a *spmm.CSR, x, y Mat, heads, r0, r1 int) {
+	f := x.cols / heads
+	for i := r0; i < r1; i++ {
+		xi := x.row(i)
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			yj := y.row(int(a.ColIdx[p]))
+			for k := range heads {
+				var acc float32
+				for c := k * f; c < (k+1)*f; c++ {
+					acc += xi[c] * yj[c]
+				}
+				d[int(p)*heads+k] = acc
+			}
+		}
+	}
+}
+
+func hostGATRowDot(r, dalpha []float32, a *spmm.CSR, alpha []float32, g *GAT, r0, r1 int) {
+	K := g.Heads
+	var rowVerts, colVerts []int32
+	var scale [2]float32
+	var th uint64
+	if g.P > 0 {
+		rowVerts, colVerts = g.RowVerts.host, g.ColVerts.host
+		scale, th = dropScale(g.P), dropThreshold(g.P)
+	}
+	for i := r0; i < r1; i++ {
+		ri := r[i*K : (i+1)*K]
+		clear(ri)
+		var key uint64
+		if g.P > 0 {
+			key = rowKey(g.Seed, g.Step, g.Site, rowVerts[i])
+		}
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			q := int(p) * K
+			if g.P > 0 {
+				col := int(colVerts[a.ColIdx[p]]) * K
+				for k := range K {
+					dalpha[q+k] *= scale[keep01(key, col+k, th)]
+				}
+			}
+			for k := range K {
+				ri[k] += alpha[q+k] * dalpha[q+k]
+			}
+		}
+	}
+}
+
+func hostGATLogitGrad(dz, ds []float32, a *spmm.CSR, alpha, dalpha, r, s, t []float32, g *GAT, r0, r1 int) {
+	K := g.Heads
+	for i := r0; i < r1; i++ {
+		dsi := ds[i*K : (i+1)*K]
+		clear(dsi)
+		ri, si := r[i*K:(i+1)*K], s[i*K:(i+1)*K]
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			j := int(a.ColIdx[p])
+			tj := t[j*K : (j+1)*K]
+			q := int(p) * K
+			for k := range K {
+				v := alpha[q+k] * (dalpha[q+k] - ri[k])
+				if !(si[k]+tj[k] > 0) {
+					v *= g.Slope
+				}
+				dz[q+k] = v
+				dsi[k] += v
+			}
+		}
+	}
+}
+
+func hostEdgeSums(dst []float32, a *spmm.CSR, vals []float32, perm []int32, heads, r0, r1 int) {
+	for i := r0; i < r1; i++ {
+		di := dst[i*heads : (i+1)*heads]
+		clear(di)
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			q := edgeIndex(perm, p) * heads
+			for k := range heads {
+				di[k] += vals[q+k]
+			}
+		}
+	}
+}
+
+func hostELU(dst, a Mat, r0, r1 int) {
+	for i := r0; i < r1; i++ {
+		o, x := dst.row(i), a.row(i)
+		for j, v := range x {
+			if v > 0 {
+				o[j] = v
+			} else {
+				o[j] = float32(math.Expm1(float64(v)))
+			}
+		}
+	}
+}
+
+func hostELUBackward(dst, grad, out Mat, r0, r1 int) {
+	for i := r0; i < r1; i++ {
+		o, g, y := dst.row(i), grad.row(i), out.row(i)
+		for j, v := range y {
+			if v > 0 {
+				o[j] = g[j]
+			} else {
+				o[j] = g[j] * (v + 1)
+			}
+		}
+	}
+}
+
+func hostHeadMean(dst, src Mat, heads, r0, r1 int) {
+	f := dst.cols
+	inv := 1 / float32(heads)
+	for i := r0; i < r1; i++ {
+		o, x := dst.row(i), src.row(i)
+		for c := range o {
+			var acc float32
+			for k := range heads {
+				acc += x[k*f+c]
+			}
+			o[c] = acc * inv
+		}
+	}
+}
+
+func hostHeadMeanBackward(dst, grad Mat, heads, r0, r1 int) {
+	f := grad.cols
+	inv := 1 / float32(heads)
+	for i := r0; i < r1; i++ {
+		o, g := dst.row(i), grad.row(i)
+		for k := range heads {
+			for c := range f {
+				o[k*f+c] = g[c] * inv
+			}
+		}
+	}
+}
+
+func permHost(perm Buffer[int32]) []int32 {
+	if perm.Len() == 0 {
+		return nil
+	}
+	return perm.host
+}

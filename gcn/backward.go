@@ -37,6 +37,17 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 	}
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		dm, lt := &b.layers[l], &tp.layers[l]
+		if dm.spec.heads > 0 {
+			dx, err := m.gatBackward(dm, lt, d, l)
+			if err != nil {
+				return err
+			}
+			if !dm.spec.needInputGrad {
+				break
+			}
+			d = m.applyKeep(dx, lt.keep)
+			continue
+		}
 		var dRes device.Mat
 		residual := dm.spec.hidden && dm.spec.residual
 		dz := d

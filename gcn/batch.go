@@ -181,6 +181,9 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 		cols, colIDs := bb.local(sh, s.in, s.colAxis)
 		d := sh.adj[s.key]
 		s.ex.ExtractInto(d.a, d.at, rows, cols, rowIDs, colIDs, p)
+		if bb.cfg.Layer == GATLayer && d.at != nil {
+			d.fillPerm()
+		}
 	}
 
 	rows, _ := bb.local(sh, 1, grid.X)

@@ -30,6 +30,14 @@ type bound struct {
 	headVerts device.Buffer[int32]
 	inv       [2]device.Buffer[int32]
 	ar        *arena
+	// GAT layers: each layer's output vertex ids (attention dropout's row
+	// keys), per-entry storage, and the transpose's entry positions (the
+	// shards' perm) on the device; dalpha is the backward pass's per-entry
+	// scratch, shared by the layers.
+	outVerts []device.Buffer[int32]
+	gat      []gatEdges
+	perms    []device.Buffer[int32]
+	dalpha   device.Buffer[float32]
 }
 
 // boundCSR is one adjacency shard on the device, and its transpose when
@@ -37,6 +45,7 @@ type bound struct {
 type boundCSR struct {
 	src   *adjShard
 	a, at device.CSR
+	perm  device.Buffer[int32] // GAT: src.perm
 }
 
 // bind points b at sh: the device adjacency is refilled in place (host
@@ -66,8 +75,17 @@ func (m *Model) bind(b *bound, sh *Shards) {
 			if shard.at != nil {
 				m.dev.UploadCSRInto(&c.at, shard.at)
 			}
+			if shard.perm != nil {
+				device.ShareInto(m.dev, &c.perm, shard.perm)
+			}
 		}
 		d.a, d.at = &c.a, &c.at
+		if m.Cfg.Layer == GATLayer {
+			for len(b.perms) <= l {
+				b.perms = append(b.perms, device.Buffer[int32]{})
+			}
+			b.perms[l] = c.perm
+		}
 		b.layers = append(b.layers, d)
 	}
 	for _, c := range b.csrs[n:] {
@@ -102,7 +120,10 @@ func (m *Model) bind(b *bound, sh *Shards) {
 		}
 		device.ShareInto(m.dev, &b.masks[k], dst)
 	}
-	if m.Cfg.Residual || m.Cfg.Layer == SAGELayer {
+	if m.Cfg.Layer == GATLayer {
+		m.bindGAT(b, sh)
+	}
+	if m.Cfg.Residual || m.Cfg.Layer == SAGELayer || m.Cfg.Layer == GATLayer {
 		b.rowMaps = [2][]int32{sh.Orders.rowMap(b.rowMaps[0], 0, 1), sh.Orders.rowMap(b.rowMaps[1], 1, 0)}
 		for k, rm := range b.rowMaps {
 			if rm != nil {
@@ -125,6 +146,8 @@ type layerDims struct {
 	spec         layerSpec
 	weight, norm *Param
 	self         *Param // W_self of a SAGE layer
+	// attSrc and attDst are a GAT layer's attention vectors.
+	attSrc, attDst *Param
 }
 
 func (m *Model) dims(sh *Shards, l int) layerDims {
@@ -138,5 +161,6 @@ func (m *Model) dims(sh *Shards, l int) layerDims {
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
 	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
 	d.weight, d.norm, d.self = m.layerParams[l][0], m.layerParams[l][1], m.layerParams[l][2]
+	d.attSrc, d.attDst = m.layerParams[l][3], m.layerParams[l][4]
 	return d
 }

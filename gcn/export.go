@@ -73,7 +73,13 @@ func (m *Model) Owns(k int) bool {
 	case kindNorm:
 		p, _, _ := grid.Rotation(s.layer)
 		return ownsBlock(m.g, p)
+	case kindAttSrc, kindAttDst:
+		return ownsBlock(m.g)
 	default:
+		if s.kind == kindWeight && m.specs[s.layer].heads > 0 {
+			_, q, _ := grid.Rotation(s.layer)
+			return ownsBlock(m.g, q)
+		}
 		p, q, _ := grid.Rotation(s.layer)
 		return ownsBlock(m.g, q, p)
 	}

@@ -27,6 +27,7 @@ type layerTape struct {
 	rms    device.Buffer[float32]
 	act    device.Mat // output of the ReLU (rows R, cols P)
 	pos    mask       // where act > 0, when the ReLU recorded it
+	gat    gatTape    // a GAT layer's (gat.go)
 }
 
 // mask is a recorded dropout mask; ok is false where no dropout applied.
@@ -74,6 +75,14 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 			lt.inDrop, lt.keep = m.dropoutKeep(x, verts, d.in0, training, step, l)
 		} else {
 			lt.inDrop = m.dropout(x, verts, d.in0, training, step, l)
+		}
+		if d.spec.heads > 0 {
+			out, err := m.gatForward(d, lt, lt.inDrop, l, training, step)
+			if err != nil {
+				return nil, err
+			}
+			x = out
+			continue
 		}
 
 		lt.h = ar.mat(d.nR, d.dIn)

@@ -40,9 +40,9 @@ type Model struct {
 	g     *grid.Grid
 	dev   device.Device
 	specs []layerSpec
-	// layerParams[l] are layer l's weight, norm scale (nil without norm)
-	// and W_self (nil but for SAGE).
-	layerParams [][3]*Param
+	// layerParams[l] are layer l's weight, norm scale (nil without norm),
+	// W_self (nil but for SAGE) and attention vectors (nil but for GAT).
+	layerParams [][5]*Param
 	t           int // optimizer steps taken
 
 	// cur is the binding in use: &full, or &batch for a mini-batch.
@@ -121,7 +121,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 		m.Params = append(m.Params, p)
 	}
 	for l := range m.specs {
-		var lp [3]*Param
+		var lp [5]*Param
 		for _, p := range m.Params {
 			switch p.Name {
 			case weightName(l):
@@ -130,6 +130,10 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 				lp[1] = p
 			case selfName(l):
 				lp[2] = p
+			case attSrcName(l):
+				lp[3] = p
+			case attDstName(l):
+				lp[4] = p
 			}
 		}
 		m.layerParams = append(m.layerParams, lp)
@@ -175,7 +179,14 @@ func (m *Model) paramBlock(s paramShape) (r0, r1, c0, c1 int) {
 		return 0, 1, c0, c1
 	case kindWeight, kindSelf:
 		p, q, _ := grid.Rotation(s.layer)
+		if m.specs[s.layer].heads > 0 {
+			// GAT: rows over Q, every column (gat.go).
+			r0, r1 = g.Range(s.rows, q)
+			return r0, r1, 0, s.cols
+		}
 		rowAxis, colAxis = q, p
+	case kindAttSrc, kindAttDst:
+		return 0, s.rows, 0, s.cols
 	}
 	r0, r1 = g.Range(s.rows, rowAxis)
 	c0, c1 = g.Range(s.cols, colAxis)

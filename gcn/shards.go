@@ -91,6 +91,24 @@ func (o *Orders) rowMap(dst []int32, a, b int) []int32 {
 // is its transpose, nil when no layer using the shard needs it.
 type adjShard struct {
 	a, at *spmm.CSR
+	// perm, for a GAT layer's shard, is the position in a of each entry of
+	// at (spmm.TransposePositions): the backward pass reads α, stored in
+	// a's order, through it. next is its scratch.
+	perm []int32
+	next []int64
+}
+
+// fillPerm computes perm from a and at, reusing its storage.
+func (s *adjShard) fillPerm() {
+	nnz := s.a.NNZ()
+	if cap(s.perm) < nnz {
+		s.perm = make([]int32, nnz, nnz+nnz/4)
+	}
+	if cap(s.next) < s.a.Cols {
+		s.next = make([]int64, s.a.Cols)
+	}
+	s.perm = s.perm[:nnz]
+	spmm.TransposePositions(s.perm, s.next[:s.a.Cols], s.a, s.at)
 }
 
 // Shards is what one rank holds of the graph for full-graph training.
@@ -197,6 +215,13 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, er
 		}
 		sh.adj[key] = s
 	}
+	if cfg.Layer == GATLayer && !evalOnly {
+		for _, s := range sh.adj {
+			if s.at != nil && s.perm == nil {
+				s.fillPerm()
+			}
+		}
+	}
 
 	fr0, fr1 := g.Range(n, grid.X)
 	colAxis := grid.Y
@@ -240,7 +265,9 @@ func (cfg Config) transposed(sameOrders bool) map[grid.Shard]bool {
 	t := map[grid.Shard]bool{}
 	for l, spec := range cfg.layers() {
 		key := grid.ShardFor(l, !sameOrders)
-		t[key] = t[key] || spec.needInputGrad
+		// A GAT layer multiplies by the transpose for dY, which its
+		// weight's gradient needs even when its input needs none.
+		t[key] = t[key] || spec.needInputGrad || spec.heads > 0
 	}
 	return t
 }

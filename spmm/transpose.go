@@ -187,3 +187,29 @@ func TransposePermInto(t *CSR, perm []int32, a *CSR) {
 	}
 	t.RowPtr[0] = 0
 }
+
+// TransposePositions fills perm (length a.NNZ()) with the position in a of
+// each entry of at, a's transpose as Transpose or TransposePerm make it
+// (each row of at lists a's rows in increasing order): what TransposePerm
+// returns, for a transpose made elsewhere. next is scratch of at least
+// a.Cols elements, so that a caller refilling perm every step allocates
+// nothing. It panics if at is not that transpose.
+func TransposePositions(perm []int32, next []int64, a, at *CSR) {
+	nnz := a.NNZ()
+	if at.Rows != a.Cols || at.Cols != a.Rows || at.NNZ() != nnz || len(perm) != nnz || len(next) < a.Cols {
+		shapePanic("TransposePositions: %d positions for a %d×%d matrix with %d nonzeros and a %d×%d transpose with %d",
+			len(perm), a.Rows, a.Cols, nnz, at.Rows, at.Cols, at.NNZ())
+	}
+	copy(next, at.RowPtr[:a.Cols])
+	for i := range a.Rows {
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			j := a.ColIdx[p]
+			q := next[j]
+			if q >= at.RowPtr[j+1] || at.ColIdx[q] != int32(i) {
+				shapePanic("TransposePositions: entry (%d, %d) is not where the transpose keeps it", i, j)
+			}
+			perm[q] = int32(p)
+			next[j]++
+		}
+	}
+}

@@ -26,6 +26,13 @@ func TestTransposePerm(t *testing.T) {
 		}
 		tr, perm := spmm.TransposePerm(a)
 		want := spmm.Transpose(a)
+		again := make([]int32, len(perm))
+		spmm.TransposePositions(again, make([]int64, a.Cols), a, want)
+		for q := range perm {
+			if again[q] != perm[q] {
+				t.Fatalf("%v: TransposePositions[%d] = %d, TransposePerm's %d", tc, q, again[q], perm[q])
+			}
+		}
 		for j := range want.RowPtr {
 			if tr.RowPtr[j] != want.RowPtr[j] {
 				t.Fatalf("%v: row pointer %d = %d, want %d", tc, j, tr.RowPtr[j], want.RowPtr[j])

@@ -69,15 +69,25 @@ type Model struct {
 	OutputHead      bool `json:"output_head"`
 	Norm            bool `json:"norm"`
 	Residual        bool `json:"residual"`
-	// Layer is the graph layer ("gcn", "sage"); a manifest written before
-	// SAGE existed has none and holds a GCN.
+	// Layer is the graph layer ("gcn", "sage", "gat"); a manifest written
+	// before SAGE existed has none and holds a GCN.
 	Layer gcn.Layer `json:"layer"`
+	// Heads and OutputHeads are a GAT model's attention heads (absent for
+	// other layers).
+	Heads       int `json:"heads,omitempty"`
+	OutputHeads int `json:"output_heads,omitempty"`
 }
 
 // ModelOf returns the shape of a model configuration.
 func ModelOf(c gcn.Config) Model {
+	// Heads 0 means 1 (gcn.Config); other layers have none.
+	heads, outHeads := max(c.Heads, 1), max(c.OutputHeads, 1)
+	if c.Layer != gcn.GATLayer {
+		heads, outHeads = 0, 0
+	}
 	return Model{Features: c.Features, Hidden: c.Hidden, Classes: c.Classes, Layers: c.Layers,
-		InputProjection: c.InputProjection, OutputHead: c.OutputHead, Norm: c.Norm, Residual: c.Residual, Layer: c.Layer}
+		InputProjection: c.InputProjection, OutputHead: c.OutputHead, Norm: c.Norm, Residual: c.Residual, Layer: c.Layer,
+		Heads: heads, OutputHeads: outHeads}
 }
 
 // Param is one parameter matrix's name and global shape.

@@ -102,7 +102,8 @@ func (p *arenaPlan) layer(l int) (sp layerSpec, nP, nR, dIn, dOut int, pa, qa, r
 func (p *arenaPlan) head() (rows, in, out int, pa, qa, ra grid.Axis) {
 	pa, qa, ra = grid.Rotation(p.cfg.Layers)
 	rows = p.s.Rows(pa, grid.OutputOrder(p.cfg.Layers-1))
-	return rows, p.s.Cols(p.cfg.Hidden, qa), p.s.Cols(p.cfg.Classes, ra), pa, qa, ra
+	specs := p.cfg.layers()
+	return rows, p.s.Cols(specs[len(specs)-1].out, qa), p.s.Cols(p.cfg.Classes, ra), pa, qa, ra
 }
 
 func (p *arenaPlan) forward() {
@@ -118,6 +119,10 @@ func (p *arenaPlan) forward() {
 			p.keep(nP, dIn)
 		} else if p.dropout() {
 			p.mat(nP, dIn)
+		}
+		if sp.heads > 0 {
+			p.gatForward(sp, nP, nR, dOut, pa, qa)
+			continue
 		}
 		p.mat(nR, dIn) // H
 		p.pmm(pa, nR*dIn)
@@ -178,6 +183,17 @@ func (p *arenaPlan) backward() {
 	}
 	for l := c.Layers - 1; l >= 0; l-- {
 		sp, nP, nR, dIn, dOut, pa, _, ra := p.layer(l)
+		if sp.heads > 0 {
+			p.gatBackward(sp, nP, nR, pa, ra)
+			if !sp.needInputGrad {
+				break
+			}
+			p.mat(nP, dIn) // dF̃
+			if p.dropout() {
+				p.mat(nP, dIn) // applyKeep
+			}
+			continue
+		}
 		if sp.hidden {
 			if sp.residual {
 				p.mat(nR, dOut) // ReLU gradient beside the residual's
@@ -207,6 +223,34 @@ func (p *arenaPlan) backward() {
 			p.mat(nP, dIn) // the residual's gradient, redistributed
 		}
 	}
+}
+
+// gatForward mirrors gat.go's gatForward after the input's dropout.
+func (p *arenaPlan) gatForward(sp layerSpec, nP, nR, dOut int, pa, qa grid.Axis) {
+	cw, k := sp.projWidth(), int64(sp.heads)
+	p.mat(nP, cw) // Y
+	p.pmm(qa, nP*cw)
+	p.use.F32 += 2*k*int64(nP) + 3*k*int64(nR) // t, s in rows P; s in rows R; max, sums
+	p.mat(nR, cw)                              // O
+	p.pmm(pa, nR*cw)
+	if !sp.hidden {
+		p.mat(nR, sp.out) // the heads' mean
+	}
+	p.mat(nR, dOut) // this rank's columns
+}
+
+// gatBackward mirrors gat.go's gatBackward up to the input's gradient.
+func (p *arenaPlan) gatBackward(sp layerSpec, nP, nR int, pa, ra grid.Axis) {
+	cw, k := sp.projWidth(), int64(sp.heads)
+	p.mat(nR, sp.out) // whole rows of the output's gradient
+	p.pmm(pa, nR*sp.out)
+	if !sp.hidden {
+		p.mat(nR, cw) // through the mean
+	}
+	p.use.F32 += 2*k*int64(nR) + k*int64(nP) // row dots, ds; dt
+	p.mat(nP, cw)                            // dY
+	p.pmm(ra, nP*cw)
+	p.use.F32 += k * int64(nP) // ds in rows P
 }
 
 // ArenaBytes returns the capacity in bytes of the model's full-graph

@@ -2,6 +2,7 @@ package gcn
 
 import (
 	"fmt"
+	"maps"
 	"testing"
 
 	"scalegnn/collectives"
@@ -39,7 +40,9 @@ func (s shardShape) Size(a grid.Axis) int { return s.g.Comm(a).Size() }
 func TestArenaPlanMatchesArenas(t *testing.T) {
 	p := newProblem(5, 43, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), {D: 2, X: 1, Y: 3, Z: 1}}
-	for name, cfg := range testConfigs {
+	configs := maps.Clone(testConfigs)
+	maps.Copy(configs, gatTestConfigs)
+	for name, cfg := range configs {
 		perms := permute.New(p.n, permute.Double, 7)
 		orders := NewOrders(p.n, perms.P1, perms.P2)
 		for _, bf16 := range []bool{false, true} {

@@ -133,6 +133,9 @@ func (m *Model) gatForward(d *layerDims, lt *layerTape, x device.Mat, l int, tra
 	}
 	out := ar.mat(d.nR, d.dOut)
 	m.dev.Copy(out, full.Slice(0, d.nR, d.out0, d.out1))
+	if d.spec.hidden {
+		lt.act = out // what Embeddings returns
+	}
 	return out, nil
 }
 

@@ -70,11 +70,19 @@ func gatRun(t *testing.T, shape grid.Shape, cfg Config, scheme permute.Scheme, s
 	return out
 }
 
+// gatTestConfigs are GAT models for the tests that run the 3D model:
+// two layers with several heads in both, and three layers between an
+// input projection and an output head (every GAT layer hidden).
+var gatTestConfigs = map[string]Config{
+	"gat":     {Features: 11, Hidden: 3, Classes: 5, Layers: 2, Heads: 3, OutputHeads: 2, Dropout: 0.5, Layer: GATLayer, Seed: 7},
+	"gatfull": {Features: 11, Hidden: 4, Classes: 5, Layers: 3, Heads: 2, Dropout: 0.3, Layer: GATLayer, InputProjection: true, OutputHead: true, Seed: 8},
+}
+
+// TestGATGridsAgree: the loss and every gradient after two steps are the
+// same on grids of 4 to 8 ranks (non-powers of two included) as on one
+// rank, with and without double permutation.
 func TestGATGridsAgree(t *testing.T) {
-	cfgs := map[string]Config{
-		"2 layers":   {Features: 11, Hidden: 3, Classes: 5, Layers: 2, Heads: 3, OutputHeads: 2, Dropout: 0.5, Layer: GATLayer, Seed: 7},
-		"projection": {Features: 11, Hidden: 4, Classes: 5, Layers: 3, Heads: 2, Dropout: 0.3, Layer: GATLayer, InputProjection: true, OutputHead: true, Seed: 8},
-	}
+	cfgs := gatTestConfigs
 	shapes := []grid.Shape{xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(1, 1, 4), xyz(5, 1, 1)}
 	for name, cfg := range cfgs {
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {

@@ -124,9 +124,15 @@ type ModelConfig struct {
 	// Residual adds each GCN layer's input to its output; it needs
 	// InputProjection so that the layers are hidden → hidden.
 	Residual bool `toml:"residual"`
-	// Layer is the graph layer: gcn.GCNLayer ("gcn", Kipf & Welling) or
-	// gcn.SAGELayer ("sage", GraphSAGE-mean).
+	// Layer is the graph layer: gcn.GCNLayer ("gcn", Kipf & Welling),
+	// gcn.SAGELayer ("sage", GraphSAGE-mean) or gcn.GATLayer ("gat",
+	// graph attention).
 	Layer gcn.Layer `toml:"layer"`
+	// Heads and OutputHeads are a GAT model's attention heads in the hidden
+	// layers (concatenated: a hidden layer is Heads·Hidden wide) and in the
+	// last layer (averaged).
+	Heads       int `toml:"heads"`
+	OutputHeads int `toml:"output_heads"`
 }
 
 // OptimizerConfig describes the optimizer.
@@ -346,6 +352,10 @@ func DefaultConfig() Config {
 			Dropout: 0.5,
 			Norm:    gcn.NoNorm,
 			Layer:   gcn.GCNLayer,
+			Heads:   1,
+			// OutputHeads 1: the paper's Cora and CiteSeer models average
+			// one output head.
+			OutputHeads: 1,
 		},
 		Optimizer: OptimizerConfig{
 			Name:        OptimizerAdam,
@@ -454,6 +464,15 @@ func (c *Config) Validate() error {
 	ck.AtLeast("model.layers", m.Layers, 1)
 	ck.AtLeast("model.hidden", m.Hidden, 1)
 	ck.Number("model.dropout", m.Dropout, "[)", 0, 1)
+	ck.AtLeast("model.heads", m.Heads, 1)
+	ck.AtLeast("model.output_heads", m.OutputHeads, 1)
+	switch {
+	case ck.Err != nil:
+	case m.Layer != gcn.GATLayer && (m.Heads != 1 || m.OutputHeads != 1):
+		ck.Err = fmt.Errorf(`%s: model.heads = %d, output_heads = %d: attention heads are for model.layer = "gat" (now %q): set layer = "gat", or remove heads and output_heads`, ck.File, m.Heads, m.OutputHeads, m.Layer)
+	case m.Layer == gcn.GATLayer && (m.Norm != gcn.NoNorm || m.Residual):
+		ck.Err = fmt.Errorf(`%s: model.layer = "gat" applies ELU between its layers and has no norm or residual: set model.norm = "none" and residual = false`, ck.File)
+	}
 	if m.Residual && !m.InputProjection && ck.Err == nil {
 		ck.Err = fmt.Errorf("%s: model.residual = true needs model.input_projection = true so that every GCN layer maps hidden -> hidden: set it, or residual = false", ck.File)
 	}

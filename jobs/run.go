@@ -136,6 +136,7 @@ func ModelConfigFor(cfg *jobfile.Config, s gcn.Sizes) gcn.Config {
 		Features: s.Features, Hidden: m.Hidden, Classes: s.Classes, Layers: m.Layers, Dropout: m.Dropout,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead,
 		Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual, Layer: m.Layer, Seed: uint64(cfg.Train.Seed),
+		Heads: m.Heads, OutputHeads: m.OutputHeads,
 	}
 }
 

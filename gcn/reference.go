@@ -14,7 +14,7 @@ import (
 type Reference struct {
 	Cfg    Config
 	Opt    Optimizer
-	adj    *spmm.CSR // Â (GCN) or D^-1 A (SAGE), in float32 storage, used in float64
+	adj    *spmm.CSR // Â (GCN; GAT reads its pattern) or D^-1 A (SAGE), in float32 storage, used in float64
 	x      []float64 // N×Features
 	labels []int32
 	train  []bool
@@ -40,11 +40,16 @@ type RefParam struct {
 
 // NewReference builds the reference model over the normalised adjacency,
 // features (N×Features), labels and training mask. The adjacency is the
-// layers' aggregation: Â for GCN layers, D^-1 A (MeanAdjacency) for SAGE.
+// layers' aggregation: Â for GCN layers, D^-1 A (MeanAdjacency) for SAGE;
+// GAT layers attend over the pattern of Â (self loops included) and
+// ignore its values.
 func NewReference(cfg Config, opt Optimizer, adj *spmm.CSR, features []float32, labels []int32, train []bool) *Reference {
 	n := adj.Rows
 	if len(features) != n*cfg.Features || len(labels) != n || len(train) != n {
 		panic(fmt.Sprintf("gcn: reference data sizes %d, %d, %d for %d vertices", len(features), len(labels), len(train), n))
+	}
+	if cfg.Layer == GATLayer && (cfg.Norm || cfg.Residual) {
+		panic("gcn: reference of a GAT model with norm or residual, which GAT layers refuse (Config.Validate)")
 	}
 	r := &Reference{Cfg: cfg, Opt: opt, adj: adj, labels: labels, train: train, n: n}
 	r.x = make([]float64, len(features))
@@ -78,6 +83,7 @@ type refTape struct {
 type refLayerTape struct {
 	in, inDrop, h, z, u, rms, act []float64
 	// act is the output of norm/identity before ReLU (for the ReLU mask).
+	gat *refGATTape // a GAT layer's (reference_gat.go)
 }
 
 // Forward computes the logits (N×Classes). With training set, dropout is
@@ -103,6 +109,14 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 	for l, s := range cfg.layers() {
 		lt := refLayerTape{in: h}
 		lt.inDrop = r.dropout(h, width, training, step, l)
+		if s.heads > 0 {
+			var out []float64
+			out, lt.gat = r.gatForward(s, l, lt.inDrop, r.Params[pi:pi+3], training, step)
+			pi += 3
+			tp.layers = append(tp.layers, lt)
+			h, width = out, s.out
+			continue
+		}
 		W := r.Params[pi]
 		pi++
 		lt.h = spMul(r.adj, lt.inDrop, width)
@@ -230,6 +244,16 @@ func (r *Reference) LossAndGrad(step int) float64 {
 	specs := cfg.layers()
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		s, lt := specs[l], tp.layers[l]
+		if s.heads > 0 {
+			// weight, att_src, att_dst end at pi.
+			d = r.gatBackward(s, l, lt, r.Params[pi-2:pi+1], d, step, s.needInputGrad)
+			pi -= 3
+			if !s.needInputGrad {
+				break
+			}
+			width = s.in
+			continue
+		}
 		var dRes []float64
 		dz := d
 		if s.hidden {

@@ -74,6 +74,11 @@ func DefaultConformance() ConformanceSuite {
 			{Name: "sage with every layer option", Config: Config{Features: 13, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3,
 				InputProjection: true, OutputHead: true, Norm: true, Residual: true, Layer: SAGELayer, Seed: 4},
 				Optimizer: DefaultOptimizer(), Scheme: permute.Double, PermSeed: 5},
+			{Name: "gat", Config: Config{Features: 13, Hidden: 3, Classes: 5, Layers: 2, Heads: 3, OutputHeads: 2, Dropout: 0.5, Layer: GATLayer, Seed: 5},
+				Optimizer: DefaultOptimizer(), Scheme: permute.Single, PermSeed: 5},
+			{Name: "gat with projection and head", Config: Config{Features: 13, Hidden: 4, Classes: 5, Layers: 3, Heads: 2, Dropout: 0.3,
+				InputProjection: true, OutputHead: true, Layer: GATLayer, Seed: 6},
+				Optimizer: DefaultOptimizer(), Scheme: permute.Double, PermSeed: 5},
 		},
 		Steps: 3, Batch: 23, BatchSeed: 9, BatchSteps: 2, BF16: true,
 	}

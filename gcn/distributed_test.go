@@ -3,6 +3,7 @@ package gcn
 import (
 	"errors"
 	"fmt"
+	"maps"
 	"testing"
 
 	"scalegnn/collectives"
@@ -44,9 +45,11 @@ func conformance(t *testing.T, suite ConformanceSuite, shape grid.Shape, c Confo
 func TestDistributedMatchesReference(t *testing.T) {
 	suite := ConformanceSuite{Graph: RandomGraph(5, 37, 11, 5, 5), Steps: 3}
 	shapes := append(append([]grid.Shape{}, factorisations8...), oddShapes...)
-	for _, name := range []string{"kipf", "scalegnn", "headonly", "deep", "sage", "sagefull"} {
+	configs := maps.Clone(testConfigs)
+	maps.Copy(configs, gatTestConfigs)
+	for _, name := range []string{"kipf", "scalegnn", "headonly", "deep", "sage", "sagefull", "gat", "gatfull"} {
 		for _, scheme := range []permute.Scheme{permute.None, permute.Double} {
-			c := ConformanceCase{Name: name, Config: testConfigs[name], Optimizer: DefaultOptimizer(), Scheme: scheme, PermSeed: 11}
+			c := ConformanceCase{Name: name, Config: configs[name], Optimizer: DefaultOptimizer(), Scheme: scheme, PermSeed: 11}
 			for _, shape := range shapes {
 				if testing.Short() && name != "scalegnn" && shape.Ranks() == 8 && shape.X != 2 {
 					continue

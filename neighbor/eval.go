@@ -141,7 +141,7 @@ func (e *Evaluator) Output(l int) ([]float32, int, error) {
 }
 
 // forwardTo returns this rank's block of layer last's output (the logits
-// for the last layer, the ReLU's output for a hidden one).
+// for the last layer, the ReLU's (GAT: ELU's) output for a hidden one).
 func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	m, g, dev := e.m, e.g, e.m.dev
 	nb := g.V1 - g.V0

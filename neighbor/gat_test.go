@@ -59,7 +59,7 @@ func TestGATReferenceGradient(t *testing.T) {
 // without dropout (input and attention). With full fanouts the blocks
 // hold whole neighbourhoods, and the same step must also equal the
 // reference on the whole graph with the step's global seeds as the
-// training set.
+// training set. The cases alternate between the test devices.
 func TestGATStepEqualsReference(t *testing.T) {
 	dg := testGraph(t, 120)
 	type tc struct {
@@ -81,8 +81,9 @@ func TestGATStepEqualsReference(t *testing.T) {
 	}
 	cases = append(cases, tc{layers: 3, heads: 4, outHeads: 2, ranks: 6, batch: 5, step: 4, dropout: 0.5, full: true},
 		tc{layers: 2, heads: 4, outHeads: 2, ranks: 3, batch: 8, step: 1, dropout: 0.5})
-	for _, c := range cases {
-		name := fmt.Sprintf("L%d/K%d/out%d/p%g/G%d/full=%v", c.layers, c.heads, c.outHeads, c.dropout, c.ranks, c.full)
+	for n, c := range cases {
+		newDev := testDevices[n%len(testDevices)]
+		name := fmt.Sprintf("L%d/K%d/out%d/p%g/G%d/full=%v/%T", c.layers, c.heads, c.outHeads, c.dropout, c.ranks, c.full, newDev())
 		t.Run(name, func(t *testing.T) {
 			cfg := gatConfig(dg, c.layers, c.heads, c.outHeads, c.dropout)
 			fan := make([]int, c.layers)
@@ -99,7 +100,7 @@ func TestGATStepEqualsReference(t *testing.T) {
 			ref := newGATRef(cfg) // every rank's blocks, gradients averaged
 			refLoss := 0.0
 			errs := collectives.RunLocal(c.ranks, func(cm collectives.Comm) error {
-				rs := setupRank(t, cm, dg, cfg, fan, c.batch)
+				rs := setupRankOn(t, cm, newDev(), dg, cfg, fan, c.batch)
 				b := rs.builder.NewBatch()
 				if err := rs.builder.BuildInto(c.step, b); err != nil {
 					return err
@@ -205,9 +206,10 @@ func TestGATEvaluateEqualsReference(t *testing.T) {
 			return float64(hit) / float64(all)
 		}
 		want := gcn.Accuracy{Train: acc(dg.Train), Val: acc(dg.Val), Test: acc(dg.Test)}
-		for _, ranks := range []int{1, 3, 6} {
+		for n, ranks := range []int{1, 3, 6} {
+			newDev := testDevices[n%len(testDevices)]
 			errs := collectives.RunLocal(ranks, func(c collectives.Comm) error {
-				rs := setupRank(t, c, dg, cfg, []int{2, 2, 2}, 4)
+				rs := setupRankOn(t, c, newDev(), dg, cfg, []int{2, 2, 2}, 4)
 				ev := NewEvaluator(c, rs.g, rs.model)
 				for l := range cfg.Layers {
 					got, cols, err := ev.Output(l)

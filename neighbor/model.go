@@ -59,7 +59,7 @@ type layerBufs struct {
 }
 
 // CheckConfig reports what the neighbor mode does not support: it runs
-// the plain stack of graph layers (Kipf's GCN, or GraphSAGE-mean).
+// the plain stack of graph layers (Kipf's GCN, GraphSAGE-mean or GAT).
 func CheckConfig(cfg gcn.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err

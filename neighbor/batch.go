@@ -18,10 +18,17 @@ type Batch struct {
 
 	// Fwd[l] is layer l's operator (nDst×nSrc), Bwd[l] its transpose.
 	// For SAGE Fwd[l] is the MFG's own CSR (mean weights); gcnA holds
-	// the GCN operators.
+	// the GCN operators, or the GAT patterns (sampled neighbours and the
+	// self loop, values unused).
 	Fwd  []*spmm.CSR
 	Bwd  []spmm.CSR
 	gcnA []spmm.CSR
+	// Perm[l] (GAT only) maps Bwd[l]'s entries to Fwd[l]'s:
+	// Perm[l][q] is the position in Fwd[l] of Bwd[l]'s entry q
+	// (spmm.TransposePerm), so the backward pass reads the per-edge
+	// attention coefficients through the transpose without reordering
+	// them.
+	Perm [][]int32
 
 	Plan Plan
 }
@@ -79,13 +86,22 @@ func (b *Builder) BuildInto(step int, dst *Batch) error {
 	dst.gcnA = resizeKeep(dst.gcnA, L)
 	for l := range L {
 		m := &dst.MFGs.Layers[l]
-		if b.layer == gcn.SAGELayer {
+		switch b.layer {
+		case gcn.SAGELayer:
 			dst.Fwd[l] = &m.A
-		} else {
+		case gcn.GATLayer:
+			gatPattern(&dst.gcnA[l], m)
+			dst.Fwd[l] = &dst.gcnA[l]
+		default:
 			gcnWeights(&dst.gcnA[l], m, g)
 			dst.Fwd[l] = &dst.gcnA[l]
 		}
-		transposeInto(&dst.Bwd[l], dst.Fwd[l])
+		if b.layer == gcn.GATLayer {
+			dst.Perm = resizeKeep(dst.Perm, L)
+			transposePermInto(&dst.Bwd[l], &dst.Perm[l], dst.Fwd[l])
+		} else {
+			transposeInto(&dst.Bwd[l], dst.Fwd[l])
+		}
 	}
 	b.plan(&dst.Plan, dst.MFGs.Input())
 	return nil

@@ -31,6 +31,13 @@
 // regular graph; the model evaluated on the full graph is Â's, so the
 // training operator should estimate Â.
 //
+// A GAT layer (gcn.GAT) attends over the sampled neighbours and the
+// target itself (gatPattern), so for full fanouts it is the full-graph
+// GAT. A rank holds its targets' rows whole, so the softmax is local;
+// attention dropout is keyed by the global ids of target and source, as
+// on every grid. Its backward pass reads the attention coefficients
+// through the transposed block (Batch.Perm).
+//
 // Randomness is counter-based: the seed permutation is a function of
 // (seed, epoch), the neighbours of (seed, step, layer, vertex) and dropout
 // of (seed, step, site, vertex, column), never of the rank, so the same

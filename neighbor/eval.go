@@ -17,8 +17,13 @@ import (
 // layer, simplest correct; an alltoallv of the needed rows would move
 // less on a partitioned graph, not on a random block split), and
 // aggregates its rows: Z = Â_block·T (GCN) or D^-1 A_block·T + H·W_self
-// (SAGE). The gather runs on a communicator of its own, so evaluation
-// bytes never mix with training bytes.
+// (SAGE). A GAT layer gathers its projection Y = H·W (every head, K·F'
+// columns) the same way, scores its rows' whole neighbourhoods (Â's
+// pattern: every neighbour and the vertex itself) from its own rows' s
+// and every vertex's t (computed from the gathered Y), and aggregates
+// α·Y; its rows are whole on the rank, so the softmax is local. The
+// gather runs on a communicator of its own, so evaluation bytes never mix
+// with training bytes.
 type Evaluator struct {
 	comm collectives.Comm
 	g    *Graph
@@ -31,6 +36,8 @@ type Evaluator struct {
 	counts []int
 
 	h, t, full, z   device.Buffer[float32]
+	gs, gt, alpha   device.Buffer[float32] // a GAT layer's s, t and α
+	mx, sums, out   device.Buffer[float32]
 	best            device.Buffer[float32]
 	arg             device.Buffer[int64]
 	tHost, fullHost []float32
@@ -60,8 +67,9 @@ func NewEvaluator(comm collectives.Comm, g *Graph, m *Model) *Evaluator {
 	return e
 }
 
-// evalRows returns rows [V0, V1) of the full-graph operator: Â for GCN,
-// D^-1 A (the mean over all neighbours, no self loop) for SAGE.
+// evalRows returns rows [V0, V1) of the full-graph operator: Â for GCN
+// (and its pattern, A + I, for GAT, which reads no values), D^-1 A (the
+// mean over all neighbours, no self loop) for SAGE.
 func evalRows(g *Graph, layer gcn.Layer) *spmm.CSR {
 	src := g.Hat
 	if layer == gcn.SAGELayer {
@@ -117,7 +125,8 @@ func (e *Evaluator) forward() (device.Mat, error) { return e.forwardTo(e.m.Cfg.L
 
 // Output returns this rank's block (rows V0 to V1 of the graph's order)
 // of layer l's full-graph output, downloaded: the logits for the last
-// layer, a hidden layer's ReLU output otherwise (0 ≤ l < Layers).
+// layer, a hidden layer's ReLU (GAT: ELU) output otherwise
+// (0 ≤ l < Layers).
 func (e *Evaluator) Output(l int) ([]float32, int, error) {
 	if l < 0 || l >= e.m.Cfg.Layers {
 		panic(fmt.Sprintf("neighbor: output of layer %d of %d", l, e.m.Cfg.Layers))
@@ -132,7 +141,7 @@ func (e *Evaluator) Output(l int) ([]float32, int, error) {
 }
 
 // forwardTo returns this rank's block of layer last's output (the logits
-// for the last layer, the ReLU's output for a hidden one).
+// for the last layer, the ReLU's (GAT: ELU's) output for a hidden one).
 func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	m, g, dev := e.m, e.g, e.m.dev
 	nb := g.V1 - g.V0
@@ -142,6 +151,10 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	for l := range L {
 		wout := m.widths[l+1]
 		pw := m.Params[m.wIdx[l]]
+		if m.heads[l] > 0 {
+			// The gathered matrix is the projection, all heads.
+			wout = pw.Cols
+		}
 		t := m.mat(&e.t, nb, wout)
 		dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(pw, pw.W), 0, t)
 		e.tHost = resize(e.tHost, nb*wout)
@@ -156,6 +169,16 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		}
 		full := m.mat(&e.full, g.N, wout)
 		device.UploadMat(dev, full, e.fullHost)
+		if m.heads[l] > 0 {
+			z = e.gatLayer(l, t, full)
+			if l < L-1 {
+				h = z
+			}
+			if l == last {
+				break
+			}
+			continue
+		}
 		z = m.mat(&e.z, nb, wout)
 		dev.SpMM(z, &e.adj, full)
 		if s := m.sIdx[l]; s >= 0 {
@@ -174,4 +197,32 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		}
 	}
 	return z, nil
+}
+
+// gatLayer finishes GAT layer l on this rank's rows from y, its rows'
+// projection, and full, every vertex's: the ELU output of a hidden layer
+// (in e.out, which the next layer reads as its input) or the logits.
+func (e *Evaluator) gatLayer(l int, y, full device.Mat) device.Mat {
+	m, dev := e.m, e.m.dev
+	K := m.heads[l]
+	as, ad := m.Params[m.aIdx[l]], m.Params[m.aIdx[l]+1]
+	nb, n, P := y.Rows(), full.Rows(), y.Cols()
+	s, t := grow(dev, &e.gs, nb*K), grow(dev, &e.gt, n*K)
+	dev.HeadDot(s, y, as.W, K)
+	dev.HeadDot(t, full, ad.W, K)
+	spec := device.GAT{Heads: K, Slope: gcn.GATSlope}
+	alpha := grow(dev, &e.alpha, e.adj.NNZ()*K)
+	mx, sums := grow(dev, &e.mx, nb*K), grow(dev, &e.sums, nb*K)
+	dev.GATScores(alpha, mx, &e.adj, s, t, spec)
+	dev.GATExpSum(alpha, sums, &e.adj, mx, spec)
+	dev.GATNormalize(alpha, device.Buffer[float32]{}, &e.adj, alpha, sums, spec)
+	out := m.mat(&e.out, nb, P)
+	dev.SpMMHeads(out, &e.adj, alpha, device.Buffer[int32]{}, full, K)
+	if l < m.Cfg.Layers-1 {
+		dev.ELU(out, out)
+		return out
+	}
+	z := m.mat(&e.z, nb, m.Cfg.Classes)
+	dev.HeadMean(z, out, K)
+	return z
 }

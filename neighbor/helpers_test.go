@@ -36,12 +36,21 @@ type rankSetup struct {
 }
 
 func setupRank(t testing.TB, c collectives.Comm, dg *dataset.Graph, cfg gcn.Config, fanouts []int, batch int) *rankSetup {
+	return setupRankOn(t, c, device.NewNative(1), dg, cfg, fanouts, batch)
+}
+
+// testDevices make the devices the GAT tests run on: Native, and the CPU
+// device (multithreaded, its own GAT kernels) where cgo builds it.
+var testDevices = []func() device.Device{func() device.Device { return device.NewNative(1) }}
+
+// setupRankOn is setupRank with the model on dev.
+func setupRankOn(t testing.TB, c collectives.Comm, dev device.Device, dg *dataset.Graph, cfg gcn.Config, fanouts []int, batch int) *rankSetup {
 	hat := dataset.NormalizeGCN(dg.Adj)
 	g, err := NewGraph(hat, dg.F, dg.Classes, dg.Features, dg.Labels, dg.Train, dg.Val, dg.Test, c.Rank(), c.Size())
 	if err != nil {
 		t.Fatal(err)
 	}
-	m, err := NewModel(device.NewNative(1), cfg, gcn.DefaultOptimizer())
+	m, err := NewModel(dev, cfg, gcn.DefaultOptimizer())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,9 +20,10 @@ type Param struct {
 	decay      bool
 }
 
-// Model is the GNN on message-flow graphs: Layers graph layers (GCN or
-// SAGE-mean), ReLU and dropout between them, softmax cross-entropy on
-// the seeds, and the optimizer, every operation on the Device.
+// Model is the GNN on message-flow graphs: Layers graph layers (GCN,
+// SAGE-mean or GAT), ReLU (ELU for GAT) and dropout between them,
+// softmax cross-entropy on the seeds, and the optimizer, every operation
+// on the Device.
 type Model struct {
 	Cfg    gcn.Config
 	Opt    gcn.Optimizer
@@ -33,7 +34,10 @@ type Model struct {
 	t     int                    // optimizer steps taken
 
 	wIdx, sIdx []int // per layer: the index of W_neigh and of W_self (-1 for GCN)
-	widths     []int // widths[l] is layer l's input width; widths[L] the classes
+	// aIdx[l] is a GAT layer's att_src (att_dst follows it), heads[l]
+	// its heads; -1 and 0 for other layers.
+	aIdx, heads []int
+	widths      []int // widths[l] is layer l's input width; widths[L] the classes
 
 	ls             []layerBufs
 	labels         device.Buffer[int32]
@@ -51,10 +55,11 @@ type layerBufs struct {
 	keep      device.Buffer[uint64]
 	agg, z    device.Buffer[float32]
 	dagg, din device.Buffer[float32]
+	gat       gatBufs
 }
 
 // CheckConfig reports what the neighbor mode does not support: it runs
-// the plain stack of graph layers (Kipf's GCN, or GraphSAGE-mean).
+// the plain stack of graph layers (Kipf's GCN, GraphSAGE-mean or GAT).
 func CheckConfig(cfg gcn.Config) error {
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -83,6 +88,7 @@ func NewModel(dev device.Device, cfg gcn.Config, opt gcn.Optimizer) (*Model, err
 	m.grads = device.Alloc[float32](dev, n)
 	off := 0
 	m.wIdx, m.sIdx = make([]int, cfg.Layers), make([]int, cfg.Layers)
+	m.aIdx, m.heads = make([]int, cfg.Layers), make([]int, cfg.Layers)
 	for _, ip := range init {
 		sz := ip.Rows * ip.Cols
 		p := &Param{Name: ip.Name, Rows: ip.Rows, Cols: ip.Cols, decay: ip.Decay,
@@ -96,14 +102,20 @@ func NewModel(dev device.Device, cfg gcn.Config, opt gcn.Optimizer) (*Model, err
 		device.Upload(dev, p.W, 0, w)
 		m.Params = append(m.Params, p)
 	}
-	// gcn's order: per layer its weight, then a SAGE layer's W_self.
+	// gcn's order: per layer its weight, then a SAGE layer's W_self or a
+	// GAT layer's att_src and att_dst.
 	k := 0
+	specs := cfg.LayerSpecs()
 	for l := range cfg.Layers {
-		m.wIdx[l], m.sIdx[l] = k, -1
+		m.wIdx[l], m.sIdx[l], m.aIdx[l] = k, -1, -1
 		k++
-		if cfg.Layer == gcn.SAGELayer {
+		switch cfg.Layer {
+		case gcn.SAGELayer:
 			m.sIdx[l] = k
 			k++
+		case gcn.GATLayer:
+			m.aIdx[l], m.heads[l] = k, specs[l].Heads
+			k += 2
 		}
 	}
 	if k != len(m.Params) {
@@ -161,6 +173,11 @@ func (m *Model) ForwardBackward(b *Batch, x []float32) (float64, error) {
 		dev.UploadCSRInto(&lb.bwd, &b.Bwd[l])
 		verts := grow(dev, &lb.verts, nSrc)
 		device.Upload(dev, verts, 0, mf.Src)
+		gat := m.heads[l] > 0
+		if gat {
+			perm := grow(dev, &lb.gat.perm, len(b.Perm[l]))
+			device.Upload(dev, perm, 0, b.Perm[l])
+		}
 		win, wout := m.widths[l], m.widths[l+1]
 		if l == 0 {
 			ins[0] = m.mat(&lb.in, nSrc, win)
@@ -172,9 +189,23 @@ func (m *Model) ForwardBackward(b *Batch, x []float32) (float64, error) {
 		}
 		if training {
 			keep := grow(dev, &lb.keep, nSrc*((win+63)/64))
-			dev.DropoutRecord(h, h, keep, device.Dropout{Seed: cfg.Seed, Step: b.Step, Site: l, P: cfg.Dropout, Verts: verts})
+			dst := h
+			if gat && l > 0 {
+				// h is the previous layer's ELU output, which its
+				// backward pass reads: drop out into a copy.
+				dst = m.mat(&lb.in, nSrc, win)
+			}
+			dev.DropoutRecord(dst, h, keep, device.Dropout{Seed: cfg.Seed, Step: b.Step, Site: l, P: cfg.Dropout, Verts: verts})
+			h = dst
 		}
 		drops[l] = h
+		if gat {
+			zs[l] = m.gatForward(l, b.Step, training, h, verts)
+			if l < L-1 {
+				ins[l+1] = zs[l]
+			}
+			continue
+		}
 		aggs[l] = m.mat(&lb.agg, nDst, win)
 		dev.SpMM(aggs[l], &lb.fwd, h)
 		zs[l] = m.mat(&lb.z, nDst, wout)
@@ -218,6 +249,14 @@ func (m *Model) ForwardBackward(b *Batch, x []float32) (float64, error) {
 		lb := &m.ls[l]
 		nDst, nSrc := zs[l].Rows(), drops[l].Rows()
 		win := m.widths[l]
+		if m.heads[l] > 0 {
+			din, ok := m.gatBackward(l, b.Step, training, dz, drops[l])
+			if !ok {
+				break
+			}
+			dz = din
+			continue
+		}
 		if l < L-1 {
 			dev.ReLUBackward(dz, dz, zs[l])
 		}

@@ -61,14 +61,20 @@ func trainLosses(t *testing.T, dg *dataset.Graph, cfg gcn.Config, fanouts []int,
 // step: sampling, dropout and the seed permutation depend on no rank, and
 // the averaged gradient is the global batch's up to summation order. The
 // steps cross an epoch boundary (a new permutation, a wrapped last batch).
+// GAT (2 heads, 2 output heads, attention dropout) runs on 3 and 6 ranks.
 func TestRanksTrainAlike(t *testing.T) {
 	dg := testGraph(t, 400)
-	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
 		t.Run(layer.String(), func(t *testing.T) {
 			cfg := modelConfig(dg, layer, 2, 0.5)
+			rankCounts := []int{2, 8}
+			if layer == gcn.GATLayer {
+				cfg.Heads, cfg.OutputHeads = 2, 2
+				rankCounts = []int{3, 6}
+			}
 			const global, steps = 48, 7
 			ref, _, _ := trainLosses(t, dg, cfg, []int{5, 3}, 1, global, steps)
-			for _, ranks := range []int{2, 8} {
+			for _, ranks := range rankCounts {
 				got, _, _ := trainLosses(t, dg, cfg, []int{5, 3}, ranks, global/ranks, steps)
 				for s := range steps {
 					if e := relErr(got[s], ref[s]); e > 1e-5 {

@@ -42,6 +42,55 @@ func gcnWeights(dst *spmm.CSR, m *sampler.MFG, g *Graph) {
 	}
 }
 
+// gatPattern writes into dst the attention pattern of one sampled layer:
+// row i, destination v = Src[i], holds v's sampled neighbours and its
+// self loop at local column i (destinations are the first sources),
+// columns ascending, every value 1 (a GAT layer reads only the pattern).
+// Every row has the self loop, so every softmax has an entry even for a
+// vertex without neighbours. dst's storage is reused.
+func gatPattern(dst *spmm.CSR, m *sampler.MFG) {
+	a := &m.A
+	nnz := a.NNZ() + a.Rows
+	dst.Rows, dst.Cols = a.Rows, a.Cols
+	dst.RowPtr = resize(dst.RowPtr, a.Rows+1)
+	dst.ColIdx = resize(dst.ColIdx, nnz)
+	dst.Val = resize(dst.Val, nnz)
+	w := int64(0)
+	dst.RowPtr[0] = 0
+	for i := 0; i < a.Rows; i++ {
+		self := false
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			c := a.ColIdx[p]
+			if !self && c > int32(i) {
+				dst.ColIdx[w] = int32(i)
+				w++
+				self = true
+			}
+			dst.ColIdx[w] = c
+			w++
+		}
+		if !self {
+			dst.ColIdx[w] = int32(i)
+			w++
+		}
+		dst.RowPtr[i+1] = w
+	}
+	for p := range dst.Val {
+		dst.Val[p] = 1
+	}
+}
+
+// transposePermInto writes aᵀ into dst and into *perm the position in a
+// of each of aᵀ's entries (spmm.TransposePermInto), reusing storage.
+func transposePermInto(dst *spmm.CSR, perm *[]int32, a *spmm.CSR) {
+	nnz := a.NNZ()
+	dst.RowPtr = resize(dst.RowPtr, a.Cols+1)
+	dst.ColIdx = resize(dst.ColIdx, nnz)
+	dst.Val = resize(dst.Val, nnz)
+	*perm = resize(*perm, nnz)
+	spmm.TransposePermInto(dst, *perm, a)
+}
+
 // transposeInto writes aᵀ into dst, reusing its storage: columns of each
 // row ascend because rows are visited in order.
 func transposeInto(dst *spmm.CSR, a *spmm.CSR) {

@@ -20,11 +20,30 @@ func midEpochJobs() []struct {
 	name string
 	cfg  func(dir string) jobfile.Config
 } {
+	jobs := midEpochJobsOf(gcn.GCNLayer)
+	// And every method again with GAT layers: attention dropout's draws
+	// and the per-entry state must resume as exactly.
+	for _, j := range midEpochJobsOf(gcn.GATLayer) {
+		j.name = "gat " + j.name
+		jobs = append(jobs, j)
+	}
+	return jobs
+}
+
+// midEpochJobsOf are midEpochJobs with GCN layers (SAGE in neighbor mode,
+// its usual layer), or all with layer.
+func midEpochJobsOf(layer gcn.Layer) []struct {
+	name string
+	cfg  func(dir string) jobfile.Config
+} {
 	base := func(dir string) jobfile.Config {
 		cfg := jobfile.DefaultConfig()
 		cfg.Train.Epochs, cfg.Train.EvalEvery, cfg.Train.Seed = 3, 1, 3
 		cfg.Permute = jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
 		cfg.Output.Dir = dir
+		if layer == gcn.GATLayer {
+			cfg.Model.Layer, cfg.Model.Hidden, cfg.Model.Heads, cfg.Model.OutputHeads = gcn.GATLayer, 4, 2, 2
+		}
 		return cfg
 	}
 	return []struct {
@@ -44,7 +63,9 @@ func midEpochJobs() []struct {
 		}},
 		{"neighbor d=3", func(dir string) jobfile.Config {
 			c := base(dir)
-			c.Model.Layer = gcn.SAGELayer
+			if layer != gcn.GATLayer {
+				c.Model.Layer = gcn.SAGELayer
+			}
 			c.Train.Mode, c.Train.Fanouts, c.Train.BatchSize, c.Train.Prefetch = gcn.Neighbor, []int{10, 5}, 20, true
 			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 3}
 			return c

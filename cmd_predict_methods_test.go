@@ -15,19 +15,33 @@ import (
 // probabilities whose argmax over the test split is the run's final test
 // accuracy exactly, and -embeddings 0 writes the first hidden layer.
 func TestPredictEveryMethod(t *testing.T) {
-	for _, tc := range []struct{ name, train string }{
+	methods := []struct{ name, train string }{
 		{"fullgraph 3d", ""},
 		{"minibatch 4d", "mode = \"minibatch\"\nbatch_size = 1000\n"},
 		{"neighbor", "mode = \"neighbor\"\nbatch_size = 64\nfanouts = [10, 5]\n"},
 		{"isolated", "mode = \"isolated\"\n"},
 		{"fullgraph 1.5d", "algorithm = \"1.5d\"\n"},
 		{"minibatch 1.5d", "mode = \"minibatch\"\nalgorithm = \"1.5d\"\nbatch_size = 1000\n"},
-	} {
+	}
+	// Every method with GCN layers, then with GAT layers (3 heads of 5:
+	// the first hidden layer is 15 wide).
+	type testCase struct{ name, model, train string }
+	var cases []testCase
+	for _, layer := range []string{"", "layer = \"gat\"\nhidden = 5\nheads = 3\n"} {
+		for _, m := range methods {
+			name := m.name
+			if layer != "" {
+				name = "gat " + name
+			}
+			cases = append(cases, testCase{name, layer, m.train})
+		}
+	}
+	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()
 			job := filepath.Join(dir, "job.toml")
-			text := fmt.Sprintf("[dataset]\nsource = \"cora\"\n[train]\nepochs = 10\neval_every = 5\n%s[output]\ndir = %q\nsave_model = true\n",
-				tc.train, filepath.Join(dir, "run"))
+			text := fmt.Sprintf("[dataset]\nsource = \"cora\"\n[model]\n%s[train]\nepochs = 10\neval_every = 5\n%s[output]\ndir = %q\nsave_model = true\n",
+				tc.model, tc.train, filepath.Join(dir, "run"))
 			if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
 				t.Fatal(err)
 			}
@@ -55,8 +69,9 @@ func TestPredictEveryMethod(t *testing.T) {
 			if code, stderr := runMain(t, "predict", "-config", job, "-checkpoint", model, "-out", emb, "-embeddings", "0"); code != 0 {
 				t.Fatalf("predict -embeddings 0: exit %d\n%s", code, stderr)
 			}
-			if shape, _ := readNPY(t, emb); len(shape) != 2 || shape[0] != g.N || shape[1] != cfg.Model.Hidden {
-				t.Errorf("embeddings shape %v, want [%d %d]", shape, g.N, cfg.Model.Hidden)
+			width := cfg.Model.Hidden * cfg.Model.Heads // a GAT layer concatenates its heads
+			if shape, _ := readNPY(t, emb); len(shape) != 2 || shape[0] != g.N || shape[1] != width {
+				t.Errorf("embeddings shape %v, want [%d %d]", shape, g.N, width)
 			}
 		})
 	}

@@ -186,11 +186,15 @@ func TestBuildIntoSteadyStateAllocatesNothing(t *testing.T) {
 	for _, c := range []struct {
 		name   string
 		scheme permute.Scheme
-	}{{"scalegnn", permute.Double}, {"kipf", permute.None}} {
+	}{{"scalegnn", permute.Double}, {"kipf", permute.None}, {"gat", permute.Double}} {
 		perms := permute.New(p.n, c.scheme, 7)
 		orders := NewOrders(p.n, perms.P1, perms.P2)
+		cfg, ok := testConfigs[c.name]
+		if !ok {
+			cfg = gatTestConfigs[c.name]
+		}
 		runLocal(t, 1, func(w collectives.Comm) error {
-			_, _, bb, err := batchModel(w, xyz(1, 1, 1), testConfigs[c.name], DefaultOptimizer(), p, orders, seed, b)
+			_, _, bb, err := batchModel(w, xyz(1, 1, 1), cfg, DefaultOptimizer(), p, orders, seed, b)
 			if err != nil {
 				return err
 			}

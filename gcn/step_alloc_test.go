@@ -15,11 +15,13 @@ import (
 )
 
 // allocConfigs are the models whose steady-state steps must not allocate:
-// plain GCN and ScaleGNN's (input projection, RMSNorm, residual, output
-// head). On one rank the residual's redistribution is a row permutation
-// on the device; on more it is grid.Redistribute's all-to-all.
+// plain GCN, ScaleGNN's (input projection, RMSNorm, residual, output
+// head) and GAT (its s moves by a redistribution, and its per-entry
+// storage and the transpose's entry positions are refilled per batch).
+// On one rank the residual's redistribution is a row permutation on the
+// device; on more it is grid.Redistribute's all-to-all.
 func allocConfigs() map[string]Config {
-	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"]}
+	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"], "gat": gatTestConfigs["gatfull"]}
 }
 
 // The CPU device's GEMM is CBLAS's; under -tags noblas it is gonum's,
@@ -193,7 +195,12 @@ func TestSteadyBatchStepAllocatesNothing(t *testing.T) {
 				if a := steadyAllocs(t, shape, 2*cycle, cycle, loop(false)); a != 0 {
 					t.Errorf("a mini-batch step (BuildInto, Use, TrainStep) allocates %v times over %d ranks, want 0", a, shape.Ranks())
 				}
-				if a := steadyAllocs(t, shape, 2*cycle, cycle, loop(true)); a != 0 {
+				// With evaluations the grid's redistribution plans (the
+				// batches' and the full graph's) outnumber its cache and
+				// take turns in its slots, whose storage reaches the
+				// largest plan after a few cycles, not two (a three-layer
+				// GAT keeps nine plans in eight slots).
+				if a := steadyAllocs(t, shape, 6*cycle, cycle, loop(true)); a != 0 {
 					t.Errorf("with an evaluation every cycle, a mini-batch step allocates %v times over %d ranks, want 0", a, shape.Ranks())
 				}
 			})

@@ -47,7 +47,9 @@ type Collective struct {
 	Phase Phase
 	// Name says which tensor moves: proj, H, Z, norm, residual, head, loss.max,
 	// loss.sums, loss.total, dW, dH, dF, norm.scale, norm.dot, head.dW,
-	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, dp.<param>.
+	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, dp.<param>; a GAT
+	// layer's Y, gat.s, gat.max, gat.sum, O, dO, gat.rowdot, gat.ds,
+	// gat.dt, dY, dW (gat.go).
 	Name string
 	// Layer is the GCN layer, -1 for the dense layers, the loss and the
 	// accuracy.

@@ -78,6 +78,15 @@ func TestGATPredictionsGrow(t *testing.T) {
 			}
 			return p
 		}},
+		{"isolated 4", func(j Job) Prediction {
+			j.Mode = gcn.Isolated
+			j.Isolated = IsolatedJob{TrainVertices: 20000}
+			p, err := PredictIsolated(j, m, 4, 0, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}},
 	}
 	const n = 50000
 	for _, pr := range predictors {

@@ -26,7 +26,7 @@ const (
 // issue no call. A SAGE layer adds its self term's GEMMs and the
 // all-reduce of dW_self; with CommDType bf16 the broadcasts and the
 // partial sums travel as bfloat16. cagnet trains GCN and SAGE layers
-// without extras, and so this models only those.
+// without extras; a GAT layer is modelled as cagnet_gat.go describes.
 func CAGNETStepTrace(j Job, p, c, rank int) Trace {
 	return newCAGNETTracer(j, p, c, rank).step()
 }
@@ -44,6 +44,11 @@ func (t *cagnetTracer) step() Trace {
 	var weights int
 	for l := len(specs) - 1; l >= 0; l-- {
 		s := specs[l]
+		if s.Heads > 0 {
+			weights += s.In*s.ProjWidth + 2*s.ProjWidth
+			t.gatBackward(l, s)
+			continue
+		}
 		weights += s.In * s.Out
 		if s.Hidden {
 			t.elementwise(PhaseBackward, "relu", l, 3*float64(t.rows*s.Out))
@@ -145,6 +150,10 @@ func (t *cagnetTracer) forward(ph Phase, dropout bool) {
 	for l, s := range t.j.gcnConfig().LayerSpecs() {
 		if dropout {
 			t.elementwise(ph, "dropout", l, 2*float64(t.rows*s.In))
+		}
+		if s.Heads > 0 {
+			t.gatForward(ph, l, s, dropout)
+			continue
 		}
 		t.aggregate(ph, "H", l, s.In)
 		t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "Z", Layer: l, M: t.rows, N: s.Out, K: s.In})

@@ -30,6 +30,10 @@ func CAGNETBatchStepTrace(j Job, d, p, c, rank int, rows func(k int) int) Trace 
 	if d > 1 {
 		var weights int64
 		for _, s := range j.gcnConfig().LayerSpecs() {
+			if s.Heads > 0 {
+				weights += int64(s.In*s.ProjWidth + 2*s.ProjWidth)
+				continue
+			}
 			weights += int64(s.In * s.Out)
 			if s.Self {
 				weights += int64(s.In * s.Out)

@@ -73,6 +73,14 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	mem.Features = rows*int64(j.Features)*4 + 4*rows + 7*int64(j.N)
 	var weights, maxW int64
 	for _, s := range j.gcnConfig().LayerSpecs() {
+		if s.Heads > 0 {
+			act, edges := j.cagnetGATMemory(s, rows, nnz)
+			mem.Activations += act
+			mem.Attention += edges
+			weights += int64(s.In*s.ProjWidth + 2*s.ProjWidth)
+			maxW = max(maxW, int64(s.In), int64(s.ProjWidth+s.Heads))
+			continue
+		}
 		mem.Activations += 4 * rows * int64(s.In+s.Out+s.Out) // ÂH, Z, ReLU(Z)
 		if j.Dropout > 0 {
 			mem.Activations += 4 * rows * int64(2*s.In) // the input after dropout, its gradient's
@@ -145,6 +153,9 @@ func (m *Machine) cagnetPlexusSpMM(j Job, p, c int, training bool) float64 {
 	n := float64(j.N)
 	for l, sp := range j.layers() {
 		d := float64(sp.in)
+		if sp.heads > 0 {
+			d = float64(sp.proj) // α ⊛ Y aggregates the projection
+		}
 		ratio := n / q / d
 		term := m.SpMM.Flops + m.SpMM.Fwd*ratio
 		if training && l > 0 {

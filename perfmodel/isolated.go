@@ -232,13 +232,16 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 	mem.Features += pm.Features + int64(j.N)
 	if workers <= 1 {
 		mem.Activations += pm.Activations + int64(2*4*v)
+		mem.Attention += pm.Attention
 		return mem
 	}
 	mem.Activations = pm.Activations + int64(2*4*v)
+	mem.Attention = pm.Attention
 	ev := j.isolatedEvalMemory(es)
 	mem.Adjacency += ev.Adjacency
 	mem.Features += ev.Features
 	mem.Activations += ev.Activations
+	mem.Attention += ev.Attention
 	mem.Weights += ev.Weights
 	mem.CommBuffers = max(mem.CommBuffers, ev.CommBuffers)
 	return mem

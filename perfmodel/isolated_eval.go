@@ -88,5 +88,10 @@ func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	mem.Adjacency = adjacencyBytes(s, full, keys, nil)
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
 	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
+	mem.Attention = 0
+	if f.isGAT() {
+		mem.Activations = gatPass(full, false).Bytes()
+		mem.Attention = f.gatEdgeBytes(full, false) // α only
+	}
 	return mem
 }

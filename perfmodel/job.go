@@ -25,8 +25,14 @@ type Job struct {
 	// with D^-1 A, NNZ − N nonzeros (no self loops), and adds W_self's
 	// products and the input's redistribution both ways.
 	Layer gcn.Layer
+	// Heads and OutputHeads are a GAT layer's attention heads (Layer =
+	// gcn.GATLayer), as in gcn.Config: Heads in every hidden layer, whose
+	// width is then Heads·Hidden, OutputHeads in a last layer that outputs
+	// the classes. 0 means 1; other layers ignore them.
+	Heads, OutputHeads int
 	// Dropout is the dropout probability (a training pass with dropout
-	// keeps a masked copy of each layer input).
+	// keeps a masked copy of each layer input; a GAT layer drops
+	// attention coefficients too).
 	Dropout float64
 
 	Mode gcn.Mode
@@ -72,6 +78,10 @@ func (j Job) Validate() error {
 		return fmt.Errorf("perfmodel: job has hidden width %d: need at least 1", j.Hidden)
 	case j.Residual && !j.InputProjection:
 		return fmt.Errorf("perfmodel: a residual job needs an input projection")
+	case j.Heads < 0 || j.OutputHeads < 0:
+		return fmt.Errorf("perfmodel: job has %d heads and %d output heads: expected 0 (one head) or more", j.Heads, j.OutputHeads)
+	case j.Layer == gcn.GATLayer && (j.Norm || j.Residual):
+		return fmt.Errorf("perfmodel: a GAT job has no norm or residual (gcn.Config refuses them)")
 	case j.Mode == gcn.MiniBatch && (j.BatchSize < 1 || j.BatchSize > j.N):
 		return fmt.Errorf("perfmodel: batch size %d: expected an integer in [1, N = %d]", j.BatchSize, j.N)
 	case j.StepsPerEpoch < 0 || j.EvalEvery < 0:
@@ -152,35 +162,52 @@ type layerSpec struct {
 	hidden, norm, residual bool
 	needInputGrad          bool
 	self                   bool
+	// heads > 0 marks a GAT layer (gcn.LayerSpec.Heads); proj is the
+	// width C of its projection Y = H·W, every head side by side
+	// (gcn.LayerSpec.ProjWidth).
+	heads, proj int
 }
 
 // gcnConfig is the job's model as package gcn configures it.
 func (j Job) gcnConfig() gcn.Config {
 	return gcn.Config{Features: j.Features, Hidden: j.Hidden, Classes: j.Classes, Layers: j.Layers,
 		InputProjection: j.InputProjection, OutputHead: j.OutputHead, Norm: j.Norm, Residual: j.Residual,
-		Dropout: j.Dropout, Layer: j.Layer}
+		Dropout: j.Dropout, Layer: j.Layer, Heads: j.Heads, OutputHeads: j.OutputHeads}
 }
 
 func (j Job) layers() []layerSpec {
 	var specs []layerSpec
 	for _, s := range j.gcnConfig().LayerSpecs() {
 		specs = append(specs, layerSpec{in: s.In, out: s.Out, hidden: s.Hidden, norm: s.Norm, residual: s.Residual,
-			needInputGrad: s.NeedInputGrad, self: s.Self})
+			needInputGrad: s.NeedInputGrad, self: s.Self, heads: s.Heads, proj: s.ProjWidth})
 	}
 	return specs
 }
 
 // shardKeys returns the distinct adjacency shards the job's layers use
 // (grid.ShardFor: at most six with double permutation, three otherwise) and
-// whether each one's transpose is kept.
+// whether each one's transpose is kept: where backward multiplies by Âᵀ
+// (an input gradient), and for every GAT layer, whose backward needs the
+// transpose for dY = αᵀ·dO and dt even without an input gradient (dW
+// needs dY).
 func (j Job) shardKeys() (keys []grid.Shard, transposed map[grid.Shard]bool) {
 	transposed = map[grid.Shard]bool{}
 	two := j.Permutation == permute.Double
 	keys = grid.ShardsOf(j.Layers, two)
 	for l, s := range j.layers() {
-		if s.needInputGrad {
+		if s.needInputGrad || s.heads > 0 {
 			transposed[grid.ShardFor(l, two)] = true
 		}
 	}
 	return keys, transposed
 }
+
+// headIn is the output head's input width: the last graph layer's output
+// (Hidden, or Heads·Hidden for GAT, gcn/params.go's "head").
+func (j Job) headIn() int {
+	specs := j.layers()
+	return specs[len(specs)-1].out
+}
+
+// isGAT reports whether the job's graph layers are GAT layers.
+func (j Job) isGAT() bool { return j.Layer == gcn.GATLayer }

@@ -25,6 +25,12 @@ type Memory struct {
 	// counted as gcn's arena plan (gcn.Config.ArenaStep, ArenaEval) walks
 	// them, growth factor included (see arenas).
 	Activations int64 `json:"activations"`
+	// Attention: a GAT layer's per-edge arrays (the shard block's
+	// nonzeros × heads, float32): the scores overwritten by α, and in
+	// training α with attention dropout and dα, per layer; in mini-batch
+	// training the batch's and evaluation's α. The transposes' positions
+	// (int32 per nonzero) count in Adjacency.
+	Attention int64 `json:"attention,omitempty"`
 	// Weights: parameter blocks with gradients and two optimizer moments.
 	Weights int64 `json:"weights"`
 	// CommBuffers: scratch for the largest all-reduce and the residual's
@@ -38,10 +44,21 @@ type Memory struct {
 
 // Total returns the sum of the parts.
 func (m Memory) Total() int64 {
-	return m.Adjacency + m.Features + m.Activations + m.Weights + m.CommBuffers + m.Dataset
+	return m.Adjacency + m.Features + m.Activations + m.Attention + m.Weights + m.CommBuffers + m.Dataset
 }
 
 func csrBytes(rows int, nnz float64) int64 { return int64(8*(rows+1)) + int64(8*nnz) }
+
+// permBytes is what a transposed shard adds beside its CSR in a GAT job:
+// the int32 position in the shard of each of the transpose's entries
+// (spmm.TransposePerm), through which SpMMHeads and EdgeSums read α and
+// the logits' gradient.
+func (j Job) permBytes(nnz float64) int64 {
+	if !j.isGAT() {
+		return 0
+	}
+	return int64(4 * nnz)
+}
 
 // EstimateMemory returns the peak memory of the rank at coordinates at
 // (rank 0 holds the largest blocks).
@@ -61,7 +78,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 			nnz := step.localNNZ(k.Layer(), r, p)
 			per := csrBytes(step.rowsOf(r, k.RowOrder()), nnz)
 			if transposed[k] {
-				per += csrBytes(step.rowsOf(p, k.ColOrder()), nnz)
+				per += csrBytes(step.rowsOf(p, k.ColOrder()), nnz) + j.permBytes(nnz)
 			}
 			mem.Adjacency += 2 * per
 		}
@@ -76,6 +93,12 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
+	if j.isGAT() {
+		mem.Attention = j.gatEdgeBytes(step, true)
+		if j.Mode == gcn.MiniBatch {
+			mem.Attention += j.gatEdgeBytes(full, false)
+		}
+	}
 
 	var params int64
 	for _, pb := range step.params() {
@@ -121,7 +144,7 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 		nnz := full.localNNZ(k.Layer(), r, p)
 		b += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
 		if withT {
-			b += csrBytes(full.rowsOf(p, k.ColOrder()), nnz)
+			b += csrBytes(full.rowsOf(p, k.ColOrder()), nnz) + full.j.permBytes(nnz)
 		}
 	}
 	return b
@@ -138,6 +161,9 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 // few rows; the tests pass every step's exact blocks and get the model's
 // arenas exactly.
 func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
+	if j.isGAT() {
+		return gatArenas(j, full, steps)
+	}
 	cfg := j.gcnConfig()
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
 	for _, step := range steps {

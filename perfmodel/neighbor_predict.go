@@ -17,10 +17,14 @@ func NeighborGrid(ranks int) string { return fmt.Sprintf("neighbor Gd=%d", ranks
 
 // NeighborParams is the number of scalar parameters of the job's model,
 // the length of the gradient all-reduce: W per layer, and W_self too for
-// SAGE.
+// SAGE, both attention vectors for GAT.
 func (j Job) NeighborParams() int {
 	n := 0
 	for _, s := range j.layers() {
+		if s.heads > 0 {
+			n += s.in*s.proj + 2*s.proj // W, a_src, a_dst
+			continue
+		}
 		n += s.in * s.out
 		if s.self {
 			n += s.in * s.out
@@ -90,6 +94,10 @@ func (j Job) NeighborStepTrace(ranks int, mfg []MFGSize, requested, served int) 
 		if j.Dropout > 0 {
 			el(PhaseForward, "dropout", l, m.Src*float64(s.in))
 		}
+		if s.heads > 0 {
+			j.neighborGATForward(&tr, l, s, m)
+			continue
+		}
 		kern(Kernel{Phase: PhaseForward, Kind: KernelSpMM, Name: "H", Layer: l, Rows: dst, Inner: src, Width: s.in, NNZ: nnz(l)})
 		kern(Kernel{Phase: PhaseForward, Kind: KernelGEMM, Name: "Z", Layer: l, M: dst, N: s.out, K: s.in})
 		if sage {
@@ -104,6 +112,10 @@ func (j Job) NeighborStepTrace(ranks int, mfg []MFGSize, requested, served int) 
 	for l := len(specs) - 1; l >= 0; l-- {
 		s, m := specs[l], mfg[l]
 		dst, src := int(math.Round(m.Dst)), int(math.Round(m.Src))
+		if s.heads > 0 {
+			j.neighborGATBackward(&tr, l, s, m)
+			continue
+		}
 		if s.hidden {
 			el(PhaseBackward, "relu", l, m.Dst*float64(s.out))
 		}
@@ -147,6 +159,10 @@ func (j Job) NeighborEvalTrace(ranks int) Trace {
 	}
 	nnz := j.adjNNZ() * float64(nb) / float64(j.N)
 	for l, s := range j.layers() {
+		if s.heads > 0 {
+			j.neighborGATEval(&tr, l, s, ranks, nb, nnz)
+			continue
+		}
 		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelGEMM, Name: "T", Layer: l, M: nb, N: s.out, K: s.in})
 		if ranks > 1 {
 			tr.Comm = append(tr.Comm, Collective{Phase: PhaseEval, Name: "T", Layer: l, Kind: collectives.KindAllGather,
@@ -196,7 +212,7 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 		csrBytes(int(nb), j.adjNNZ()*float64(nb)/float64(j.N))
 	mem.Features = 2*4*nb*int64(j.Features) + 4*n + 3*n
 	sage := j.Layer == gcn.SAGELayer
-	var batch, step, act float64
+	var batch, step, act, attention, evalEdges float64
 	wmax := j.Classes
 	for l, s := range j.layers() {
 		m := mfg[l]
@@ -211,12 +227,23 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 		}
 		step += float64(csrBytes(int(m.Dst), e)+csrBytes(int(m.Src), e)) + 4*m.Src
 		in, out := float64(s.in), float64(s.out)
-		act += 4 * (2*m.Src*in + 2*m.Dst*in + m.Dst*out) // in, din; agg, dagg; z
+		if s.heads > 0 {
+			a, e := j.neighborGATActivations(s, m)
+			act += a
+			attention += e
+			// Evaluation gathers Y (C columns) and scores its block's
+			// rows over the whole graph, one layer at a time.
+			wmax = max(wmax, s.proj)
+			evalEdges = max(evalEdges, 4*j.adjNNZ()*float64(nb)/float64(j.N)*float64(s.heads))
+		} else {
+			act += 4 * (2*m.Src*in + 2*m.Dst*in + m.Dst*out) // in, din; agg, dagg; z
+		}
 		if j.Dropout > 0 {
 			act += 8 * m.Src * math.Ceil(in/64)
 		}
 		wmax = max(wmax, s.out)
 	}
+	mem.Attention = int64(attention + evalEdges)
 	batch += 4 * 2 * mfg[0].Src // the exchange plan
 	batches := 1.0
 	if j.Neighbor.Prefetch {

@@ -47,7 +47,9 @@ type Collective struct {
 	Phase Phase
 	// Name says which tensor moves: proj, H, Z, norm, residual, head, loss.max,
 	// loss.sums, loss.total, dW, dH, dF, norm.scale, norm.dot, head.dW,
-	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, dp.<param>.
+	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, dp.<param>; a GAT
+	// layer's Y, gat.s, gat.max, gat.sum, O, dO, gat.rowdot, gat.ds,
+	// gat.dt, dY, dW (gat.go).
 	Name string
 	// Layer is the GCN layer, -1 for the dense layers, the loss and the
 	// accuracy.
@@ -257,6 +259,10 @@ func (t *tracer) forward(training bool) {
 		t.allReduce("proj", -1, grid.Z, rows*out, t.pmmBytes)
 	}
 	for l, sp := range j.layers() {
+		if sp.heads > 0 {
+			t.gatForward(l, sp, training)
+			continue
+		}
 		p, q, r := grid.Rotation(l)
 		nP, nR := t.rowsOf(p, grid.InputOrder(l)), t.rowsOf(r, grid.OutputOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
@@ -289,7 +295,7 @@ func (t *tracer) forward(training bool) {
 	}
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.headIn(), qa), t.width(j.Classes, ra)
 		if dropout {
 			t.elementwise("head.dropout", -1, 2*float64(rows*in))
 		}
@@ -385,7 +391,7 @@ func (t *tracer) backward() {
 	dropout := j.Dropout > 0
 	if j.OutputHead {
 		pa, qa, ra := grid.Rotation(j.Layers)
-		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.Hidden, qa), t.width(j.Classes, ra)
+		rows, in, out := t.rowsOf(pa, grid.OutputOrder(j.Layers-1)), t.width(j.headIn(), qa), t.width(j.Classes, ra)
 		t.gemm("head.dW", -1, true, false, in, out, rows)
 		t.allReduce("head.dW", -1, pa, in*out, 4)
 		t.gemm("head.dX", -1, false, true, rows, in, out)
@@ -397,6 +403,10 @@ func (t *tracer) backward() {
 	specs := j.layers()
 	for l := j.Layers - 1; l >= 0; l-- {
 		sp := specs[l]
+		if sp.heads > 0 {
+			t.gatBackward(l, sp)
+			continue
+		}
 		p, q, r := grid.Rotation(l)
 		nP, nR := t.rowsOf(p, grid.InputOrder(l)), t.rowsOf(r, grid.OutputOrder(l))
 		dIn, dOut := t.width(sp.in, q), t.width(sp.out, p)
@@ -468,6 +478,13 @@ func (t *tracer) params() []paramBlock {
 	}
 	for l, sp := range j.layers() {
 		p, q, _ := grid.Rotation(l)
+		if sp.heads > 0 {
+			// W [rows Q, whole columns], both attention vectors whole
+			// (gcn/params.go).
+			out = append(out, paramBlock{fmt.Sprintf("gcn%d.weight", l), t.width(sp.in, q) * sp.proj},
+				paramBlock{fmt.Sprintf("gcn%d.att_src", l), sp.proj}, paramBlock{fmt.Sprintf("gcn%d.att_dst", l), sp.proj})
+			continue
+		}
 		out = append(out, paramBlock{fmt.Sprintf("gcn%d.weight", l), t.width(sp.in, q) * t.width(sp.out, p)})
 		if sp.self {
 			out = append(out, paramBlock{fmt.Sprintf("gcn%d.self", l), t.width(sp.in, q) * t.width(sp.out, p)})
@@ -478,7 +495,7 @@ func (t *tracer) params() []paramBlock {
 	}
 	if j.OutputHead {
 		_, q, r := grid.Rotation(j.Layers)
-		out = append(out, paramBlock{"head", t.width(j.Hidden, q) * t.width(j.Classes, r)})
+		out = append(out, paramBlock{"head", t.width(j.headIn(), q) * t.width(j.Classes, r)})
 	}
 	return out
 }

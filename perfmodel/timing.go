@@ -54,9 +54,16 @@ func (m *Machine) plexusSpMM(j Job, s grid.Shape) float64 {
 		p, q, r := grid.Rotation(l)
 		d := float64(sp.in)
 		gq := float64(s.Size(q))
+		bwds := 1.0
+		if sp.heads > 0 {
+			// A GAT rank aggregates all C columns of its shard block, the
+			// work of a GCN layer of width C·G_Q; backward it runs the
+			// SDDMM for dα beside αᵀ·dO, both of that shape.
+			d, bwds = float64(sp.proj)*gq, 2
+		}
 		fwd := n / float64(s.Size(p)) * gq / d
 		bwd := n / float64(s.Size(r)) * gq / d
-		t += math.Sqrt(float64(j.NNZ)*d) * (m.SpMM.Flops + m.SpMM.Fwd*fwd + m.SpMM.Bwd*bwd)
+		t += math.Sqrt(float64(j.NNZ)*d) * (m.SpMM.Flops + m.SpMM.Fwd*fwd + bwds*m.SpMM.Bwd*bwd)
 	}
 	return math.Max(t, 0)
 }

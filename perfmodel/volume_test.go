@@ -41,7 +41,8 @@ func smallGraph(seed uint64, n, f, c int, avgDeg float64) *gcn.Graph {
 func jobFor(cfg gcn.Config, g *gcn.Graph, scheme permute.Scheme) Job {
 	return Job{N: g.Adj.Rows, NNZ: int64(g.Adj.NNZ()), Features: cfg.Features, Hidden: cfg.Hidden, Classes: cfg.Classes,
 		Layers: cfg.Layers, InputProjection: cfg.InputProjection, OutputHead: cfg.OutputHead, Norm: cfg.Norm,
-		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: scheme, EvalEvery: 1, Layer: cfg.Layer}
+		Residual: cfg.Residual, Dropout: cfg.Dropout, Permutation: scheme, EvalEvery: 1, Layer: cfg.Layer,
+		Heads: cfg.Heads, OutputHeads: cfg.OutputHeads}
 }
 
 // residualRows counts exactly, for the permutations the model runs with,

@@ -238,7 +238,7 @@ func TestGATJobValidate(t *testing.T) {
 // forward.go and backward.go): until then gcn.Build does not run the
 // layout of docs/architecture.md, and TestGATStepVolumeMatchesCounters
 // has nothing to hold the byte rule (gat.go) to.
-const gcnTrainsGAT = false
+const gcnTrainsGAT = true
 
 // gatVolumeConfigs: hidden GAT layers with several heads and an averaged
 // last layer (gat), with the input projection and output head (gatfull),

@@ -90,7 +90,6 @@ func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
 	mem.Attention = 0
 	if f.isGAT() {
-		mem.Activations = gatPass(full, false).Bytes()
 		mem.Attention = f.gatEdgeBytes(full, false) // α only
 	}
 	return mem

@@ -161,9 +161,6 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 // few rows; the tests pass every step's exact blocks and get the model's
 // arenas exactly.
 func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
-	if j.isGAT() {
-		return gatArenas(j, full, steps)
-	}
 	cfg := j.gcnConfig()
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
 	for _, step := range steps {

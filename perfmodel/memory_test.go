@@ -22,6 +22,8 @@ var arenaConfigs = map[string]gcn.Config{
 	"plain":    {Features: 11, Hidden: 6, Classes: 5, Layers: 3, InputProjection: true, Residual: true, Seed: 6},
 	"sage":     volumeConfigs["sage"],
 	"sagefull": volumeConfigs["sagefull"],
+	"gat":      gatVolumeConfigs["gat"],
+	"gatfull":  gatVolumeConfigs["gatfull"],
 }
 
 // TestArenaMatchesModel runs real models in process — full-graph on grids

@@ -135,7 +135,7 @@ func PerfJob(cfg *jobfile.Config, gs GraphSize) perfmodel.Job {
 	j := perfmodel.Job{
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual,
-		Layer: m.Layer, Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
+		Layer: m.Layer, Heads: m.Heads, OutputHeads: m.OutputHeads, Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
 		Mode: cfg.Train.Mode, CommDType: cfg.Train.CommDtype, Permutation: cfg.Permute.Scheme,
 	}
 	if t := cfg.Train; t.Mode == gcn.MiniBatch {

@@ -107,11 +107,15 @@ func TestNeighborCountersEqualModel(t *testing.T) {
 	}
 	hat := dataset.NormalizeGCN(dg.Adj)
 	fanouts := []int{4, 3, 2}
-	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
 		for _, ranks := range []int{1, 3, 4} {
 			t.Run(fmt.Sprintf("%v-%d", layer, ranks), func(t *testing.T) {
-				cfg := gcn.Config{Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Dropout: 0.5, Layer: layer, Seed: 11}
-				j := Job{N: dg.N, NNZ: int64(hat.NNZ()), Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Layer: layer, Dropout: 0.5,
+				heads := 0
+				if layer == gcn.GATLayer {
+					heads = 3
+				}
+				cfg := gcn.Config{Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Dropout: 0.5, Layer: layer, Heads: heads, OutputHeads: heads, Seed: 11}
+				j := Job{N: dg.N, NNZ: int64(hat.NNZ()), Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Layer: layer, Heads: heads, OutputHeads: heads, Dropout: 0.5,
 					Mode: gcn.Neighbor, Neighbor: NeighborJob{Fanouts: fanouts, Seeds: 48 / ranks}}
 				errs := collectives.RunLocal(ranks, func(c collectives.Comm) error {
 					g, err := neighbor.NewGraph(hat, dg.F, dg.Classes, dg.Features, dg.Labels, dg.Train, dg.Val, dg.Test, c.Rank(), ranks)

@@ -46,7 +46,8 @@ type CUDA struct {
 	work    *gpuBlock  // cuSPARSE's workspace
 	small   Buffer[uint64]
 	terms   Buffer[uint64]
-	idxHost []int32 // downloaded indices for the checks
+	gatPart Buffer[float32] // HeadDotGrad's per-chunk partial sums
+	idxHost []int32         // downloaded indices for the checks
 
 	stage stagingPool // pinned host memory for the collectives
 }

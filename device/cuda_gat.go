@@ -27,7 +27,7 @@ func permArg(perm Buffer[int32]) uint64 {
 	if perm.Len() == 0 {
 		return 0
 	}
-	return permArg(perm)
+	return argBuf(perm)
 }
 
 // runWarpRows launches a kernel with a warp per row (blocks of 32×8).

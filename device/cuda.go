@@ -53,7 +53,8 @@ type CUDA struct {
 
 	// launchHook, when set, receives every launch instead of the GPU: the
 	// host-side tests run the kernels' source under an emulator with it.
-	launchHook func(k kern, gx, gy, bx, by uint32, args []uint64)
+	// The arguments go by value, so that they do not escape to the heap.
+	launchHook func(k kern, gx, gy, bx, by uint32, args [cuda.MaxArgs]uint64, n int)
 }
 
 var _ Device = (*CUDA)(nil)
@@ -271,12 +272,12 @@ func clampGrid(n, hi int) uint32 { return uint32(max(1, min(n, hi))) }
 
 // launch queues kernel k on a gx×gy grid of bx×by blocks.
 func (d *CUDA) launch(k kern, gx, gy, bx, by uint32, args ...uint64) {
-	if d.launchHook != nil {
-		d.launchHook(k, gx, gy, bx, by, args)
-		return
-	}
 	var a [cuda.MaxArgs]uint64
 	n := copy(a[:], args)
+	if d.launchHook != nil {
+		d.launchHook(k, gx, gy, bx, by, a, n)
+		return
+	}
 	if err := d.ctx.Launch(d.fn[k], gx, gy, bx, by, 0, &a, n); err != nil {
 		d.fail(kernelNames[k], err)
 	}

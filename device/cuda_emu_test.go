@@ -16,6 +16,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"scalegnn/device/internal/cuda"
 	"scalegnn/spmm"
 )
 
@@ -68,8 +69,8 @@ const emuBase = 256
 
 func newEmu() *emuDevice {
 	e := &emuDevice{d: &CUDA{}, arena: make([]byte, emuBase)}
-	e.d.launchHook = func(k kern, gx, gy, bx, by uint32, args []uint64) {
-		e.launches = append(e.launches, emuLaunch{k, gx, gy, bx, by, append([]uint64(nil), args...)})
+	e.d.launchHook = func(k kern, gx, gy, bx, by uint32, args [cuda.MaxArgs]uint64, n int) {
+		e.launches = append(e.launches, emuLaunch{k, gx, gy, bx, by, append([]uint64(nil), args[:n]...)})
 	}
 	return e
 }

@@ -46,9 +46,15 @@ type CUDA struct {
 	work    *gpuBlock  // cuSPARSE's workspace
 	small   Buffer[uint64]
 	terms   Buffer[uint64]
-	idxHost []int32 // downloaded indices for the checks
+	gatPart Buffer[float32] // HeadDotGrad's per-chunk partial sums
+	idxHost []int32         // downloaded indices for the checks
 
 	stage stagingPool // pinned host memory for the collectives
+
+	// launchHook, when set, receives every launch instead of the GPU: the
+	// host-side tests run the kernels' source under an emulator with it.
+	// The arguments go by value, so that they do not escape to the heap.
+	launchHook func(k kern, gx, gy, bx, by uint32, args [cuda.MaxArgs]uint64, n int)
 }
 
 var _ Device = (*CUDA)(nil)
@@ -268,6 +274,10 @@ func clampGrid(n, hi int) uint32 { return uint32(max(1, min(n, hi))) }
 func (d *CUDA) launch(k kern, gx, gy, bx, by uint32, args ...uint64) {
 	var a [cuda.MaxArgs]uint64
 	n := copy(a[:], args)
+	if d.launchHook != nil {
+		d.launchHook(k, gx, gy, bx, by, a, n)
+		return
+	}
 	if err := d.ctx.Launch(d.fn[k], gx, gy, bx, by, 0, &a, n); err != nil {
 		d.fail(kernelNames[k], err)
 	}

@@ -393,3 +393,228 @@ extern "C" __global__ void k_gather_i32(int *d, const int *s, const int *idx, i6
 extern "C" __global__ void k_gather_u8(u8 *d, const u8 *s, const int *idx, i64 n) {
 	FLAT_LOOP(k, n) d[k] = s[idx[k]];
 }
+
+// ---- Graph attention (device/gat.go; the host's are gat_host.go) ----
+//
+// Per-edge arrays are entry-major (entry p, head k at p·K+k); the CSR has
+// 32-bit row pointers and column indices. Every sum runs in the host's
+// order, one thread per result, so the results are the host devices' bit
+// for bit apart from exp and expm1 (CUDA's double ones, as in the loss)
+// and HeadDotGrad, whose sum over rows is split into fixed chunks of
+// GAT_CHUNK rows and then summed chunk by chunk: deterministic, but not
+// in row order. No atomics anywhere: the same inputs give the same bits.
+// The row reductions (a thread per row and head, entries in order) are
+// simple rather than balanced: a very long row is one thread's loop.
+
+#define GAT_CHUNK 256
+
+// A thread per (row, head): n = rows·K.
+#define ROWHEAD_LOOP(ik, n) FLAT_LOOP(ik, n)
+// A warp per row (y of the 32×8 block, x blocks striding), lanes over x.
+#define WARP_ROWS_LOOP(i) for (i64 i = (i64)blockIdx.x * blockDim.y + threadIdx.y; i < rows; i += (i64)gridDim.x * blockDim.y)
+
+// s[i·K+k] = Σ_c y[i, k·F+c]·att[k·F+c], c in order.
+extern "C" __global__ void k_head_dot(float *s, const float *y, i64 ldy, const float *att, i64 heads, i64 f, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		const float *r = y + i * ldy + k * f;
+		const float *a = att + k * f;
+		float acc = 0;
+		for (i64 c = 0; c < f; c++) acc += r[c] * a[c];
+		s[ik] = acc;
+	}
+}
+
+// dy[i, c] += ds[i·K + c/F]·att[c].
+extern "C" __global__ void k_head_dot_backward(float *dy, i64 lddy, const float *ds, const float *att, i64 heads, i64 f,
+                                               i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) dy[i * lddy + j] += ds[i * heads + j / f] * att[j];
+}
+
+// HeadDotGrad's first stage: part[b·cols + c] = Σ ds[i·K + c/F]·y[i, c]
+// over the rows of chunk b in order; ROWS_LOOP runs over chunks.
+extern "C" __global__ void k_head_dot_grad_part(float *part, const float *ds, const float *y, i64 ldy, i64 heads, i64 f,
+                                                i64 nrows, i64 rows, i64 cols) {
+	ROWS_LOOP(b) COLS_LOOP(j) {
+		i64 i0 = b * GAT_CHUNK, i1 = i0 + GAT_CHUNK < nrows ? i0 + GAT_CHUNK : nrows;
+		i64 k = j / f;
+		float acc = 0;
+		for (i64 i = i0; i < i1; i++) acc += ds[i * heads + k] * y[i * ldy + j];
+		part[b * cols + j] = acc;
+	}
+}
+
+// HeadDotGrad's second stage: datt[c] = Σ_b part[b·cols + c], chunks in
+// order (0 without rows).
+extern "C" __global__ void k_head_dot_grad_sum(float *datt, const float *part, i64 nchunks, i64 cols) {
+	FLAT_LOOP(j, cols) {
+		float acc = 0;
+		for (i64 b = 0; b < nchunks; b++) acc += part[b * cols + j];
+		datt[j] = acc;
+	}
+}
+
+// e = LeakyReLU(s_i + t_j) per entry and head, mx its row maximum (−Inf
+// for an empty row; a later equal value, ±0 or NaN does not replace it).
+extern "C" __global__ void k_gat_scores(float *e, float *mx, const int *rp, const int *ci, const float *s, const float *t,
+                                        i64 heads, float slope, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		float si = s[ik], m = __int_as_float(0xff800000);
+		for (i64 p = rp[i], p1 = rp[i + 1]; p < p1; p++) {
+			float x = si + t[(i64)ci[p] * heads + k];
+			float v = x > 0 ? x : slope * x;
+			e[p * heads + k] = v;
+			if (v > m) m = v;
+		}
+		mx[ik] = m;
+	}
+}
+
+// e = exp(e − mx) and its row sums, entries in order.
+extern "C" __global__ void k_gat_exp_sum(float *e, float *sums, const int *rp, const float *mx, i64 heads, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		float m = mx[ik], acc = 0;
+		for (i64 p = rp[i], p1 = rp[i + 1]; p < p1; p++) {
+			float v = (float)exp((double)(e[p * heads + k] - m));
+			e[p * heads + k] = v;
+			acc += v;
+		}
+		sums[ik] = acc;
+	}
+}
+
+// alpha = e/sums (alpha may be e) and, with dropout (drop != 0), the
+// dropped coefficients: kept by the draw of (row vertex, column vertex·K
+// + k), scaled. A warp per row, lanes over the row's entries and heads.
+extern "C" __global__ void k_gat_normalize(float *alpha, float *drop, const int *rp, const int *ci, const float *e,
+                                           const float *sums, i64 heads, const int *rowverts, const int *colverts,
+                                           u64 seed, u64 sitebits, u64 step, u64 th, float scale, i64 dodrop, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		u64 key = dodrop ? rowkey(seed, sitebits, step, rowverts[i]) : 0;
+		for (i64 q = (i64)rp[i] * heads + threadIdx.x, q1 = (i64)rp[i + 1] * heads; q < q1; q += 32) {
+			i64 p = q / heads, k = q % heads;
+			float a = e[q] / sums[i * heads + k];
+			alpha[q] = a;
+			if (dodrop) drop[q] = a * (keep01(key, (i64)colverts[ci[p]] * heads + k, th) ? scale : 0.0f);
+		}
+	}
+}
+
+// dst[i, c] = Σ_p alpha[q(p)·K + c/F]·b[j, c] over row i's entries in
+// order, q(p) = perm[p] (perm != 0) or p: a warp per row, lanes over c.
+extern "C" __global__ void k_spmm_heads(float *d, i64 ldd, const int *rp, const int *ci, const float *alpha, const int *perm,
+                                        const float *b, i64 ldb, i64 heads, i64 f, i64 rows, i64 cols) {
+	WARP_ROWS_LOOP(i) {
+		i64 p0 = rp[i], p1 = rp[i + 1];
+		for (i64 c = threadIdx.x; c < cols; c += 32) {
+			i64 k = c / f;
+			float acc = 0;
+			for (i64 p = p0; p < p1; p++) {
+				i64 q = perm ? (i64)perm[p] : p;
+				acc += alpha[q * heads + k] * b[(i64)ci[p] * ldb + c];
+			}
+			d[i * ldd + c] = acc;
+		}
+	}
+}
+
+// d[p·K+k] = Σ_c x[i, k·F+c]·y[j, k·F+c], c in order: a warp per row,
+// lanes over the row's entries and heads.
+extern "C" __global__ void k_sddmm_heads(float *d, const int *rp, const int *ci, const float *x, i64 ldx, const float *y,
+                                         i64 ldy, i64 heads, i64 f, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		for (i64 q = (i64)rp[i] * heads + threadIdx.x, q1 = (i64)rp[i + 1] * heads; q < q1; q += 32) {
+			i64 p = q / heads, k = q % heads;
+			const float *xr = x + i * ldx + k * f;
+			const float *yr = y + (i64)ci[p] * ldy + k * f;
+			float acc = 0;
+			for (i64 c = 0; c < f; c++) acc += xr[c] * yr[c];
+			d[q] = acc;
+		}
+	}
+}
+
+// dalpha unmasked in place (with dropout), then r = Σ alpha·dalpha over
+// the row, entries in order.
+extern "C" __global__ void k_gat_row_dot(float *r, float *dalpha, const int *rp, const int *ci, const float *alpha, i64 heads,
+                                         const int *rowverts, const int *colverts, u64 seed, u64 sitebits, u64 step, u64 th,
+                                         float scale, i64 dodrop, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		u64 key = dodrop ? rowkey(seed, sitebits, step, rowverts[i]) : 0;
+		float acc = 0;
+		for (i64 p = rp[i], p1 = rp[i + 1]; p < p1; p++) {
+			i64 q = p * heads + k;
+			float d = dalpha[q];
+			if (dodrop) {
+				d = d * (keep01(key, (i64)colverts[ci[p]] * heads + k, th) ? scale : 0.0f);
+				dalpha[q] = d;
+			}
+			acc += alpha[q] * d;
+		}
+		r[ik] = acc;
+	}
+}
+
+// dz = alpha·(dalpha − r), times slope where s + t <= 0 (or NaN), and ds
+// its row sums, entries in order. dz may be dalpha.
+extern "C" __global__ void k_gat_logit_grad(float *dz, float *ds, const int *rp, const int *ci, const float *alpha,
+                                            const float *dalpha, const float *r, const float *s, const float *t, i64 heads,
+                                            float slope, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		float ri = r[ik], si = s[ik], acc = 0;
+		for (i64 p = rp[i], p1 = rp[i + 1]; p < p1; p++) {
+			i64 q = p * heads + k;
+			float v = alpha[q] * (dalpha[q] - ri);
+			if (!(si + t[(i64)ci[p] * heads + k] > 0)) v = v * slope;
+			dz[q] = v;
+			acc += v;
+		}
+		ds[ik] = acc;
+	}
+}
+
+// dst[i·K+k] = Σ_p vals[q(p)·K+k], entries in order, q as k_spmm_heads.
+extern "C" __global__ void k_edge_sums(float *dst, const int *rp, const float *vals, const int *perm, i64 heads, i64 rows) {
+	ROWHEAD_LOOP(ik, rows * heads) {
+		i64 i = ik / heads, k = ik % heads;
+		float acc = 0;
+		for (i64 p = rp[i], p1 = rp[i + 1]; p < p1; p++) {
+			i64 q = perm ? (i64)perm[p] : p;
+			acc += vals[q * heads + k];
+		}
+		dst[ik] = acc;
+	}
+}
+
+// ELU with CUDA's double expm1 rounded once, as the host rounds Go's.
+extern "C" __global__ void k_elu(float *d, i64 ldd, const float *a, i64 lda, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) {
+		float v = a[i * lda + j];
+		d[i * ldd + j] = v > 0 ? v : (float)expm1((double)v);
+	}
+}
+
+extern "C" __global__ void k_elu_backward(float *d, i64 ldd, const float *g, i64 ldg, const float *out, i64 ldo, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) {
+		float o = out[i * ldo + j], gv = g[i * ldg + j];
+		d[i * ldd + j] = o > 0 ? gv : gv * (o + 1.0f);
+	}
+}
+
+// d[i, c] = (Σ_k s[i, k·F+c], heads in order)·inv, inv = 1/K in float32.
+extern "C" __global__ void k_head_mean(float *d, i64 ldd, const float *s, i64 lds, i64 heads, float inv, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) {
+		float acc = 0;
+		for (i64 k = 0; k < heads; k++) acc += s[i * lds + k * cols + j];
+		d[i * ldd + j] = acc * inv;
+	}
+}
+
+// d[i, k·F+c] = g[i, c]·inv; cols = K·F.
+extern "C" __global__ void k_head_mean_backward(float *d, i64 ldd, const float *g, i64 ldg, i64 f, float inv, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = g[i * ldg + j % f] * inv;
+}

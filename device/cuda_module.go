@@ -44,6 +44,11 @@ var kernelNames = [...]string{
 	kArgMax: "k_argmax", kArgMaxSettle: "k_argmax_settle", kCountHits: "k_count_hits", kOptim: "k_optim",
 	kPackBF16: "k_pack_bf16", kUnpackBF16: "k_unpack_bf16", kGatherRows: "k_gather_rows",
 	kScatterAddRows: "k_scatter_add_rows", kGatherI32: "k_gather_i32", kGatherU8: "k_gather_u8",
+	kHeadDot: "k_head_dot", kHeadDotBackward: "k_head_dot_backward", kHeadDotGradPart: "k_head_dot_grad_part",
+	kHeadDotGradSum: "k_head_dot_grad_sum", kGATScores: "k_gat_scores", kGATExpSum: "k_gat_exp_sum",
+	kGATNormalize: "k_gat_normalize", kSpMMHeads: "k_spmm_heads", kSDDMMHeads: "k_sddmm_heads", kGATRowDot: "k_gat_row_dot",
+	kGATLogitGrad: "k_gat_logit_grad", kEdgeSums: "k_edge_sums", kELU: "k_elu", kELUBackward: "k_elu_backward",
+	kHeadMean: "k_head_mean", kHeadMeanBackward: "k_head_mean_backward",
 }
 
 type kern int
@@ -80,6 +85,22 @@ const (
 	kScatterAddRows
 	kGatherI32
 	kGatherU8
+	kHeadDot
+	kHeadDotBackward
+	kHeadDotGradPart
+	kHeadDotGradSum
+	kGATScores
+	kGATExpSum
+	kGATNormalize
+	kSpMMHeads
+	kSDDMMHeads
+	kGATRowDot
+	kGATLogitGrad
+	kEdgeSums
+	kELU
+	kELUBackward
+	kHeadMean
+	kHeadMeanBackward
 	numKernels
 )
 

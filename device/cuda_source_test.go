@@ -57,7 +57,7 @@ unsigned __ballot_sync(unsigned, bool);
 float __int_as_float(int);
 float __uint_as_float(unsigned);
 unsigned __float_as_uint(float);
-double exp(double); double log(double); double sqrt(double);
+double exp(double); double expm1(double); double log(double); double sqrt(double);
 unsigned long long atomicAdd(unsigned long long *, unsigned long long);
 void __syncthreads();
 `

@@ -7,7 +7,8 @@
 // dropout masks (against golden masks drawn by gcn), RMSNorm and the loss
 // in gcn's float32 order, the optimizer, bfloat16 rounding, gathers.
 // Views are embedded in sentinel padding, so a write outside its view
-// fails too. TestAllocs checks that operations on preallocated buffers
+// fails too. The graph attention operations are checked as a chain, in
+// the layer's order (gat.go). TestAllocs checks that operations on preallocated buffers
 // allocate nothing; BenchKernels times a device's kernels in GB/s.
 package devicetest
 
@@ -55,6 +56,7 @@ func TestDeviceWith(t *testing.T, dev device.Device, opt Options) {
 	t.Run("Gather", func(t *testing.T) { testGather(t, dev) })
 	t.Run("SpMM", func(t *testing.T) { testSpMM(t, dev) })
 	t.Run("Gemm", func(t *testing.T) { testGemm(t, dev) })
+	t.Run("GAT", func(t *testing.T) { testGAT(t, dev) })
 	t.Run("Panics", func(t *testing.T) { testPanics(t, dev) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, dev) })
 }

@@ -55,6 +55,11 @@ type CUDA struct {
 	// host-side tests run the kernels' source under an emulator with it.
 	// The arguments go by value, so that they do not escape to the heap.
 	launchHook func(k kern, gx, gy, bx, by uint32, args [cuda.MaxArgs]uint64, n int)
+	// gatRowThreads keeps the GAT row reductions on their
+	// thread-per-(row, head) kernels (cuda_gat.go's rowReduce): the
+	// emulator test sets it, since it runs a kernel's threads one by one
+	// and cannot emulate warp shuffles.
+	gatRowThreads bool
 }
 
 var _ Device = (*CUDA)(nil)

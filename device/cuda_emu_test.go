@@ -68,7 +68,7 @@ type emuLaunch struct {
 const emuBase = 256
 
 func newEmu() *emuDevice {
-	e := &emuDevice{d: &CUDA{}, arena: make([]byte, emuBase)}
+	e := &emuDevice{d: &CUDA{gatRowThreads: true}, arena: make([]byte, emuBase)}
 	e.d.launchHook = func(k kern, gx, gy, bx, by uint32, args [cuda.MaxArgs]uint64, n int) {
 		e.launches = append(e.launches, emuLaunch{k, gx, gy, bx, by, append([]uint64(nil), args[:n]...)})
 	}
@@ -180,6 +180,7 @@ func buildEmulator(t *testing.T, gxx, dir string) string {
 struct dim3_ { unsigned x, y, z; };
 dim3_ threadIdx, blockIdx, blockDim, gridDim;
 unsigned __ballot_sync(unsigned, bool) { abort(); }
+float __shfl_xor_sync(unsigned, float, int) { abort(); } // warp kernels: gatRowThreads keeps them out
 void __syncthreads() { abort(); }
 unsigned long long atomicAdd(unsigned long long *p, unsigned long long v) { unsigned long long o = *p; *p += v; return o; }
 float __int_as_float(int v) { float f; memcpy(&f, &v, 4); return f; }

@@ -3,11 +3,16 @@
 package device
 
 // The GAT operations of the CUDA device, on the kernels at the end of
-// cuda_kernels.cu: row reductions a thread per (row, head) over the
-// row's entries in order, per-edge work a warp per row, SpMMHeads a warp
-// per row with lanes over the columns. Sums run in the host's order
-// (gat_host.go), so results are Native's bit for bit except where exp
-// and expm1 enter and HeadDotGrad (chunked, fixed order). The
+// cuda_kernels.cu: row reductions a warp per row when the heads divide
+// 32 (lanes over the row's entries, combined in a fixed tree), else a
+// thread per (row, head) over the row's entries in order; per-edge work
+// a warp per row, SpMMHeads a warp per row with lanes over the columns.
+// The thread-per-(row, head) sums run in the host's order (gat_host.go),
+// so those results are Native's bit for bit except where exp and expm1
+// enter; the warp sums and HeadDotGrad (chunked) are deterministic in
+// another fixed order. The warp kernels replaced the thread ones for
+// R-MAT's hub rows: a row of 25,000 entries (R-MAT scale 18's largest)
+// was one thread's serial loop. The
 // permutations and vertex ids are trusted, as the CSR's indices are once
 // uploaded: perm comes from spmm.TransposePerm, and the vertex ids only
 // feed the counter hash.
@@ -28,6 +33,18 @@ func permArg(perm Buffer[int32]) uint64 {
 		return 0
 	}
 	return argBuf(perm)
+}
+
+// rowReduce launches a row reduction: the warp-per-row kernel w when the
+// heads divide a warp (and the device has not been told to keep to the
+// thread-per-(row, head) kernels, which the emulator test does: it cannot
+// run warp shuffles), else the thread-per-(row, head) kernel t.
+func (d *CUDA) rowReduce(t, w kern, rows, heads int, args ...uint64) {
+	if 32%heads == 0 && !d.gatRowThreads {
+		d.runWarpRows(w, rows, args...)
+		return
+	}
+	d.run1(t, rows*heads, args...)
 }
 
 // runWarpRows launches a kernel with a warp per row (blocks of 32×8).
@@ -78,7 +95,7 @@ const gatChunk = 256
 func (d *CUDA) GATScores(e, mx Buffer[float32], a *CSR, s, t Buffer[float32], g GAT) {
 	checkGATScores(e, mx, a, s, t, &g)
 	c := a.g
-	d.run1(kGATScores, c.rows*g.Heads, argBuf(e), argBuf(mx), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(s), argBuf(t),
+	d.rowReduce(kGATScores, kGATScoresW, c.rows, g.Heads, argBuf(e), argBuf(mx), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(s), argBuf(t),
 		argInt(g.Heads), argF32(g.Slope), argInt(c.rows))
 }
 
@@ -86,7 +103,7 @@ func (d *CUDA) GATScores(e, mx Buffer[float32], a *CSR, s, t Buffer[float32], g 
 func (d *CUDA) GATExpSum(e, sums Buffer[float32], a *CSR, mx Buffer[float32], g GAT) {
 	checkGATExpSum(e, sums, a, mx, &g)
 	c := a.g
-	d.run1(kGATExpSum, c.rows*g.Heads, argBuf(e), argBuf(sums), argBuf(c.rowPtr), argBuf(mx), argInt(g.Heads), argInt(c.rows))
+	d.rowReduce(kGATExpSum, kGATExpSumW, c.rows, g.Heads, argBuf(e), argBuf(sums), argBuf(c.rowPtr), argBuf(mx), argInt(g.Heads), argInt(c.rows))
 }
 
 // GATNormalize divides by the row sums and applies attention dropout.
@@ -126,7 +143,7 @@ func (d *CUDA) GATRowDot(r, dalpha Buffer[float32], a *CSR, alpha Buffer[float32
 	checkGATRowDot(r, dalpha, a, alpha, &g)
 	c := a.g
 	rv, cv, seed, site, step, th, scale, on := gatArgs(&g)
-	d.run1(kGATRowDot, c.rows*g.Heads, argBuf(r), argBuf(dalpha), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(alpha),
+	d.rowReduce(kGATRowDot, kGATRowDotW, c.rows, g.Heads, argBuf(r), argBuf(dalpha), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(alpha),
 		argInt(g.Heads), rv, cv, seed, site, step, th, scale, on, argInt(c.rows))
 }
 
@@ -134,7 +151,7 @@ func (d *CUDA) GATRowDot(r, dalpha Buffer[float32], a *CSR, alpha Buffer[float32
 func (d *CUDA) GATLogitGrad(dz, ds Buffer[float32], a *CSR, alpha, dalpha, r, s, t Buffer[float32], g GAT) {
 	checkGATLogitGrad(dz, ds, a, alpha, dalpha, r, s, t, &g)
 	c := a.g
-	d.run1(kGATLogitGrad, c.rows*g.Heads, argBuf(dz), argBuf(ds), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(alpha),
+	d.rowReduce(kGATLogitGrad, kGATLogitGradW, c.rows, g.Heads, argBuf(dz), argBuf(ds), argBuf(c.rowPtr), argBuf(c.colIdx), argBuf(alpha),
 		argBuf(dalpha), argBuf(r), argBuf(s), argBuf(t), argInt(g.Heads), argF32(g.Slope), argInt(c.rows))
 }
 
@@ -142,7 +159,7 @@ func (d *CUDA) GATLogitGrad(dz, ds Buffer[float32], a *CSR, alpha, dalpha, r, s,
 func (d *CUDA) EdgeSums(dst Buffer[float32], a *CSR, vals Buffer[float32], perm Buffer[int32], heads int) {
 	checkEdgeSums(dst, a, vals, perm, heads)
 	c := a.g
-	d.run1(kEdgeSums, c.rows*heads, argBuf(dst), argBuf(c.rowPtr), argBuf(vals), permArg(perm), argInt(heads), argInt(c.rows))
+	d.rowReduce(kEdgeSums, kEdgeSumsW, c.rows, heads, argBuf(dst), argBuf(c.rowPtr), argBuf(vals), permArg(perm), argInt(heads), argInt(c.rows))
 }
 
 // ELU applies the exponential linear unit.

@@ -618,3 +618,105 @@ extern "C" __global__ void k_head_mean(float *d, i64 ldd, const float *s, i64 ld
 extern "C" __global__ void k_head_mean_backward(float *d, i64 ldd, const float *g, i64 ldg, i64 f, float inv, i64 rows, i64 cols) {
 	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = g[i * ldg + j % f] * inv;
 }
+
+// The row reductions above again, a warp per row, for K dividing 32
+// (device/cuda_gat.go picks them): lane l walks the row's (entry, head)
+// pairs q = p·K + k with q ≡ l (mod 32), all of head l mod K, and the
+// lanes of a head then combine in a fixed xor tree. A row of 10⁴ entries
+// (R-MAT's hubs) is then 32 lanes' work instead of one thread's; the sums
+// are deterministic but not in the host's order.
+__device__ __forceinline__ float warp_head_sum(float v, i64 heads) {
+	for (int off = 16; off >= heads; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+	return v;
+}
+
+// The maximum as the host takes it: a NaN never replaces a number.
+__device__ __forceinline__ float warp_head_max(float v, i64 heads) {
+	for (int off = 16; off >= heads; off >>= 1) {
+		float o = __shfl_xor_sync(0xffffffffu, v, off);
+		if (o > v) v = o;
+	}
+	return v;
+}
+
+#define WARP_ROW_PAIRS(q) for (i64 q = (i64)rp[i] * heads + threadIdx.x, q##1 = (i64)rp[i + 1] * heads; q < q##1; q += 32)
+
+extern "C" __global__ void k_gat_scores_w(float *e, float *mx, const int *rp, const int *ci, const float *s, const float *t,
+                                          i64 heads, float slope, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		i64 k = threadIdx.x % heads;
+		float si = s[i * heads + k], m = __int_as_float(0xff800000);
+		WARP_ROW_PAIRS(q) {
+			float x = si + t[(i64)ci[q / heads] * heads + k];
+			float v = x > 0 ? x : slope * x;
+			e[q] = v;
+			if (v > m) m = v;
+		}
+		m = warp_head_max(m, heads);
+		if (threadIdx.x < heads) mx[i * heads + threadIdx.x] = m;
+	}
+}
+
+extern "C" __global__ void k_gat_exp_sum_w(float *e, float *sums, const int *rp, const float *mx, i64 heads, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		float m = mx[i * heads + threadIdx.x % heads], acc = 0;
+		WARP_ROW_PAIRS(q) {
+			float v = (float)exp((double)(e[q] - m));
+			e[q] = v;
+			acc += v;
+		}
+		acc = warp_head_sum(acc, heads);
+		if (threadIdx.x < heads) sums[i * heads + threadIdx.x] = acc;
+	}
+}
+
+extern "C" __global__ void k_gat_row_dot_w(float *r, float *dalpha, const int *rp, const int *ci, const float *alpha, i64 heads,
+                                           const int *rowverts, const int *colverts, u64 seed, u64 sitebits, u64 step, u64 th,
+                                           float scale, i64 dodrop, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		i64 k = threadIdx.x % heads;
+		u64 key = dodrop ? rowkey(seed, sitebits, step, rowverts[i]) : 0;
+		float acc = 0;
+		WARP_ROW_PAIRS(q) {
+			float d = dalpha[q];
+			if (dodrop) {
+				d = d * (keep01(key, (i64)colverts[ci[q / heads]] * heads + k, th) ? scale : 0.0f);
+				dalpha[q] = d;
+			}
+			acc += alpha[q] * d;
+		}
+		acc = warp_head_sum(acc, heads);
+		if (threadIdx.x < heads) r[i * heads + threadIdx.x] = acc;
+	}
+}
+
+extern "C" __global__ void k_gat_logit_grad_w(float *dz, float *ds, const int *rp, const int *ci, const float *alpha,
+                                              const float *dalpha, const float *r, const float *s, const float *t, i64 heads,
+                                              float slope, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		i64 k = threadIdx.x % heads;
+		float ri = r[i * heads + k], si = s[i * heads + k], acc = 0;
+		WARP_ROW_PAIRS(q) {
+			float v = alpha[q] * (dalpha[q] - ri);
+			if (!(si + t[(i64)ci[q / heads] * heads + k] > 0)) v = v * slope;
+			dz[q] = v;
+			acc += v;
+		}
+		acc = warp_head_sum(acc, heads);
+		if (threadIdx.x < heads) ds[i * heads + threadIdx.x] = acc;
+	}
+}
+
+extern "C" __global__ void k_edge_sums_w(float *dst, const int *rp, const float *vals, const int *perm, i64 heads, i64 rows) {
+	WARP_ROWS_LOOP(i) {
+		i64 k = threadIdx.x % heads;
+		float acc = 0;
+		WARP_ROW_PAIRS(q) {
+			i64 p = q / heads;
+			i64 src = perm ? (i64)perm[p] : p;
+			acc += vals[src * heads + k];
+		}
+		acc = warp_head_sum(acc, heads);
+		if (threadIdx.x < heads) dst[i * heads + threadIdx.x] = acc;
+	}
+}

@@ -49,6 +49,8 @@ var kernelNames = [...]string{
 	kGATNormalize: "k_gat_normalize", kSpMMHeads: "k_spmm_heads", kSDDMMHeads: "k_sddmm_heads", kGATRowDot: "k_gat_row_dot",
 	kGATLogitGrad: "k_gat_logit_grad", kEdgeSums: "k_edge_sums", kELU: "k_elu", kELUBackward: "k_elu_backward",
 	kHeadMean: "k_head_mean", kHeadMeanBackward: "k_head_mean_backward",
+	kGATScoresW: "k_gat_scores_w", kGATExpSumW: "k_gat_exp_sum_w", kGATRowDotW: "k_gat_row_dot_w",
+	kGATLogitGradW: "k_gat_logit_grad_w", kEdgeSumsW: "k_edge_sums_w",
 }
 
 type kern int
@@ -101,6 +103,11 @@ const (
 	kELUBackward
 	kHeadMean
 	kHeadMeanBackward
+	kGATScoresW
+	kGATExpSumW
+	kGATRowDotW
+	kGATLogitGradW
+	kEdgeSumsW
 	numKernels
 )
 

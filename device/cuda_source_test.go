@@ -54,6 +54,7 @@ func TestKernelSourceSyntax(t *testing.T) {
 struct dim3_ { unsigned x, y, z; };
 extern dim3_ threadIdx, blockIdx, blockDim, gridDim;
 unsigned __ballot_sync(unsigned, bool);
+float __shfl_xor_sync(unsigned, float, int);
 float __int_as_float(int);
 float __uint_as_float(unsigned);
 unsigned __float_as_uint(float);

@@ -78,10 +78,10 @@ type MiniBatch struct {
 	gA, gAT       *device.CSR
 	gPerm, gVerts device.Buffer[int32]
 	idx           device.Buffer[int32]
-	xb      device.Buffer[float32]
-	vb      device.Buffer[int32]
-	grads   device.Buffer[float32]
-	dpScale float32
+	xb            device.Buffer[float32]
+	vb            device.Buffer[int32]
+	grads         device.Buffer[float32]
+	dpScale       float32
 }
 
 // hostBatch is the host half of one step's batch, which buildHost makes
@@ -97,13 +97,13 @@ type hostBatch struct {
 	hA, hAT          []*spmm.CSR
 	// gat and gatT are a GAT model's stage blocks merged (gatBlock) and
 	// their transpose, perm the transpose's entry positions.
-	gat, gatT        *spmm.CSR
-	perm             []int32
-	offs             []int
-	idx              []int32
-	labels           []int32
-	train            []bool
-	nTrain           int
+	gat, gatT *spmm.CSR
+	perm      []int32
+	offs      []int
+	idx       []int32
+	labels    []int32
+	train     []bool
+	nTrain    int
 }
 
 // graphView is what a Model trains or evaluates on: the full graph's

@@ -36,8 +36,8 @@ type Model struct {
 	// GAT layer's attention vectors (gcn<l>.att_src, att_dst; -1 else).
 	w, self    []int
 	asrc, adst []int
-	t       int
-	bf16    bool
+	t          int
+	bf16       bool
 
 	// tape of the last forward pass, per layer: the input after dropout,
 	// (ÂH)_i, Z_i and the ReLU's output.

@@ -17,12 +17,15 @@ import (
 // (TestStagedBF16AggregationAllocatesNothing below runs the staged
 // broadcasts on 4), a steady-state
 // aggregation makes no heap allocation (its stage buffers and requests are
-// reused), nor does a whole training step, GCN or SAGE (forward, host
+// reused), nor does a whole training step, GCN, SAGE or GAT (forward, host
 // loss, backward, host optimizer). The CPU
 // device's GEMM is CBLAS's here; gonum's (noblas) starts goroutines.
 func TestSteadyStepAllocatesNothing(t *testing.T) {
-	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
 		cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 3, Seed: 1, Dropout: 0.5, Layer: layer}
+		if layer == gcn.GATLayer {
+			cfg.Hidden, cfg.Heads, cfg.OutputHeads = 8, 4, 2
+		}
 		g := gcn.RandomGraph(3, 2000, cfg.Features, cfg.Classes, 8)
 		errs := collectives.RunLocal(1, func(w collectives.Comm) error {
 			m, err := New(w, device.NewCPU(1), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2}, cfg, gcn.DefaultOptimizer(), g)

@@ -72,11 +72,16 @@ type MiniBatch struct {
 	// the rows of the batch in the full block row, xb the batch's
 	// features, vb its vertex ids.
 	dA, dAT []*device.CSR
-	idx     device.Buffer[int32]
-	xb      device.Buffer[float32]
-	vb      device.Buffer[int32]
-	grads   device.Buffer[float32]
-	dpScale float32
+	// gA, gAT, gPerm and gVerts are a GAT model's merged batch block, its
+	// transpose, the transpose's entry positions and the stages' vertex
+	// ids (gatBlock), refilled in place.
+	gA, gAT       *device.CSR
+	gPerm, gVerts device.Buffer[int32]
+	idx           device.Buffer[int32]
+	xb            device.Buffer[float32]
+	vb            device.Buffer[int32]
+	grads         device.Buffer[float32]
+	dpScale       float32
 }
 
 // hostBatch is the host half of one step's batch, which buildHost makes
@@ -90,10 +95,15 @@ type hostBatch struct {
 	sample, pos, ids []int32
 	bounds           []int
 	hA, hAT          []*spmm.CSR
-	idx              []int32
-	labels           []int32
-	train            []bool
-	nTrain           int
+	// gat and gatT are a GAT model's stage blocks merged (gatBlock) and
+	// their transpose, perm the transpose's entry positions.
+	gat, gatT *spmm.CSR
+	perm      []int32
+	offs      []int
+	idx       []int32
+	labels    []int32
+	train     []bool
+	nTrain    int
 }
 
 // graphView is what a Model trains or evaluates on: the full graph's
@@ -102,6 +112,7 @@ type graphView struct {
 	n, lo, hi, nTrain int
 	bounds            []int
 	a, at             []*device.CSR
+	gv                gatBlock
 	x                 device.Mat
 	verts             device.Buffer[int32]
 	labels            []int32
@@ -109,13 +120,13 @@ type graphView struct {
 }
 
 func (m *Model) view() graphView {
-	return graphView{n: m.n, lo: m.lo, hi: m.hi, nTrain: m.nTrain, bounds: m.bounds, a: m.a, at: m.at, x: m.x,
+	return graphView{n: m.n, lo: m.lo, hi: m.hi, nTrain: m.nTrain, bounds: m.bounds, a: m.a, at: m.at, gv: m.gv, x: m.x,
 		verts: m.verts, labels: m.labels, train: m.train, val: m.val, test: m.test}
 }
 
 func (m *Model) bind(v *graphView) {
 	m.n, m.lo, m.hi, m.nTrain, m.bounds = v.n, v.lo, v.hi, v.nTrain, v.bounds
-	m.a, m.at, m.x, m.verts = v.a, v.at, v.x, v.verts
+	m.a, m.at, m.gv, m.x, m.verts = v.a, v.at, v.gv, v.x, v.verts
 	m.labels, m.train, m.val, m.test = v.labels, v.train, v.val, v.test
 }
 
@@ -158,6 +169,10 @@ func NewMiniBatch(replica collectives.Comm, dev device.Device, o Options, bo Bat
 	b.idx, b.vb = device.Alloc[int32](dev, rows), device.Alloc[int32](dev, rows)
 	b.xb = device.Alloc[float32](dev, rows*cfg.Features)
 	b.full = m.view()
+	if m.isGAT() {
+		b.gA, b.gAT = new(device.CSR), new(device.CSR)
+		b.gPerm, b.gVerts = device.Alloc[int32](dev, m.edgeCap), device.Alloc[int32](dev, m.rangeCap)
+	}
 	// The gradients in one buffer, for one all-reduce over the replicas
 	// (as gcn's m.grads): each parameter's dg becomes a view into it.
 	total := 0
@@ -188,7 +203,11 @@ func (b *MiniBatch) readStages(src gcn.Source) error {
 		if err != nil {
 			return err
 		}
-		b.ex, b.exT = append(b.ex, sampler.NewExtractor(a, m.lo, c0)), append(b.exT, sampler.NewExtractor(at, m.lo, c0))
+		b.ex = append(b.ex, sampler.NewExtractor(a, m.lo, c0))
+		if m.isGAT() {
+			continue // a GAT layer transposes its merged batch block
+		}
+		b.exT = append(b.exT, sampler.NewExtractor(at, m.lo, c0))
 		b.dA, b.dAT = append(b.dA, new(device.CSR)), append(b.dAT, new(device.CSR))
 	}
 	_, train, _, _, err := src.Labels(0, 0, m.n)
@@ -267,7 +286,13 @@ func (b *MiniBatch) newHost() *hostBatch {
 	h := &hostBatch{sample: make([]int32, size), pos: make([]int32, size), ids: make([]int32, size),
 		bounds: make([]int, b.L.Q+1), idx: make([]int32, rows), labels: make([]int32, size), train: make([]bool, size)}
 	for range b.ex {
-		h.hA, h.hAT = append(h.hA, new(spmm.CSR)), append(h.hAT, new(spmm.CSR))
+		h.hA = append(h.hA, new(spmm.CSR))
+	}
+	for range b.exT {
+		h.hAT = append(h.hAT, new(spmm.CSR))
+	}
+	if b.isGAT() {
+		h.gat, h.gatT, h.offs = new(spmm.CSR), new(spmm.CSR), make([]int, len(b.ex))
 	}
 	return h
 }
@@ -292,7 +317,17 @@ func (b *MiniBatch) buildHost(step int, h *hostBatch) error {
 		c0, c1 := bounds[k0+s], bounds[k0+s+1]
 		cols, colIDs := pos[c0:c1], h.ids[c0:c1]
 		b.ex[s].ExtractInto(h.hA[s], nil, rows, cols, rowIDs, colIDs, b.p)
-		b.exT[s].ExtractInto(h.hAT[s], nil, rows, cols, rowIDs, colIDs, b.p)
+		if s < len(b.exT) {
+			b.exT[s].ExtractInto(h.hAT[s], nil, rows, cols, rowIDs, colIDs, b.p)
+		}
+	}
+	if b.isGAT() {
+		c0, c1 := bounds[k0], bounds[k0+len(b.ex)]
+		for s := range h.offs {
+			h.offs[s] = bounds[k0+s] - c0
+		}
+		mergeColumns(h.gat, h.hA, h.offs, r1-r0, c1-c0)
+		h.perm = transposeInto(h.gatT, h.perm, h.gat)
 	}
 	for j, p := range rows {
 		h.idx[j] = p - int32(b.full.lo)
@@ -332,4 +367,15 @@ func (b *MiniBatch) bindBatch(h *hostBatch) {
 	device.Upload(b.dev, vb, 0, h.ids[r0:r1])
 	b.batch = graphView{n: len(h.pos), lo: r0, hi: r1, nTrain: h.nTrain, bounds: h.bounds, a: b.dA, at: b.dAT,
 		x: x, verts: vb, labels: h.labels, train: h.train}
+	if b.isGAT() {
+		k0, _ := l.Stages()
+		c0, c1 := h.bounds[k0], h.bounds[k0+len(b.ex)]
+		b.dev.UploadCSRInto(b.gA, h.gat)
+		b.dev.UploadCSRInto(b.gAT, h.gatT)
+		nnz := h.gat.NNZ()
+		perm, verts := b.gPerm.Slice(0, nnz), b.gVerts.Slice(0, c1-c0)
+		device.Upload(b.dev, perm, 0, h.perm)
+		device.Upload(b.dev, verts, 0, h.ids[c0:c1])
+		b.batch.gv = gatBlock{a: b.gA, at: b.gAT, perm: perm, colVerts: verts, c0: c0, c1: c1, nnz: nnz}
+	}
 }

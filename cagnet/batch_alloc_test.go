@@ -19,7 +19,7 @@ import (
 // extracting the batch's blocks, the
 // staged forward and backward pass, the replicas' gradient all-reduce and
 // the optimizer — makes no heap allocation, on one rank and on 2 replicas
-// of 2 ranks (c = 2, bfloat16 stages too), counted over the whole process
+// of 2 ranks (c = 2, bfloat16 stages too), GCN, SAGE and GAT, counted over the whole process
 // with the ranks in lockstep (alloctest.Meter), after warm-up steps and
 // an evaluation have grown every buffer. It failed while the model's
 // buffers were reallocated whenever a batch's rows differed from the
@@ -34,8 +34,14 @@ func TestMiniBatchSteadyStepAllocatesNothing(t *testing.T) {
 		{1, 1, 1, gcn.SAGELayer, false, true},
 		{2, 2, 2, gcn.GCNLayer, false, true},
 		{2, 2, 2, gcn.SAGELayer, true, false},
+		{1, 1, 1, gcn.GATLayer, false, true},
+		{2, 2, 2, gcn.GATLayer, true, false},
+		{1, 4, 2, gcn.GATLayer, true, true},
 	} {
 		cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 3, Seed: 1, Dropout: 0.5, Layer: tc.layer}
+		if tc.layer == gcn.GATLayer {
+			cfg.Hidden, cfg.Heads, cfg.OutputHeads = 8, 4, 2
+		}
 		g := gcn.RandomGraph(3, 1500, cfg.Features, cfg.Classes, 8)
 		order := permute.New(g.Adj.Rows, permute.Single, 2).P1
 		ranks, runs := tc.d*tc.p, 10

@@ -47,7 +47,15 @@ func TestMiniBatchMatchesReference(t *testing.T) {
 // one replica trains exactly like full-graph 1.5D, bit for bit: the same
 // blocks, rows and operations.
 func TestMiniBatchWholeGraphIsFullGraph(t *testing.T) {
-	k := Case{C: 2, Scheme: permute.Single, Dropout: 0.5, Layer: gcn.SAGELayer}
+	for _, k := range []Case{
+		{C: 2, Scheme: permute.Single, Dropout: 0.5, Layer: gcn.SAGELayer},
+		{C: 2, Scheme: permute.Single, Dropout: 0.5, Layer: gcn.GATLayer, Heads: 4, OutputHeads: 2},
+	} {
+		t.Run(k.Layer.String(), func(t *testing.T) { wholeGraphIsFullGraph(t, k) })
+	}
+}
+
+func wholeGraphIsFullGraph(t *testing.T, k Case) {
 	cfg, opt, g := conformanceModel(k)
 	order := permute.New(g.Adj.Rows, permute.Single, 3).P1
 	errs := collectives.RunLocal(4, func(w collectives.Comm) error {

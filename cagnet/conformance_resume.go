@@ -19,12 +19,13 @@ const ResumeSteps = 3
 // step count — continues training exactly: a model with replication to,
 // given the state of one with replication from after ResumeSteps steps,
 // trains ResumeSteps more like the model that went on (dropout and Adam
-// on, single permutation, GCN and SAGE). With to = from the losses and
+// on, single permutation, GCN, SAGE and GAT with 4 heads and 2 output
+// heads). With to = from the losses and
 // weights must agree bit for bit; otherwise within ConformanceTol (the
 // sums run in another order). Collective over world.
 func CheckResume(world collectives.Comm, dev device.Device, from, to int) []error {
 	var errs []error
-	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
 		if err := checkResume(world, dev, from, to, layer); err != nil {
 			errs = append(errs, err)
 		}
@@ -33,7 +34,11 @@ func CheckResume(world collectives.Comm, dev device.Device, from, to int) []erro
 }
 
 func checkResume(world collectives.Comm, dev device.Device, from, to int, layer gcn.Layer) error {
-	cfg, opt, g := conformanceModel(Case{Dropout: 0.5, Layer: layer})
+	k := Case{Dropout: 0.5, Layer: layer}
+	if layer == gcn.GATLayer {
+		k.Heads, k.OutputHeads = 4, 2
+	}
+	cfg, opt, g := conformanceModel(k)
 	o := Options{Replication: from, Permutation: permute.Single, PermSeed: 3}
 	a, err := New(world, dev, o, cfg, opt, g)
 	if err != nil {

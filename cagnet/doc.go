@@ -25,11 +25,39 @@
 // every rank holds; backward, dW_self = H_iᵀ dZ_i joins dW's all-reduce
 // over the process column and dZ W_selfᵀ is added to ∂L/∂H_i.
 //
+// A GAT layer (gcn.GATLayer, gat.go) projects before it aggregates, so
+// what stages carry differs from GCN's. Rank (i, j) computes Y_i = H_i·W,
+// s_i = Y_i·a_src and t_i = Y_i·a_dst for its own rows (W and the
+// attention vectors are replicated, no message). Its stages' blocks are
+// kept merged, [Â_ik0 | … | Â_ik1−1] (gatBlock, only the pattern is read),
+// with their transpose and its entry positions (spmm.TransposePerm). The
+// stages broadcast t_k (float32) and Y_k (bfloat16 with Options.BF16)
+// over the process column into one contiguous buffer of the stages' rows;
+// the scores of block row i's entries need only s_i and those t, so each
+// rank scores its share of the rows' entries, and the softmax's row
+// maxima and sums are all-reduced over the process row (a rank holds
+// whole rows of H but, with c > 1, only its replica's block columns of
+// Â). α ⊛ Y over the merged block (SpMMHeads) gives partial rows,
+// all-reduced over the process row like GCN's (ÂH)_i. Backward: Y's
+// blocks are broadcast again in the same stages (not kept: the stage
+// buffers stay one per width, as GCN's); dα = dO_i·Y_kᵀ on the entries,
+// the softmax's row dot and ds are partial over the replica's columns and
+// all-reduced over the process row. dY = αᵀ·dO and dt are column sums
+// over every process row's rows: each rank computes them for its stages'
+// columns from its own rows (over the transpose) and the process column
+// all-reduces them (collectives has no Reduce; the result is needed by
+// one rank per block row, the replica that multiplies the block row's own
+// stage, which then broadcasts dY_i and dt_i over the process row in
+// float32, so that every replica holds the same gradient). dW, d(a_src)
+// and d(a_dst) are all-reduced over the process column as GCN's dW.
+// Attention dropout keys α of entry (i, j) by the original ids of i and
+// j, so every grid drops what the serial reference drops.
+//
 // With Options.BF16 the broadcasts and the process row's all-reduce of
 // the partial sums travel as bfloat16 (ibcastBF16: packed halfwords two to
 // a float32 word); the loss and weight gradients stay float32/float64.
 //
-// Scope: GCN and SAGE layers (dropout included) without input projection,
+// Scope: GCN, SAGE and GAT layers (dropout included) without input projection,
 // output head, norm or residual; no or single vertex permutation (double
 // does not apply: one vertex order serves every layer); data-parallel
 // replicas only in mini-batch training (MiniBatch, below: full-graph

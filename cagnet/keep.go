@@ -11,7 +11,8 @@ import (
 // What a run that is kept needs of the model (jobs writes and reads its
 // checkpoints in package checkpoint's format, the 3D model's, through
 // checkpoint.SaveReplicated and LoadReplicated: every rank holds W whole):
-// the parameters and Adam moments, the step count and the dataset's
+// the parameters (a GAT layer's attention vectors among them, in
+// gcn.InitialParams' order) and Adam moments, the step count and the dataset's
 // fingerprint; and the predictions and embeddings scalegnn predict
 // writes. Dropout masks are keyed by (seed, step, layer, vertex, column)
 // and Step keeps weights and moments in float32, so restoring the
@@ -110,7 +111,8 @@ func (m *Model) Probabilities() (gcn.Block, error) {
 }
 
 // Embeddings runs the model without dropout and returns this block row of
-// hidden layer l's output (the ReLU's), as gcn's Embeddings.
+// hidden layer l's output (the ReLU's, a GAT layer's ELU's), as gcn's
+// Embeddings.
 func (m *Model) Embeddings(l int) (gcn.Block, error) {
 	if l < 0 || l >= len(m.specs) || !m.specs[l].Hidden {
 		return gcn.Block{}, fmt.Errorf("cagnet: embeddings of layer %d: the model's hidden layers are 0 to %d", l, gcn.LastHidden(m.cfg))

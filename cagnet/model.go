@@ -32,10 +32,12 @@ type Model struct {
 
 	Params []*Param
 	// w and self index Params per layer: W (gcn<l>.weight) and, for SAGE
-	// layers, W_self (gcn<l>.self; -1 for GCN layers).
-	w, self []int
-	t       int
-	bf16    bool
+	// layers, W_self (gcn<l>.self; -1 for GCN layers); asrc and adst a
+	// GAT layer's attention vectors (gcn<l>.att_src, att_dst; -1 else).
+	w, self    []int
+	asrc, adst []int
+	t          int
+	bf16       bool
 
 	// tape of the last forward pass, per layer: the input after dropout,
 	// (ÂH)_i, Z_i and the ReLU's output.
@@ -76,6 +78,16 @@ type Model struct {
 	// share them without reallocating (0: exactly what is asked).
 	bounds  []int
 	rowsCap int
+
+	// gv is a GAT layer's block of the bound graph (gat.go); edgeCap and
+	// rangeCap are the entries and stage rows its reused buffers hold at
+	// least (the full graph's), as rowsCap for rows. gatReqs, gatHost and
+	// gatBReqs are its stages' requests and bfloat16 staging.
+	gv                gatBlock
+	edgeCap, rangeCap int
+	gatReqs           []collectives.Request
+	gatHost           [][]uint16
+	gatBReqs          []bf16Bcast
 }
 
 // wsKey names a reused buffer: what it holds and the layer.
@@ -169,16 +181,31 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 				panic(fmt.Sprintf("cagnet: no parameter gcn%d.self among gcn.InitialParams", l))
 			}
 		}
+		asrc, adst := -1, -1
+		if s.Heads > 0 {
+			var ok2 bool
+			asrc, ok = index[fmt.Sprintf("gcn%d.att_src", l)]
+			adst, ok2 = index[fmt.Sprintf("gcn%d.att_dst", l)]
+			if !ok || !ok2 {
+				panic(fmt.Sprintf("cagnet: no parameters gcn%d.att_src and gcn%d.att_dst among gcn.InitialParams", l, l))
+			}
+		}
 		m.w, m.self = append(m.w, w), append(m.self, self)
+		m.asrc, m.adst = append(m.asrc, asrc), append(m.adst, adst)
 	}
 	if o.BF16 {
 		maxW := cfg.Features
 		for _, s := range cfg.LayerSpecs() {
-			maxW = max(maxW, s.In, s.Out)
+			maxW = max(maxW, s.In, s.Out, s.ProjWidth)
 		}
 		// The largest block row: a stage buffer may be one row longer
-		// than this rank's.
-		m.pack = device.Alloc[uint16](dev, (m.n+l.Q-1)/l.Q*maxW)
+		// than this rank's. A GAT layer's Y and dY move as the rows of
+		// all the rank's stages at once.
+		rows := (m.n + l.Q - 1) / l.Q
+		if k0, k1 := l.Stages(); m.isGAT() && k1-k0 > 1 {
+			rows *= k1 - k0
+		}
+		m.pack = device.Alloc[uint16](dev, rows*maxW)
 	}
 	return m, nil
 }
@@ -186,11 +213,16 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 // buf returns the reused rows × cols buffer named (name, layer),
 // allocating it on first use.
 func (m *Model) buf(name string, layer, rows, cols int) device.Mat {
+	// At least rowsCap rows: a mini-batch's rows vary (MiniBatch).
+	return m.bufCap(name, layer, rows, cols, m.rowsCap)
+}
+
+// bufCap is buf allocating at least capRows rows.
+func (m *Model) bufCap(name string, layer, rows, cols, capRows int) device.Mat {
 	k := wsKey{name, layer}
 	b, ok := m.ws[k]
 	if !ok || b.Rows() < rows || b.Cols() != cols {
-		// At least rowsCap rows: a mini-batch's rows vary (MiniBatch).
-		b = m.mat(max(rows, m.rowsCap), cols)
+		b = m.mat(max(rows, capRows), cols)
 		m.ws[k] = b
 	}
 	return device.Matrix(b.Flat().Slice(0, rows*cols), rows, cols)
@@ -313,6 +345,17 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 		if training {
 			h = m.dropout("in", h, l)
 		}
+		if s.Heads > 0 {
+			// The tape of a GAT layer: ah holds Y_i, z the heads'
+			// aggregation O_i, act the output.
+			y, o, out, err := m.gatForward(l, s, h, training)
+			if err != nil {
+				return h, err
+			}
+			m.in, m.ah, m.z, m.act = append(m.in, h), append(m.ah, y), append(m.z, o), append(m.act, out)
+			h = out
+			continue
+		}
 		ah := m.buf("ah", l, rows, s.In)
 		if err := m.aggregate(ah, m.a, h); err != nil {
 			return h, err
@@ -385,6 +428,17 @@ func (m *Model) LossAndGrad() (float64, error) {
 	specs := m.specs
 	for l := len(specs) - 1; l >= 0; l-- {
 		s, p := specs[l], m.Params[m.w[l]]
+		if s.Heads > 0 {
+			din, err := m.gatBackward(l, s, dz)
+			if err != nil {
+				return 0, err
+			}
+			if !s.NeedInputGrad {
+				break
+			}
+			dz = m.dropout("din", din, l)
+			continue
+		}
 		if s.Hidden {
 			m.dev.ReLUBackward(dz, dz, m.z[l])
 		}

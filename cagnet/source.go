@@ -66,6 +66,10 @@ func (m *Model) readStage(src gcn.Source, k int) (a, at *spmm.CSR, err error) {
 	if a, _, err = gcn.ReadBlock(src, m.cfg.Layer, 0, m.lo, m.hi, 0, c0, c1, false); err != nil {
 		return nil, nil, err
 	}
+	if m.isGAT() {
+		// A GAT layer transposes its merged block instead (gatBlock).
+		return a, nil, nil
+	}
 	_, at, err = gcn.ReadBlock(src, m.cfg.Layer, 0, c0, c1, 0, m.lo, m.hi, true)
 	return a, at, err
 }
@@ -78,14 +82,22 @@ func (m *Model) readLocal(src gcn.Source) error {
 		return fmt.Errorf("cagnet: the dataset has %d features and %d classes, the model %d and %d", sz.Features, sz.Classes, f, m.cfg.Classes)
 	}
 	k0, k1 := l.Stages()
+	var gat []*spmm.CSR
 	for k := k0; k < k1; k++ {
 		a, at, err := m.readStage(src, k)
 		if err != nil {
 			return err
 		}
 		m.nnz += int64(a.NNZ())
+		if m.isGAT() {
+			gat = append(gat, a)
+			continue
+		}
 		m.a = append(m.a, dev.UploadCSR(a))
 		m.at = append(m.at, dev.UploadCSR(at))
+	}
+	if m.isGAT() {
+		m.uploadGAT(gat, src.Orders().Order[0])
 	}
 	x, err := src.FeatureBlock(0, m.lo, m.hi, 0, f)
 	if err != nil {

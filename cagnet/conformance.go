@@ -100,8 +100,9 @@ func conformanceModel(c Case) (gcn.Config, gcn.Optimizer, *gcn.Graph) {
 	return cfg, gcn.DefaultOptimizer(), gcn.RandomGraph(5, 41, cfg.Features, cfg.Classes, 4)
 }
 
-// serialModel is what the checks ask of the serial float64 reference:
-// gcn.Reference (gcnSerial), or for GAT layers gatSerial's.
+// serialModel is what the checks ask of the serial float64 reference,
+// gcn.Reference (gcnSerial); gat_reference_test.go's independent GAT
+// reference implements it too.
 type serialModel interface {
 	LossAndGrad(step int) float64
 	Step()
@@ -118,24 +119,9 @@ type gcnSerial struct{ *gcn.Reference }
 func (r gcnSerial) Parameters() []*gcn.RefParam { return r.Params }
 func (r gcnSerial) SetVerts(verts []int32)      { r.Verts = verts }
 
-// gatSerial makes the serial reference of a GAT model. TODO(h-ref26):
-// gcn.Reference learns GAT layers on branch h-ref26 (gcn/reference_gat.go);
-// until it lands the only GAT reference is the float64 one in
-// gat_reference_test.go, which sets this hook, so the GAT cases run in
-// go test and not yet in scalegnn selftest (Cases lists them only when
-// the hook is set). When it lands, newSerial returns gcnSerial for every
-// layer and the hook and that gate go.
-var gatSerial func(cfg gcn.Config, opt gcn.Optimizer, adj *spmm.CSR, features []float32, labels []int32, train []bool) serialModel
-
 // newSerial returns the serial reference of cfg over adj (the layers'
 // aggregation operator; a GAT layer reads its pattern).
 func newSerial(cfg gcn.Config, opt gcn.Optimizer, adj *spmm.CSR, features []float32, labels []int32, train []bool) serialModel {
-	if cfg.Layer == gcn.GATLayer {
-		if gatSerial == nil {
-			panic("cagnet: no serial GAT reference (gcn.Reference lacks GAT layers until h-ref26 lands)")
-		}
-		return gatSerial(cfg, opt, adj, features, labels, train)
-	}
 	return gcnSerial{gcn.NewReference(cfg, opt, adj, features, labels, train)}
 }
 
@@ -249,9 +235,7 @@ func Cases(p int) []Case {
 		}
 		out = append(out, Case{C: c, Scheme: permute.Single, Dropout: 0.5, Layer: gcn.SAGELayer, BF16: true},
 			Case{C: c, Scheme: permute.None, Layer: gcn.GCNLayer, BF16: true})
-		if gatSerial != nil { // TODO(h-ref26): always, once gcn.Reference has GAT
-			out = append(out, gatCases(c)...)
-		}
+		out = append(out, gatCases(c)...)
 	}
 	return out
 }

@@ -2,17 +2,18 @@ package cagnet
 
 import (
 	"math"
+	"testing"
 
+	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/internal/counter"
 	"scalegnn/spmm"
 )
 
-// A serial float64 GAT reference, the math of gcn.GAT written out plainly
-// (dense row-major arrays, loops), for the conformance checks until
-// gcn.Reference has GAT layers (TODO(h-ref26): then this file goes, with
-// the gatSerial hook in conformance.go).
-func init() { gatSerial = newGATRef }
+// A serial float64 GAT reference, the math of gcn.GATLayer written out
+// plainly (dense row-major arrays, loops) and independently of
+// gcn.Reference, which the conformance checks use:
+// TestGATReferencesAgree holds the two to each other.
 
 type gatRef struct {
 	cfg    gcn.Config
@@ -335,4 +336,36 @@ func (r *gatRef) Accuracy(logits []float64, mask []bool) float64 {
 		return 0
 	}
 	return float64(right) / float64(total)
+}
+
+// TestGATReferencesAgree: gcn.Reference's GAT layers and this package's
+// plain one give the same loss and gradients (1e-10 relative) over three
+// steps, with dropout of the inputs and of α, one and several heads.
+func TestGATReferencesAgree(t *testing.T) {
+	for _, c := range []Case{{Layer: gcn.GATLayer, Heads: 1, OutputHeads: 1}, {Layer: gcn.GATLayer, Heads: 4, OutputHeads: 2, Dropout: 0.5}} {
+		cfg, opt, g := conformanceModel(c)
+		adj := dataset.NormalizeGCN(g.Adj)
+		a := newGATRef(cfg, opt, adj, g.Features, g.Labels, g.Train)
+		b := gcnSerial{gcn.NewReference(cfg, opt, adj, g.Features, g.Labels, g.Train)}
+		for step := range 3 {
+			la, lb := a.LossAndGrad(step), b.LossAndGrad(step)
+			if math.Abs(la-lb) > 1e-10*math.Max(1, math.Abs(lb)) {
+				t.Fatalf("heads %d, step %d: loss %v and gcn.Reference's %v", c.Heads, step, la, lb)
+			}
+			for k, pa := range a.Parameters() {
+				pb := b.Parameters()[k]
+				scale := 0.0
+				for _, v := range pb.G {
+					scale = math.Max(scale, math.Abs(v))
+				}
+				for i := range pa.G {
+					if math.Abs(pa.G[i]-pb.G[i]) > 1e-10*scale {
+						t.Fatalf("heads %d, step %d: %s gradient [%d] %v and gcn.Reference's %v", c.Heads, step, pa.Name, i, pa.G[i], pb.G[i])
+					}
+				}
+			}
+			a.Step()
+			b.Step()
+		}
+	}
 }

@@ -60,7 +60,7 @@ func CAGNETScope(c *Config) error {
 		// full-graph step has one batch, the graph, as in 3D.
 		return fmt.Errorf(`grid.d = %d: train.algorithm = "1.5d" has data-parallel replicas in mini-batch training only: set train.mode = "minibatch" or grid.d = 1`, g.D)
 	case m.InputProjection || m.OutputHead || m.Residual || m.Norm != gcn.NoNorm:
-		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN and SAGE layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
+		return fmt.Errorf(`train.algorithm = "1.5d" trains GCN, SAGE and GAT layers without extras: set model.input_projection, output_head and residual false and model.norm = "none"`)
 	case c.Permute.Scheme == permute.Double:
 		return fmt.Errorf(`permute.scheme = "double" does not apply to train.algorithm = "1.5d" (one vertex order serves every layer): use "single" or "none"`)
 	}

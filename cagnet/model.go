@@ -142,7 +142,7 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 		panic(fmt.Sprintf("cagnet: NewFromSource with permutation %v: a Source comes in its own order 0 (New permutes a whole graph)", o.Permutation))
 	}
 	if cfg.InputProjection || cfg.OutputHead || cfg.Norm || cfg.Residual {
-		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports GCN and SAGE layers without extras: set input_projection, output_head, norm, residual false, or use train.algorithm = \"3d\"")
+		return nil, fmt.Errorf("cagnet: train.algorithm = \"1.5d\" supports GCN, SAGE and GAT layers without extras: set input_projection, output_head, norm, residual false, or use train.algorithm = \"3d\"")
 	}
 	l, err := NewLayout(world.Size(), o.Replication, world.Rank())
 	if err != nil {

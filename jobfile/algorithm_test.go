@@ -15,7 +15,7 @@ func TestAlgorithmConfigErrors(t *testing.T) {
 		{"not dividing", a + "[grid]\nx = 6\nreplication = 4\n", "grid.replication = 4 with x·y·z = 6 ranks"},
 		{"neighbor", a + "mode = \"neighbor\"\nbatch_size = 8\nfanouts = [2, 2]\n", `train.mode = "neighbor": train.algorithm = "1.5d" trains the full graph or uniform mini-batches`},
 		{"isolated", a + "mode = \"isolated\"\n", `train.mode = "isolated": train.algorithm = "1.5d"`},
-		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains GCN and SAGE layers without extras"},
+		{"norm", a + "[model]\nnorm = \"rms\"\n", "trains GCN, SAGE and GAT layers without extras"},
 		{"double", a + "[permute]\nscheme = \"double\"\n", `permute.scheme = "double" does not apply`},
 		{"auto with replication", a + "[grid]\nauto = true\nreplication = 2\n", "grid.auto = true chooses grid.replication too"},
 		{"d", a + "[grid]\nx = 4\nd = 2\n", "grid.d = 2: train.algorithm = \"1.5d\" has data-parallel replicas in mini-batch training only"},

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -22,6 +23,11 @@ type runProgress struct {
 	StopBest float64       `json:"stop_best"`
 	StopSeen bool          `json:"stop_seen"`
 	Stale    int           `json:"stop_stale"`
+	// StopBestLoss is the lowest validation loss train.early_stop =
+	// "val_loss_acc" has seen; nil when it is not finite, and in
+	// checkpoints written before it was kept (read as +Inf: the loss's
+	// record starts afresh).
+	StopBestLoss *float64 `json:"stop_best_loss,omitempty"`
 	TrainSec float64       `json:"train_s"` // training time before this run
 }
 
@@ -57,6 +63,9 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	if r != nil {
 		p := runProgress{Res: *r.res, StopBest: r.stop.best, StopSeen: r.stop.seen, Stale: r.stop.stale,
 			TrainSec: r.before + time.Since(r.start).Seconds()}
+		if l := r.stop.bestLoss; !math.IsNaN(l) && !math.IsInf(l, 0) {
+			p.StopBestLoss = &l
+		}
 		if run, err = json.Marshal(p); err != nil {
 			return "", err
 		}
@@ -211,7 +220,10 @@ func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) 
 	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
 	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
 	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch
-	r.stop.best, r.stop.seen, r.stop.stale = p.StopBest, p.StopSeen, p.Stale
+	r.stop.best, r.stop.seen, r.stop.stale, r.stop.bestLoss = p.StopBest, p.StopSeen, p.Stale, math.Inf(1)
+	if p.StopBestLoss != nil {
+		r.stop.bestLoss = *p.StopBestLoss
+	}
 	r.before = p.TrainSec
 	return pos, nil
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"math"
 	"time"
 
 	"go.uber.org/zap"
@@ -28,7 +27,7 @@ type runProgress struct {
 	// checkpoints written before it was kept (read as +Inf: the loss's
 	// record starts afresh).
 	StopBestLoss *float64 `json:"stop_best_loss,omitempty"`
-	TrainSec float64       `json:"train_s"` // training time before this run
+	TrainSec     float64  `json:"train_s"` // training time before this run
 }
 
 // position is where training stands: the optimizer steps taken, the
@@ -61,11 +60,8 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	}
 	var run []byte
 	if r != nil {
-		p := runProgress{Res: *r.res, StopBest: r.stop.best, StopSeen: r.stop.seen, Stale: r.stop.stale,
-			TrainSec: r.before + time.Since(r.start).Seconds()}
-		if l := r.stop.bestLoss; !math.IsNaN(l) && !math.IsInf(l, 0) {
-			p.StopBestLoss = &l
-		}
+		p := runProgress{Res: *r.res, TrainSec: r.before + time.Since(r.start).Seconds()}
+		r.stop.saveTo(&p)
 		if run, err = json.Marshal(p); err != nil {
 			return "", err
 		}
@@ -220,10 +216,7 @@ func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) 
 	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
 	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
 	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch
-	r.stop.best, r.stop.seen, r.stop.stale, r.stop.bestLoss = p.StopBest, p.StopSeen, p.Stale, math.Inf(1)
-	if p.StopBestLoss != nil {
-		r.stop.bestLoss = *p.StopBestLoss
-	}
+	r.stop.loadFrom(p)
 	r.before = p.TrainSec
 	return pos, nil
 }

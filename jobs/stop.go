@@ -132,3 +132,20 @@ func (s *stopRule) observe(val float64) string {
 	_, why := s.evaluate(val, math.NaN())
 	return why
 }
+
+// saveTo keeps the rule's state in a checkpoint's run progress.
+func (s stopRule) saveTo(p *runProgress) {
+	p.StopBest, p.StopSeen, p.Stale, p.StopBestLoss = s.best, s.seen, s.stale, nil
+	if l := s.bestLoss; !math.IsNaN(l) && !math.IsInf(l, 0) {
+		p.StopBestLoss = &l
+	}
+}
+
+// loadFrom restores the state saveTo kept (the job's rule and limits
+// stay the resumed job's).
+func (s *stopRule) loadFrom(p runProgress) {
+	s.best, s.seen, s.stale, s.bestLoss = p.StopBest, p.StopSeen, p.Stale, math.Inf(1)
+	if p.StopBestLoss != nil {
+		s.bestLoss = *p.StopBestLoss
+	}
+}

@@ -54,11 +54,12 @@ func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse {
 }
 
 // ArenaEval returns what an evaluation (forward without dropout, then the
-// accuracy) takes from the arena on blocks s.
+// accuracy and the validation loss) takes from the arena on blocks s.
 func (c Config) ArenaEval(s BlockShape, run Options) ArenaUse {
 	p := arenaPlan{cfg: c, s: s, run: run}
 	p.forward()
 	p.accuracy()
+	p.loss() // the validation loss: the training loss's takes
 	return p.use
 }
 

@@ -223,6 +223,13 @@ func (s *ConformanceSuite) fullGraph(world collectives.Comm, dev device.Device, 
 			return err
 		}
 	}
+	// The evaluation's validation loss: the loss's machinery over the
+	// validation mask, without dropout.
+	acc, err := m.Evaluate()
+	if err != nil {
+		return err
+	}
+	k.loss(s.Steps, " of the evaluation's validation vertices", acc.ValLoss, ref.Loss(ref.Forward(false, 0), s.Graph.Val), conformanceLossTol)
 	return k.err()
 }
 

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"testing"
 
 	"scalegnn/collectives"
@@ -72,15 +73,18 @@ func TestOptimizersMatchReference(t *testing.T) {
 	}
 }
 
-// TestAccuracyMatchesReference checks the distributed argmax and counts.
+// TestAccuracyMatchesReference checks the distributed argmax and counts,
+// and the validation loss (the loss's machinery over the validation mask),
+// on grids of powers of two and not.
 func TestAccuracyMatchesReference(t *testing.T) {
 	p := newProblem(7, 41, 11, 5, 4)
 	for _, name := range []string{"kipf", "scalegnn", "sage"} {
 		cfg := testConfigs[name]
 		r := p.reference(cfg, DefaultOptimizer())
 		logits := r.Forward(false, 0)
-		want := Accuracy{r.Accuracy(logits, p.g.Train), r.Accuracy(logits, p.g.Val), r.Accuracy(logits, p.g.Test)}
-		for _, shape := range []grid.Shape{xyz(2, 2, 2), xyz(1, 2, 3), xyz(1, 1, 8)} {
+		want := Accuracy{Train: r.Accuracy(logits, p.g.Train), Val: r.Accuracy(logits, p.g.Val), Test: r.Accuracy(logits, p.g.Test),
+			ValLoss: r.Loss(logits, p.g.Val)}
+		for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(1, 1, 8), xyz(3, 1, 2)} {
 			perms := permute.New(p.n, permute.Double, 3)
 			orders := NewOrders(p.n, perms.P1, perms.P2)
 			errs := collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
@@ -96,6 +100,12 @@ func TestAccuracyMatchesReference(t *testing.T) {
 				if err != nil {
 					return err
 				}
+				// The validation loss in float32 against float64: to the
+				// conformance suite's loss tolerance.
+				if d := got.ValLoss - want.ValLoss; !(math.Abs(d) <= conformanceLossTol*math.Max(1, want.ValLoss)) || want.ValLoss <= 0 {
+					return fmt.Errorf("%s on %v: validation loss %.9g, reference %.9g", name, shape, got.ValLoss, want.ValLoss)
+				}
+				got.ValLoss = want.ValLoss
 				if got != want {
 					return fmt.Errorf("%s on %v: accuracy %+v, reference %+v", name, shape, got, want)
 				}

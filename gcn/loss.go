@@ -8,11 +8,27 @@ import (
 )
 
 // loss returns the mean softmax cross-entropy over the training vertices of
-// the local logits block and ∂loss/∂logits for that block. Rows are split
+// the local logits block and ∂loss/∂logits for that block (softmaxCE over
+// the training mask).
+func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
+	return m.softmaxCE(logits, m.cur.masks[0], true)
+}
+
+// valLoss returns the mean softmax cross-entropy over the validation
+// vertices of the local logits block: the training loss's formula and
+// collectives over the validation mask (0 without validation vertices).
+func (m *Model) valLoss(logits device.Mat) (float64, error) {
+	loss, _, err := m.softmaxCE(logits, m.cur.masks[1], false)
+	return loss, err
+}
+
+// softmaxCE returns the mean softmax cross-entropy over the vertices of
+// mask and, when scale is set, ∂loss/∂logits scaled by 1/count (else the
+// gradient is left unscaled: evaluation does not use it). Rows are split
 // over the logits' row axis and classes over its column axis: the row max
 // and the sum of exponentials are all-reduced over the class axis, the loss
 // sum over the row axis.
-func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
+func (m *Model) softmaxCE(logits device.Mat, mask device.Buffer[uint8], scale bool) (float64, device.Mat, error) {
 	b := m.cur
 	rowAxis, colAxis := logitsAxes(m.Cfg)
 	rowComm, colComm := m.g.Comm(rowAxis), m.g.Comm(colAxis)
@@ -20,21 +36,21 @@ func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
 	rows := b.labels.Len()
 
 	mx := b.ar.vec(rows)
-	m.dev.RowMax(mx, logits, b.masks[0])
+	m.dev.RowMax(mx, logits, mask)
 	if err := m.allReduceOp(colComm, mx, collectives.Max); err != nil {
 		return 0, device.Mat{}, err
 	}
 	// Sum of exponentials and the label's logit, one all-reduce for both.
 	sums := b.ar.vec(2 * rows)
-	m.dev.SoftmaxSums(sums, logits, mx, b.labels, b.masks[0], c0)
+	m.dev.SoftmaxSums(sums, logits, mx, b.labels, mask, c0)
 	if err := m.allReduce(colComm, sums); err != nil {
 		return 0, device.Mat{}, err
 	}
-	// The loss sum and the number of training rows, summed over the row
+	// The loss sum and the number of masked rows, summed over the row
 	// axis in one call; the gradient is scaled by 1/count afterwards so
 	// that a mini-batch needs no count of its training vertices up front.
 	d := b.ar.mat(logits.Rows(), logits.Cols())
-	m.total[0], m.total[1] = m.dev.SoftmaxGrad(d, logits, mx, sums, b.labels, b.masks[0], c0)
+	m.total[0], m.total[1] = m.dev.SoftmaxGrad(d, logits, mx, sums, b.labels, mask, c0)
 	if rowComm.Size() > 1 {
 		t0 := time.Now()
 		err := rowComm.AllReduceF64(m.total[:], collectives.Sum)
@@ -47,12 +63,17 @@ func (m *Model) loss(logits device.Mat) (float64, device.Mat, error) {
 		// A mini-batch without training vertices contributes nothing.
 		return 0, d, nil
 	}
-	m.dev.Scale(d, float32(1/m.total[1]), d)
+	if scale {
+		m.dev.Scale(d, float32(1/m.total[1]), d)
+	}
 	return m.total[0] / m.total[1], d, nil
 }
 
-// Accuracy is the fraction of correctly classified vertices per split.
-type Accuracy struct{ Train, Val, Test float64 }
+// Accuracy is the fraction of correctly classified vertices per split,
+// and ValLoss the mean softmax cross-entropy over the validation vertices
+// (the training loss's formula, without dropout; 0 without validation
+// vertices), as an evaluation measures them.
+type Accuracy struct{ Train, Val, Test, ValLoss float64 }
 
 // accuracy computes the distributed argmax of every local row (lowest class
 // index on ties, as the reference does) and counts hits per split.
@@ -96,5 +117,5 @@ func (m *Model) accuracy(logits device.Mat) (Accuracy, error) {
 		}
 		return float64(h) / float64(n)
 	}
-	return Accuracy{frac(hits[0], hits[3]), frac(hits[1], hits[4]), frac(hits[2], hits[5])}, nil
+	return Accuracy{Train: frac(hits[0], hits[3]), Val: frac(hits[1], hits[4]), Test: frac(hits[2], hits[5])}, nil
 }

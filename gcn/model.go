@@ -262,7 +262,7 @@ func (m *Model) TrainStep(step int) (float64, error) {
 }
 
 // Evaluate runs the model without dropout on the full graph and returns
-// the accuracy on each split.
+// the accuracy on each split and the validation loss.
 func (m *Model) Evaluate() (Accuracy, error) {
 	cur := m.cur
 	m.cur = &m.full
@@ -271,7 +271,14 @@ func (m *Model) Evaluate() (Accuracy, error) {
 	if err != nil {
 		return Accuracy{}, err
 	}
-	return m.accuracy(tp.logits)
+	acc, err := m.accuracy(tp.logits)
+	if err != nil {
+		return Accuracy{}, err
+	}
+	if acc.ValLoss, err = m.valLoss(tp.logits); err != nil {
+		return Accuracy{}, err
+	}
+	return acc, nil
 }
 
 // Logits runs the model without dropout on the full graph and returns a

@@ -329,6 +329,34 @@ func (r *Reference) Step() {
 	}
 }
 
+// Loss returns the mean softmax cross-entropy of logits over the vertices
+// in mask (LossAndGrad's formula: log-sum-exp with the row max), 0 when
+// mask holds none: with the validation mask, an evaluation's ValLoss.
+func (r *Reference) Loss(logits []float64, mask []bool) float64 {
+	c := r.Cfg.Classes
+	loss, count := 0.0, 0
+	for i := 0; i < r.n; i++ {
+		if !mask[i] {
+			continue
+		}
+		row := logits[i*c : (i+1)*c]
+		mx := math.Inf(-1)
+		for _, v := range row {
+			mx = math.Max(mx, v)
+		}
+		se := 0.0
+		for _, v := range row {
+			se += math.Exp(v - mx)
+		}
+		loss += math.Log(se) + mx - row[r.labels[i]]
+		count++
+	}
+	if count == 0 {
+		return 0
+	}
+	return loss / float64(count)
+}
+
 // Accuracy returns the fraction of vertices in mask whose argmax logit
 // (lowest class on ties) is the label.
 func (r *Reference) Accuracy(logits []float64, mask []bool) float64 {

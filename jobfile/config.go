@@ -46,6 +46,17 @@ const (
 	OptimizerSGD   = "sgd"
 )
 
+// Early-stopping rules (train.early_stop).
+const (
+	// EarlyStopValAcc: the patience counter resets at a higher validation
+	// accuracy, and the kept model (best_epoch) is the first highest.
+	EarlyStopValAcc = "val_acc"
+	// EarlyStopValLossAcc is the GAT paper's rule: the counter resets when
+	// the validation accuracy is >= its best or the validation loss <= its
+	// lowest, and the model is kept when both hold.
+	EarlyStopValLossAcc = "val_loss_acc"
+)
+
 // Config is a job: what to train on, the model, how to train it, the process
 // grid and where results go. Its toml tags are the job file's keys; see
 // docs/jobfile.md.
@@ -191,6 +202,9 @@ type TrainConfig struct {
 	// Patience stops training after that many evaluations without a
 	// higher validation accuracy; 0: never.
 	Patience int `toml:"patience"`
+	// EarlyStop is the rule Patience counts by and that picks the kept
+	// model (EarlyStopValAcc, EarlyStopValLossAcc).
+	EarlyStop string `toml:"early_stop"`
 }
 
 // GridConfig is the process grid: D data-parallel replicas of an X×Y×Z grid.
@@ -373,6 +387,7 @@ func DefaultConfig() Config {
 			Prefetch:  true,
 			CommDtype: collectives.Float32,
 			Overlap:   true,
+			EarlyStop: EarlyStopValAcc,
 		},
 		Grid:       GridConfig{X: 1, Y: 1, Z: 1, D: 1},
 		Permute:    PermuteConfig{Scheme: permute.None, Seed: 7},
@@ -512,6 +527,7 @@ func (c *Config) Validate() error {
 		ck.Number("train.target_acc", t.TargetAcc, "(]", 0, 1)
 	}
 	ck.AtLeast("train.patience", t.Patience, 0)
+	ck.OneOf("train.early_stop", t.EarlyStop, EarlyStopValAcc, EarlyStopValLossAcc)
 
 	g := c.Grid
 	ck.AtLeast("grid.x", g.X, 1)

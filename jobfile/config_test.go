@@ -123,6 +123,7 @@ func TestParseConfigErrors(t *testing.T) {
 		{"layer", "[model]\nlayer = \"graphsage\"\n", []string{`model.layer = "graphsage": expected one of "gcn", "sage"`}},
 		{"residual", "[model]\nresidual = true\n", []string{"model.residual = true needs model.input_projection = true"}},
 		{"lr", "[optimizer]\nlr = -1\n", []string{"optimizer.lr = -1: expected a number > 0"}},
+		{"early_stop", "[train]\nearly_stop = \"loss\"\n", []string{`job.toml: train.early_stop = "loss": expected one of "val_acc", "val_loss_acc"`}},
 		{"lr zero", "[optimizer]\nlr = 0\n", []string{"optimizer.lr = 0: expected a number > 0"}},
 		{"lr inf", "[optimizer]\nlr = inf\n", []string{"optimizer.lr = +Inf: expected a number > 0"}},
 		{"weight decay", "[optimizer]\nweight_decay = -1e-4\n", []string{"optimizer.weight_decay = -0.0001: expected a number >= 0"}},

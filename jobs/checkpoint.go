@@ -22,7 +22,12 @@ type runProgress struct {
 	StopBest float64       `json:"stop_best"`
 	StopSeen bool          `json:"stop_seen"`
 	Stale    int           `json:"stop_stale"`
-	TrainSec float64       `json:"train_s"` // training time before this run
+	// StopBestLoss is the lowest validation loss train.early_stop =
+	// "val_loss_acc" has seen; nil when it is not finite, and in
+	// checkpoints written before it was kept (read as +Inf: the loss's
+	// record starts afresh).
+	StopBestLoss *float64 `json:"stop_best_loss,omitempty"`
+	TrainSec     float64  `json:"train_s"` // training time before this run
 }
 
 // position is where training stands: the optimizer steps taken, the
@@ -55,8 +60,8 @@ func (j *Job) saveCheckpoint(root string, keep int, pos position, r *runState) (
 	}
 	var run []byte
 	if r != nil {
-		p := runProgress{Res: *r.res, StopBest: r.stop.best, StopSeen: r.stop.seen, Stale: r.stop.stale,
-			TrainSec: r.before + time.Since(r.start).Seconds()}
+		p := runProgress{Res: *r.res, TrainSec: r.before + time.Since(r.start).Seconds()}
+		r.stop.saveTo(&p)
 		if run, err = json.Marshal(p); err != nil {
 			return "", err
 		}
@@ -211,7 +216,7 @@ func (r *runState) resumeFrom(man *checkpoint.Manifest, world collectives.Comm) 
 	res.EpochsRun, res.FinalLoss, res.Final = p.Res.EpochsRun, p.Res.FinalLoss, p.Res.Final
 	res.BestValAcc, res.TestAtBest, res.BestEpoch = p.Res.BestValAcc, p.Res.TestAtBest, p.Res.BestEpoch
 	res.TimeToTargetS, res.TargetEpoch = p.Res.TimeToTargetS, p.Res.TargetEpoch
-	r.stop.best, r.stop.seen, r.stop.stale = p.StopBest, p.StopSeen, p.Stale
+	r.stop.loadFrom(p)
 	r.before = p.TrainSec
 	return pos, nil
 }

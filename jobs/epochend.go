@@ -7,18 +7,17 @@ import (
 	"scalegnn/record"
 )
 
-// recordEval records an evaluated epoch's accuracies: in its metrics line,
-// as the run's final ones, and as the best so far when the validation
-// accuracy is the highest yet (the first evaluation always is).
+// recordEval records an evaluated epoch's accuracies and validation loss:
+// in its metrics line and as the run's final ones. Whether the evaluation
+// is the model to keep (best_epoch) is the stop rule's to say, in
+// epochDone.
 func (r *runState) recordEval(em *record.EpochMetrics, acc gcn.Accuracy) {
 	res := r.res
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	em.SetAccuracies(acc.Train, acc.Val, acc.Test)
-	res.Final = record.Accuracy(acc)
-	if acc.Val > res.BestValAcc || res.BestEpoch < 0 {
-		res.BestValAcc, res.TestAtBest, res.BestEpoch = acc.Val, acc.Test, em.Epoch
-	}
+	em.SetValLoss(acc.ValLoss)
+	res.Final = record.Accuracy{Train: acc.Train, Val: acc.Val, Test: acc.Test}
 }
 
 // finishEpoch is the end of an epoch in every training loop: the epoch is

@@ -93,7 +93,7 @@ func roundDuration(s float64) string {
 }
 
 // EpochFields returns the fields of a one-line epoch report: epoch, loss,
-// the accuracies when evaluated, the epoch time, and the SpMM, GEMM,
+// the accuracies and validation loss when evaluated, the epoch time, and the SpMM, GEMM,
 // communication and other time as max and mean over ranks (max − mean is
 // the load imbalance).
 func EpochFields(m record.EpochMetrics) []zap.Field {
@@ -101,7 +101,7 @@ func EpochFields(m record.EpochMetrics) []zap.Field {
 	for _, a := range []struct {
 		key string
 		v   *float64
-	}{{"train_acc", m.TrainAcc}, {"val_acc", m.ValAcc}, {"test_acc", m.TestAcc}} {
+	}{{"train_acc", m.TrainAcc}, {"val_acc", m.ValAcc}, {"test_acc", m.TestAcc}, {"val_loss", m.ValLoss}} {
 		if a.v != nil {
 			fs = append(fs, zap.Float64(a.key, *a.v))
 		}

@@ -70,10 +70,12 @@ func (c *cagnetFull) Step(int) (float64, error) {
 
 func (c *cagnetFull) Evaluate() (gcn.Accuracy, int64, error) {
 	e0 := c.rowCol()
-	acc, err := c.m.Accuracy()
+	acc, valLoss, err := c.m.AccuracyAndValLoss()
 	b := c.rowCol() - e0
 	c.evalBytes += b
-	return accuracyOf(acc), b, err
+	a := accuracyOf(acc)
+	a.ValLoss = valLoss
+	return a, b, err
 }
 
 // rowCol is what this rank has handed to the process row and column

@@ -3,6 +3,7 @@ package jobs
 import (
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"time"
 
@@ -47,7 +48,7 @@ type runState struct {
 // with the default options when it was not called.
 func (j *Job) OpenOutput(opts OutputOptions) error {
 	cfg := j.Cfg
-	r := &runState{j: j, opts: opts, stop: stopRule{target: cfg.Train.TargetAcc, patience: cfg.Train.Patience},
+	r := &runState{j: j, opts: opts, stop: newStopRule(cfg.Train),
 		res: &record.Result{Status: record.StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
 			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.method.StepsPerEpoch(),
 			Algorithm: string(cfg.Method().Algorithm())}}
@@ -93,9 +94,10 @@ func (j *Job) beginRun() (*runState, error) {
 	return r, nil
 }
 
-// epochDone records a finished epoch: the stop rule and time to target on
-// evaluated epochs, and on rank 0 the log line and the metrics line. It
-// returns whether training stops early after this epoch.
+// epochDone records a finished epoch: on evaluated epochs the stop rule
+// (the kept model, early stopping) and time to target, and on rank 0 the
+// log line and the metrics line. It returns whether training stops early
+// after this epoch.
 func (r *runState) epochDone(em record.EpochMetrics) (stop bool, err error) {
 	res := r.res
 	r.mu.Lock()
@@ -108,7 +110,18 @@ func (r *runState) epochDone(em record.EpochMetrics) (stop bool, err error) {
 			s := time.Since(r.start).Seconds()
 			res.TimeToTargetS, res.TargetEpoch = &s, em.Epoch
 		}
-		res.StopReason = r.stop.observe(*em.ValAcc)
+		loss := math.NaN()
+		if em.ValLoss != nil {
+			loss = *em.ValLoss
+		}
+		var keep bool
+		keep, res.StopReason = r.stop.evaluate(*em.ValAcc, loss)
+		if keep {
+			res.BestValAcc, res.TestAtBest, res.BestEpoch = *em.ValAcc, 0, em.Epoch
+			if em.TestAcc != nil {
+				res.TestAtBest = *em.TestAcc
+			}
+		}
 	}
 	stop = res.StopReason != ""
 	if r.metrics == nil {

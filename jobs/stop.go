@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/jobfile"
 	"scalegnn/record"
 )
 
@@ -68,30 +69,83 @@ func (r *runState) checkStep(epoch, step int, loss float64) error {
 	return nil
 }
 
-// stopRule is train.target_acc and train.patience: whether an evaluation's
-// validation accuracy ends training early. Every rank evaluates the same
-// accuracy, so every rank stops at the same epoch.
+// stopRule is train.target_acc, train.patience and train.early_stop: the
+// one place that decides, from an evaluation's validation accuracy and
+// loss, whether it is the model to keep (summary.json's best_epoch) and
+// whether training stops early. Every rank evaluates the same accuracy and
+// loss, so every rank stops at the same epoch.
+//
+// train.early_stop = "val_acc" (lossAcc false): an evaluation improves
+// when its accuracy is higher than every earlier one, and is then kept.
+// "val_loss_acc" (lossAcc true; Veličković et al. 2018, GAT): it improves
+// when its accuracy is >= the best so far or its loss <= the lowest so
+// far, and is kept when both hold. Patience counts the evaluations since
+// the last improvement.
 type stopRule struct {
 	target   float64 // 0: no target
 	patience int     // 0: no patience limit
-	best     float64
+	lossAcc  bool    // train.early_stop = "val_loss_acc"
+	best     float64 // the highest validation accuracy (when seen)
+	bestLoss float64 // the lowest validation loss (when seen; lossAcc)
 	seen     bool
-	stale    int // evaluations since the best
+	stale    int // evaluations since the last improvement
 }
 
-// observe takes an evaluation's validation accuracy and returns why
-// training stops now: StopTargetAcc, StopPatience, or "" to go on.
-func (s *stopRule) observe(val float64) string {
-	if !s.seen || val > s.best {
-		s.best, s.seen, s.stale = val, true, 0
-	} else {
+// newStopRule is the job's rule.
+func newStopRule(t jobfile.TrainConfig) stopRule {
+	return stopRule{target: t.TargetAcc, patience: t.Patience, lossAcc: t.EarlyStop == jobfile.EarlyStopValLossAcc}
+}
+
+// evaluate takes an evaluation's validation accuracy and loss and returns
+// whether it becomes the kept model and why training stops now:
+// StopTargetAcc, StopPatience, or "" to go on.
+func (s *stopRule) evaluate(val, loss float64) (keep bool, why string) {
+	switch {
+	case !s.seen:
+		keep = true
+		s.best, s.bestLoss, s.seen, s.stale = val, loss, true, 0
+	case s.lossAcc:
+		accOK, lossOK := val >= s.best, loss <= s.bestLoss
+		if accOK || lossOK {
+			keep = accOK && lossOK
+			s.best, s.bestLoss, s.stale = max(s.best, val), min(s.bestLoss, loss), 0
+		} else {
+			s.stale++
+		}
+	case val > s.best:
+		keep = true
+		s.best, s.stale = val, 0
+	default:
 		s.stale++
 	}
 	switch {
 	case s.target > 0 && val >= s.target:
-		return record.StopTargetAcc
+		return keep, record.StopTargetAcc
 	case s.patience > 0 && s.stale >= s.patience:
-		return record.StopPatience
+		return keep, record.StopPatience
 	}
-	return ""
+	return keep, ""
+}
+
+// observe is evaluate for an evaluation without a validation loss.
+func (s *stopRule) observe(val float64) string {
+	_, why := s.evaluate(val, math.NaN())
+	return why
+}
+
+// saveTo keeps the rule's state in a checkpoint's run progress.
+func (s stopRule) saveTo(p *runProgress) {
+	p.StopBest, p.StopSeen, p.Stale, p.StopBestLoss = s.best, s.seen, s.stale, nil
+	if l := s.bestLoss; !math.IsNaN(l) && !math.IsInf(l, 0) {
+		p.StopBestLoss = &l
+	}
+}
+
+// loadFrom restores the state saveTo kept (the job's rule and limits
+// stay the resumed job's).
+func (s *stopRule) loadFrom(p runProgress) {
+	s.best, s.seen, s.stale, s.bestLoss = p.StopBest, p.StopSeen, p.Stale, math.Inf(1)
+	if p.StopBestLoss != nil {
+		s.bestLoss = *p.StopBestLoss
+	}
 }

@@ -40,6 +40,9 @@ type Evaluator struct {
 	mx, sums, out   device.Buffer[float32]
 	best            device.Buffer[float32]
 	arg             device.Buffer[int64]
+	vmx, vsums      device.Buffer[float32] // the validation loss's
+	vgrad           device.Buffer[float32]
+	sums7           []float64 // hits, split sizes and the validation loss sum
 	tHost, fullHost []float32
 }
 
@@ -47,7 +50,7 @@ type Evaluator struct {
 // communicator (same ranks and order as the training one).
 func NewEvaluator(comm collectives.Comm, g *Graph, m *Model) *Evaluator {
 	dev := m.dev
-	e := &Evaluator{comm: comm, g: g, m: m, counts: make([]int, g.Ranks)}
+	e := &Evaluator{comm: comm, g: g, m: m, counts: make([]int, g.Ranks), sums7: make([]float64, 7)}
 	nb := g.V1 - g.V0
 	dev.UploadCSRInto(&e.adj, evalRows(g, m.Cfg.Layer))
 	e.feats = device.Alloc[float32](dev, nb*g.F)
@@ -95,7 +98,10 @@ func evalRows(g *Graph, layer gcn.Layer) *spmm.CSR {
 }
 
 // Evaluate returns the accuracy of the full-graph forward pass on the
-// train, validation and test vertices.
+// train, validation and test vertices, and the mean cross-entropy over
+// the validation vertices (the training loss's device ops over the
+// validation mask; a rank's rows are whole, so only the sums cross ranks,
+// with the hit counts in one all-reduce).
 func (e *Evaluator) Evaluate() (gcn.Accuracy, error) {
 	logits, err := e.forward()
 	if err != nil {
@@ -107,17 +113,27 @@ func (e *Evaluator) Evaluate() (gcn.Accuracy, error) {
 	arg := grow(dev, &e.arg, nb)
 	dev.ArgMax(best, arg, logits, 0)
 	c := dev.CountHits(arg, e.labels, e.masks)
-	hits := c[:]
-	if err := e.comm.AllReduceI64(hits, collectives.Sum); err != nil {
+	mx, sums := grow(dev, &e.vmx, nb), grow(dev, &e.vsums, 2*nb)
+	dev.RowMax(mx, logits, e.masks[1])
+	dev.SoftmaxSums(sums, logits, mx, e.labels, e.masks[1], 0)
+	d := device.Matrix(grow(dev, &e.vgrad, nb*logits.Cols()), nb, logits.Cols())
+	loss, _ := dev.SoftmaxGrad(d, logits, mx, sums, e.labels, e.masks[1], 0)
+	// Counts below 2^53 are exact in float64.
+	t := e.sums7
+	for k, h := range c {
+		t[k] = float64(h)
+	}
+	t[6] = loss
+	if err := e.comm.AllReduceF64(t, collectives.Sum); err != nil {
 		return gcn.Accuracy{}, err
 	}
-	frac := func(k int) float64 {
-		if hits[3+k] == 0 {
+	frac := func(h, n float64) float64 {
+		if n == 0 {
 			return 0
 		}
-		return float64(hits[k]) / float64(hits[3+k])
+		return h / n
 	}
-	return gcn.Accuracy{Train: frac(0), Val: frac(1), Test: frac(2)}, nil
+	return gcn.Accuracy{Train: frac(t[0], t[3]), Val: frac(t[1], t[4]), Test: frac(t[2], t[5]), ValLoss: frac(t[6], t[4])}, nil
 }
 
 // forward returns this rank's block of the full-graph logits.

@@ -78,13 +78,15 @@ func (t *cagnetTracer) step() Trace {
 }
 
 // CAGNETEvalTrace is what the rank does in one evaluation (cagnet's
-// Accuracy): the forward pass without dropout, the argmax on the host and
-// the six hit counts summed over the process column.
+// AccuracyAndValLoss): the forward pass without dropout, the argmax and
+// the validation loss on the host, and the six hit counts and the loss
+// sum summed over the process column (float64).
 func CAGNETEvalTrace(j Job, p, c, rank int) Trace {
 	t := newCAGNETTracer(j, p, c, rank)
 	t.forward(PhaseEval, false)
 	t.elementwise(PhaseEval, "accuracy", -1, float64(t.rows*j.Classes))
-	t.add(PhaseEval, "accuracy", -1, collectives.KindAllReduce, GroupCol, t.q, 6, 8)
+	t.elementwise(PhaseEval, "val_loss", -1, 2*float64(t.rows*j.Classes))
+	t.add(PhaseEval, "accuracy", -1, collectives.KindAllReduce, GroupCol, t.q, 7, 8)
 	return t.tr
 }
 

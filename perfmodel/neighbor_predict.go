@@ -178,9 +178,11 @@ func (j Job) NeighborEvalTrace(ranks int) Trace {
 		}
 	}
 	el("argmax", -1, float64(nb*j.Classes))
+	el("val_loss", -1, 4*float64(nb*j.Classes))
 	if ranks > 1 {
+		// The six hit counts and the validation loss sum, in float64.
 		tr.Comm = append(tr.Comm, Collective{Phase: PhaseEval, Name: "acc.hits", Layer: -1, Kind: collectives.KindAllReduce,
-			Group: GroupDP, Size: ranks, Elems: 6, ElemBytes: 8})
+			Group: GroupDP, Size: ranks, Elems: 7, ElemBytes: 8})
 	}
 	return tr
 }

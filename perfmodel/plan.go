@@ -47,7 +47,8 @@ type Collective struct {
 	Phase Phase
 	// Name says which tensor moves: proj, H, Z, norm, residual, head, loss.max,
 	// loss.sums, loss.total, dW, dH, dF, norm.scale, norm.dot, head.dW,
-	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, dp.<param>; a GAT
+	// head.dX, proj.dW, acc.max, acc.argmin, acc.hits, vloss.max, vloss.sums,
+	// vloss.total, dp.<param>; a GAT
 	// layer's Y, gat.s, gat.max, gat.sum, O, dO, gat.rowdot, gat.ds,
 	// gat.dt, dY, dW (gat.go).
 	Name string
@@ -375,6 +376,17 @@ func (t *tracer) loss() {
 	t.allReduce("loss.total", -1, ra, 2, 8)
 }
 
+// valLoss records evaluation's validation loss (gcn/loss.go's valLoss):
+// the training loss's calls over the validation mask, without the Scale.
+func (t *tracer) valLoss() {
+	ra, ca := t.logitsAxes()
+	rows, w := t.rowsOf(ra, grid.OutputOrder(t.j.Layers-1)), t.width(t.j.Classes, ca)
+	t.elementwise("val_loss", -1, 4*float64(rows*w))
+	t.allReduce("vloss.max", -1, ca, rows, 4)
+	t.allReduce("vloss.sums", -1, ca, 2*rows, 4)
+	t.allReduce("vloss.total", -1, ra, 2, 8)
+}
+
 // accuracy records the distributed argmax and hit counts.
 func (t *tracer) accuracy() {
 	ra, ca := t.logitsAxes()
@@ -551,5 +563,6 @@ func EvalTrace(j Job, s grid.Shape, at Coords, loc Local) Trace {
 	t.phase = PhaseEval
 	t.forward(false)
 	t.accuracy()
+	t.valLoss()
 	return t.tr
 }

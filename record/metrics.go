@@ -25,6 +25,10 @@ type EpochMetrics struct {
 	TrainAcc *float64 `json:"train_acc,omitempty"`
 	ValAcc   *float64 `json:"val_acc,omitempty"`
 	TestAcc  *float64 `json:"test_acc,omitempty"`
+	// ValLoss is the mean cross-entropy over the validation vertices of
+	// the evaluation (no dropout); nil on epochs without evaluation and in
+	// files written before it was recorded.
+	ValLoss *float64 `json:"val_loss,omitempty"`
 
 	EpochSec     float64 `json:"epoch_s"` // wall time of the epoch (slowest rank), evaluation included
 	SpMMSecMax   float64 `json:"spmm_s_max"`
@@ -64,6 +68,9 @@ func (m *EpochMetrics) SetAccuracies(train, val, test float64) {
 	m.TrainAcc, m.ValAcc, m.TestAcc = &train, &val, &test
 }
 
+// SetValLoss records the validation loss of an evaluated epoch.
+func (m *EpochMetrics) SetValLoss(loss float64) { m.ValLoss = &loss }
+
 // jsonNum is a float64 that JSON cannot choke on: a diverged run's NaN or
 // ±Inf loss is written as null (and read back as NaN) instead of failing
 // the write and losing the line that shows the divergence.
@@ -97,6 +104,7 @@ type epochJSON struct {
 	TrainAcc *jsonNum `json:"train_acc,omitempty"`
 	ValAcc   *jsonNum `json:"val_acc,omitempty"`
 	TestAcc  *jsonNum `json:"test_acc,omitempty"`
+	ValLoss  *jsonNum `json:"val_loss,omitempty"`
 	EpochSec jsonNum  `json:"epoch_s"`
 	epochFields
 }
@@ -112,11 +120,11 @@ func (m EpochMetrics) MarshalJSON() ([]byte, error) {
 		return &v
 	}
 	return json.Marshal(epochJSON{epochFields: epochFields(m), Epoch: m.Epoch, Loss: jsonNum(m.Loss),
-		TrainAcc: acc(m.TrainAcc), ValAcc: acc(m.ValAcc), TestAcc: acc(m.TestAcc), EpochSec: jsonNum(m.EpochSec)})
+		TrainAcc: acc(m.TrainAcc), ValAcc: acc(m.ValAcc), TestAcc: acc(m.TestAcc), ValLoss: acc(m.ValLoss), EpochSec: jsonNum(m.EpochSec)})
 }
 
 // UnmarshalJSON reads an object written by MarshalJSON; null numbers become
-// NaN, null or absent accuracies nil. Unknown fields are ignored so that
+// NaN, null or absent accuracies (and validation loss) nil. Unknown fields are ignored so that
 // older tools read newer files, and absent ones stay zero.
 func (m *EpochMetrics) UnmarshalJSON(b []byte) error {
 	var e epochJSON
@@ -133,6 +141,7 @@ func (m *EpochMetrics) UnmarshalJSON(b []byte) error {
 	*m = EpochMetrics(e.epochFields)
 	m.Epoch, m.Loss, m.EpochSec = e.Epoch, float64(e.Loss), float64(e.EpochSec)
 	m.TrainAcc, m.ValAcc, m.TestAcc = acc(e.TrainAcc), acc(e.ValAcc), acc(e.TestAcc)
+	m.ValLoss = acc(e.ValLoss)
 	return nil
 }
 

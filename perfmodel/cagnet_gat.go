@@ -5,34 +5,29 @@ import (
 	"scalegnn/gcn"
 )
 
-// A GAT layer in CAGNET's 1.5D algorithm, as this model counts it. A rank
-// holds its block row's rows whole and the block columns of its stages,
-// so the projection Y_i = H_i·W, s_i and t_i need no message; every
-// stage broadcasts block row k's Y_k and t_k (C + K columns) over the
-// process column, and the rank scores its own rows' edges of block Â_ik,
-// so the per-edge work is split over the ranks, not repeated. With
-// replication c > 1 a row's columns are spread over the c ranks of its
-// process row: the softmax's max and sum (rows × K each) and the partial
-// O (rows × C) are all-reduced over the process row. Backward, the stages
-// broadcast Y_k again for dα on the rank's blocks; the row dot and ds are
-// all-reduced over the process row (c > 1); dY and dt of block row k,
-// partial sums of αᵀ ⊛ dO and of the logits' gradient over Â_ik's
-// column, are summed over the process column per stage (inner × (C + K),
-// like Âᵀ·dH's stages in reverse) and over the process row (c > 1); dW
-// and both attention vectors' gradients take one all-reduce over the
-// process column.
-//
-// To check once package cagnet trains GAT (branch h-cag26): every
-// collective above (the stage sums over the process column are the
-// guess most likely to differ: a reduce to the block row's owner, or
-// broadcasts of dO over Âᵀ's blocks instead), their element types
-// (bfloat16 for the broadcasts and partial sums with CommDType bf16, as
-// GCN's; float32 for the softmax statistics and dt), and the per-edge
-// arrays it keeps.
+// A GAT layer in CAGNET's 1.5D algorithm, call by call as package
+// cagnet's gat.go makes them. A rank holds its block row's rows whole and
+// the block columns of its stages, merged into one block, so the
+// projection Y_i = H_i·W, s_i and t_i need no message. Forward, every
+// stage broadcasts block row k's t_k (K columns, float32) over the
+// process column, then every stage its Y_k (C columns, bfloat16 with
+// CommDType bf16, packed two to a float32 word as GCN's broadcasts); the
+// softmax's row max and row sum (rows × K each, float32) and the partial
+// O (rows × C, bfloat16 with bf16) are all-reduced over the process row
+// (groups of one rank issue no call). Backward, the stages broadcast Y_k
+// again as forward; the row dot and ds (rows × K, float32) are
+// all-reduced over the process row; the column sums dY and dt over the
+// rank's stages' rows (all its stages at once: Σ inner × C, bfloat16 with
+// bf16, and Σ inner × K, float32) are all-reduced over the process
+// column, one call each; the replica owning the rank's block column then
+// broadcasts dY_i and dt_i over the process row in float32 (rows × C and
+// rows × K); the gradients of a_src and a_dst (C each) and of W (In × C)
+// take one float32 all-reduce each over the process column.
 
-// stageBcast records one stage's broadcast of w columns of block row k.
-func (t *cagnetTracer) stageBcast(ph Phase, name string, l, inner, w int) {
-	if t.payloadBytes == 2 {
+// stageBcast records one stage's broadcast of w columns of block row k,
+// of element size eb (2: bfloat16 halfwords two to a float32 word).
+func (t *cagnetTracer) stageBcast(ph Phase, name string, l, inner, w, eb int) {
+	if eb == 2 {
 		t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w+1)/2, 4)
 		return
 	}
@@ -46,14 +41,19 @@ func (t *cagnetTracer) gatForward(ph Phase, l int, s gcn.LayerSpec, dropout bool
 	t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "Y", Layer: l, M: t.rows, N: c, K: s.In})
 	t.elementwise(ph, "gat.headdot", l, float64(t.rows*c+2*t.rows*k))
 	for st := t.k0; st < t.k1; st++ {
+		t.stageBcast(ph, "t", l, t.block(st), k, 4)
+	}
+	for st := t.k0; st < t.k1; st++ {
+		t.stageBcast(ph, "Y", l, t.block(st), c, t.payloadBytes)
+	}
+	t.add(ph, "gat.max", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
+	t.add(ph, "gat.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
+	for st := t.k0; st < t.k1; st++ {
 		inner := t.block(st)
-		t.stageBcast(ph, "Y", l, inner, c+k)
 		t.elementwise(ph, "gat.softmax", l, float64(7+boolInt(dropout))*ek)
 		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz})
 		t.elementwise(ph, "O.acc", l, 3*float64(t.rows*c))
 	}
-	t.add(ph, "gat.max", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
-	t.add(ph, "gat.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
 	t.add(ph, "O.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*c), t.payloadBytes)
 	if s.Hidden {
 		t.elementwise(ph, "elu", l, 2*float64(t.rows*c))
@@ -62,7 +62,8 @@ func (t *cagnetTracer) gatForward(ph Phase, l int, s gcn.LayerSpec, dropout bool
 	}
 }
 
-// gatBackward is GAT layer l's backward pass, dW's all-reduce included.
+// gatBackward is GAT layer l's backward pass, the weight gradients'
+// all-reduces included.
 func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 	ph := PhaseBackward
 	c, k := s.ProjWidth, s.Heads
@@ -73,9 +74,11 @@ func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 	} else {
 		t.elementwise(ph, "gat.mean", l, float64(t.rows*c+t.rows*s.Out))
 	}
+	var rr int // the rows of the rank's stages
 	for st := t.k0; st < t.k1; st++ {
 		inner := t.block(st)
-		t.stageBcast(ph, "Y", l, inner, c)
+		rr += inner
+		t.stageBcast(ph, "Y", l, inner, c, t.payloadBytes)
 		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz})
 		t.elementwise(ph, "gat.softmax", l, float64(9+2*boolInt(dropout))*ek)
 	}
@@ -84,12 +87,16 @@ func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 	for st := t.k0; st < t.k1; st++ {
 		inner := t.block(st)
 		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "αᵀ·dO", Layer: l, Rows: inner, Inner: t.rows, Width: c, NNZ: t.nnz})
-		t.add(ph, "dY", l, collectives.KindAllReduce, GroupCol, t.q, int64(inner*(c+k)), 4)
 	}
-	t.add(ph, "dY.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*(c+k)), 4)
+	t.add(ph, "dY.col", l, collectives.KindAllReduce, GroupCol, t.q, int64(rr*c), t.payloadBytes)
+	t.add(ph, "dt.col", l, collectives.KindAllReduce, GroupCol, t.q, int64(rr*k), 4)
+	t.add(ph, "dY.owner", l, collectives.KindBcast, GroupRow, t.c, int64(t.rows*c), 4)
+	t.add(ph, "dt.owner", l, collectives.KindBcast, GroupRow, t.c, int64(t.rows*k), 4)
 	t.elementwise(ph, "gat.headdot", l, float64(5*t.rows*c+2*t.rows*k))
+	t.add(ph, "da.src", l, collectives.KindAllReduce, GroupCol, t.q, int64(c), 4)
+	t.add(ph, "da.dst", l, collectives.KindAllReduce, GroupCol, t.q, int64(c), 4)
 	t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.In, N: c, K: t.rows, TransA: true})
-	t.add(ph, "dW", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*c+2*c), 4)
+	t.add(ph, "dW", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*c), 4)
 	if !s.NeedInputGrad {
 		return
 	}

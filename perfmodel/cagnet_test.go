@@ -23,7 +23,8 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 		bf16  bool
 	}
 	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {16, 4}} {
-		for _, v := range []variant{{gcn.GCNLayer, false}, {gcn.SAGELayer, false}, {gcn.GCNLayer, true}, {gcn.SAGELayer, true}} {
+		for _, v := range []variant{{gcn.GCNLayer, false}, {gcn.SAGELayer, false}, {gcn.GCNLayer, true}, {gcn.SAGELayer, true},
+			{gcn.GATLayer, false}, {gcn.GATLayer, true}} {
 			if v != (variant{}) && pc[0] == 16 {
 				continue // the largest case once is enough
 			}
@@ -37,6 +38,9 @@ func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf16 bool) {
 	t.Helper()
 	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2, Layer: layer, Dropout: 0.5}
+	if layer == gcn.GATLayer {
+		cfg.Heads, cfg.OutputHeads = 4, 2
+	}
 	j := jobFor(cfg, g, permute.None)
 	if bf16 {
 		j.CommDType = collectives.BF16

@@ -30,6 +30,9 @@ type bound struct {
 	headVerts device.Buffer[int32]
 	inv       [2]device.Buffer[int32]
 	ar        *arena
+	// reserved says ar has been sized from the arena plan (forward's first
+	// pass on this binding; a rebinding keeps it).
+	reserved bool
 }
 
 // boundCSR is one adjacency shard on the device, and its transpose when

@@ -265,3 +265,42 @@ func (m *Model) ArenaBytes() (full, batch int64) {
 func (m *Model) ArenaUse() (full, batch ArenaUse) {
 	return m.full.ar.capacity(), m.batch.ar.capacity()
 }
+
+// arenaPlan is what forward reserves in b's arena before the first pass
+// on it, the capacity the growth rule would leave after the passes b
+// will run (ArenaUse.After), so that they leave no garbage: a training
+// pass on the full graph, then evaluations (jobs evaluates at least after
+// the last epoch), as perfmodel predicts; a first mini-batch, which later
+// batches of about its size fit with the rule's quarter; an evaluation
+// alone (mini-batch training's full graph, predict).
+func (m *Model) arenaPlan(b *bound, training bool) ArenaUse {
+	s := shardShape{m.g, b.sh}
+	if !training {
+		return ArenaUse{}.After(m.Cfg.ArenaEval(s, m.Options))
+	}
+	u := ArenaUse{}.After(m.Cfg.ArenaStep(s, m.Options))
+	if b == &m.full {
+		u = u.After(m.Cfg.ArenaEval(s, m.Options))
+	}
+	return u
+}
+
+// shardShape shows the arena plan the blocks of a model's shards.
+type shardShape struct {
+	g  *grid.Grid
+	sh *Shards
+}
+
+var _ BlockShape = shardShape{}
+
+func (s shardShape) Rows(a grid.Axis, order int) int {
+	lo, hi := s.sh.rows(s.g, order, a)
+	return hi - lo
+}
+
+func (s shardShape) Cols(w int, a grid.Axis) int {
+	lo, hi := s.g.Range(w, a)
+	return hi - lo
+}
+
+func (s shardShape) Size(a grid.Axis) int { return s.g.Comm(a).Size() }

@@ -11,26 +11,6 @@ import (
 	"scalegnn/permute"
 )
 
-// shardShape shows the arena plan the blocks of a model's shards.
-type shardShape struct {
-	g  *grid.Grid
-	sh *Shards
-}
-
-var _ BlockShape = shardShape{}
-
-func (s shardShape) Rows(a grid.Axis, order int) int {
-	lo, hi := s.sh.rows(s.g, order, a)
-	return hi - lo
-}
-
-func (s shardShape) Cols(w int, a grid.Axis) int {
-	lo, hi := s.g.Range(w, a)
-	return hi - lo
-}
-
-func (s shardShape) Size(a grid.Axis) int { return s.g.Comm(a).Size() }
-
 // TestArenaPlanMatchesArenas: the arena plan, from each pass's own shards,
 // predicts the capacity of both arenas of every rank by pool, exactly:
 // full-graph steps and evaluations, then mini-batch steps on batches of

@@ -38,6 +38,9 @@ type bound struct {
 	gat      []gatEdges
 	perms    []device.Buffer[int32]
 	dalpha   device.Buffer[float32]
+	// reserved says ar has been sized from the arena plan (forward's first
+	// pass on this binding; a rebinding keeps it).
+	reserved bool
 }
 
 // boundCSR is one adjacency shard on the device, and its transpose when

@@ -41,6 +41,10 @@ type mask struct {
 func (m *Model) forward(training bool, step int) (*tape, error) {
 	cfg, g, b := m.Cfg, m.g, m.cur
 	sh, ar := b.sh, b.ar
+	if !b.reserved {
+		ar.reserve(m.arenaPlan(b, training))
+		b.reserved = true
+	}
 	ar.reset()
 	tp := &m.tp
 	tp.step, tp.training = step, training

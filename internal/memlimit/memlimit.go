@@ -23,6 +23,23 @@ type Limit struct {
 	PerNode bool
 }
 
+// AddressSpaceReserve is the address space under ulimit -v that a rank
+// maps after the memory check outside what perfmodel predicts, and so
+// is not given to the prediction: OpenBLAS's buffer on the first GEMM
+// (128 MiB for each thread that calls it; where it cannot map one,
+// OpenBLAS 0.3.21 retries forever, and the job hangs), glibc's per-thread
+// malloc arenas (64 MiB reserved each) and the stacks of threads started
+// later, and the Go heap's growth in 64 MiB arenas. Measured (issue 25,
+// defect 11: Cora with hidden 20,000 on 4x1x1 under mpirun, 2 cores, one
+// BLAS thread per rank, predicted 559 MiB): a rank had mapped 2070 to
+// 2206 MiB at the check, as its threads' malloc arenas happened to be
+// created before or after it, and 2850 to 2913 MiB at its peak, up to
+// 284 MiB beyond the prediction; with 256 MiB reserved a rank was
+// admitted and hung in OpenBLAS.
+const AddressSpaceReserve = 384 << 20
+
+const reserveText = "384MiB"
+
 // unlimited is the smallest value read as "no limit": cgroup v1 writes
 // the page-rounded maximum int64 when unset.
 const unlimited = int64(1) << 60
@@ -49,7 +66,7 @@ func Detect(root string, addressSpace func() (cur uint64, ok bool)) ([]Limit, er
 		if err != nil {
 			return nil, err
 		}
-		out = append(out, Limit{Bytes: max(0, int64(cur)-mapped), From: "ulimit -v less the address space mapped"})
+		out = append(out, Limit{Bytes: max(0, int64(cur)-mapped-AddressSpaceReserve), From: "ulimit -v less the address space mapped and " + reserveText + " kept for later mappings:"})
 	}
 	return out, nil
 }

@@ -55,7 +55,9 @@ func TestDetect(t *testing.T) {
 			"sys/fs/cgroup/memory/memory.limit_in_bytes": "2147483648\n"},
 			noRlimit, []Limit{{Bytes: 2 * gib, From: "cgroup memory.limit_in_bytes", PerNode: true}}},
 		{"ulimit -v", map[string]string{"proc/self/status": status}, func() (uint64, bool) { return 5 << 30, true },
-			[]Limit{{Bytes: 4 * gib, From: "ulimit -v less the address space mapped"}}},
+			[]Limit{{Bytes: 4*gib - AddressSpaceReserve, From: "ulimit -v less the address space mapped and 384MiB kept for later mappings:"}}},
+		{"ulimit -v below the reserve", map[string]string{"proc/self/status": status}, func() (uint64, bool) { return 1<<30 + 300<<20, true },
+			[]Limit{{Bytes: 0, From: "ulimit -v less the address space mapped and 384MiB kept for later mappings:"}}},
 		{"ulimit -v unlimited", map[string]string{"proc/self/status": status}, func() (uint64, bool) { return ^uint64(0), true }, nil},
 	} {
 		got, err := Detect(fake(t, c.files), c.as)

@@ -14,6 +14,7 @@ import (
 	"scalegnn/grid"
 	"scalegnn/internal/launch"
 	"scalegnn/internal/node"
+	"scalegnn/gcn"
 	"scalegnn/jobfile"
 	"scalegnn/jobs"
 	"scalegnn/method"
@@ -187,8 +188,12 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		enc.SetIndent("", "  ")
 		enc.Encode(doc)
 	} else {
-		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %d layers, hidden %d, %s, %s communication\n",
-			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, r.job.Layers, r.job.Hidden, r.job.Mode, r.job.CommDType)
+		layers := fmt.Sprintf("%d %v layers, hidden %d", r.job.Layers, r.job.Layer, r.job.Hidden)
+		if r.job.Layer == gcn.GATLayer {
+			layers = fmt.Sprintf("%d gat layers, %d heads (last: %d) of %d", r.job.Layers, max(r.job.Heads, 1), max(r.job.OutputHeads, 1), r.job.Hidden)
+		}
+		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %s, %s, %s communication\n",
+			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, layers, r.job.Mode, r.job.CommDType)
 		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids of %s\n\n", pf.ranks, r.machine.Name, len(r.preds), choicesText(r.choices))
 		writeTable(stdout, r.preds, *top, nil)
 		if bestErr == nil {

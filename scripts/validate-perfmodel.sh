@@ -14,20 +14,22 @@
 # runs/validate-perfmodel/: machine.toml (the calibration), one run
 # directory per grid, score.txt, score.json and grids.png. Takes a few
 # minutes on 2 cores; timings on a shared machine are noisy, so run it once
-# on a quiet machine.
+# on a quiet machine. Environment: SCALEGNN, a built binary to use instead
+# of building one (a machine without Go); OUT, the output directory.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 JOB=${1:-examples/rmat17-perfmodel.toml}
 NP=${2:-8}
 MBJOB=${3:-examples/rmat17-minibatch-perfmodel.toml}
-OUT=runs/validate-perfmodel
+OUT=${OUT:-runs/validate-perfmodel}
 MPIRUN=(mpirun -np "$NP" --oversubscribe)
 [ "$(id -u)" = 0 ] && MPIRUN+=(--allow-run-as-root)
 
-go build -o scalegnn .
+bin=${SCALEGNN:-./scalegnn}
+[ -n "${SCALEGNN:-}" ] || go build -o scalegnn .
 mkdir -p "$OUT"
 echo "== calibrating with ${MPIRUN[*]}" >&2
-"${MPIRUN[@]}" ./scalegnn perfmodel calibrate -out "$OUT/machine.toml" -name "validate-$NP-ranks"
+"${MPIRUN[@]}" "$bin" perfmodel calibrate -out "$OUT/machine.toml" -name "validate-$NP-ranks"
 
 # Every ordered factorisation of NP into Gx·Gy·Gz.
 grids=()
@@ -45,12 +47,12 @@ for g in "${grids[@]}"; do
 	echo "== training on grid $g" >&2
 	# A per-run copy of the job with its own output directory.
 	sed -e "s|^dir = .*|dir = \"$dir\"|" "$JOB" >"$OUT/job-$g.toml"
-	"${MPIRUN[@]}" ./scalegnn -config "$OUT/job-$g.toml" -grid "$g" 2>"$OUT/$g.log" || { tail -5 "$OUT/$g.log"; exit 1; }
+	"${MPIRUN[@]}" "$bin" -config "$OUT/job-$g.toml" -grid "$g" 2>"$OUT/$g.log" || { tail -5 "$OUT/$g.log"; exit 1; }
 	runs+=("$dir")
 done
 
-./scalegnn perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids.png" "${runs[@]}" | tee "$OUT/score.txt"
-./scalegnn perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${runs[@]}" >"$OUT/score.json"
+"$bin" perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids.png" "${runs[@]}" | tee "$OUT/score.txt"
+"$bin" perfmodel score -config "$JOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${runs[@]}" >"$OUT/score.json"
 
 [ "$MBJOB" = none ] && exit 0
 # The mini-batch job on every grid with Gd = 1 and Gd = 2 (when 2 divides
@@ -67,10 +69,10 @@ for d in 1 2; do
 			dir="$OUT/minibatch-d$d-$g"
 			echo "== mini-batch training on grid $g, d = $d" >&2
 			sed -e "s|^dir = .*|dir = \"$dir\"|" -e "s|^d = .*|d = $d|" "$MBJOB" >"$OUT/job-minibatch-d$d-$g.toml"
-			"${MPIRUN[@]}" ./scalegnn -config "$OUT/job-minibatch-d$d-$g.toml" -grid "$g" 2>"$dir.log" || { tail -5 "$dir.log"; exit 1; }
+			"${MPIRUN[@]}" "$bin" -config "$OUT/job-minibatch-d$d-$g.toml" -grid "$g" 2>"$dir.log" || { tail -5 "$dir.log"; exit 1; }
 			mbruns+=("$dir")
 		done
 	done
 done
-./scalegnn perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids-minibatch.png" "${mbruns[@]}" | tee "$OUT/score-minibatch.txt"
-./scalegnn perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${mbruns[@]}" >"$OUT/score-minibatch.json"
+"$bin" perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -plot "$OUT/grids-minibatch.png" "${mbruns[@]}" | tee "$OUT/score-minibatch.txt"
+"$bin" perfmodel score -config "$MBJOB" -ranks "$NP" -machine "$OUT/machine.toml" -json "${mbruns[@]}" >"$OUT/score-minibatch.json"

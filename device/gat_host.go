@@ -182,45 +182,55 @@ func hostSpMMHeads(dst Mat, a *spmm.CSR, alpha []float32, perm []int32, b Mat, h
 
 // hostSpMMHeads8 is hostSpMMHeads for heads of a multiple of 8 columns:
 // each 8 columns of a head are summed over the row's entries in 8
-// registers and stored once, where the plain loop loads and stores the
-// output row per entry and head (3× slower on the 8 heads × 8 of
-// bench/rmat16-gat.toml). Every element is still 0 + the products of the
-// row's entries in order, so the result is the plain loop's bit for bit.
+// registers, where the plain loop loads and stores the output row per
+// entry and head. The entries go in chunks of spmmHeadsChunk, each chunk
+// once per head, so that its rows of b, read again for every head, are
+// still in the L1 cache (a hub's whole row of entries is not), and the
+// sums carry over from chunk to chunk through the output row. Every
+// element is still 0 + the products of the row's entries in order, so
+// the result is the plain loop's bit for bit.
 func hostSpMMHeads8(dst Mat, a *spmm.CSR, alpha []float32, perm []int32, b Mat, heads, r0, r1 int) {
 	f, bs, bd := b.cols/heads, b.strid, b.buf.host[b.off:]
 	for i := r0; i < r1; i++ {
 		out := dst.row(i)
-		p0, p1 := a.RowPtr[i], a.RowPtr[i+1]
-		cols := a.ColIdx[p0:p1]
-		var idx []int32
-		if perm != nil {
-			idx = perm[p0:p1]
-		}
-		for k := range heads {
-			for c := k * f; c < (k+1)*f; c += 8 {
-				var s0, s1, s2, s3, s4, s5, s6, s7 float32
-				for e, j := range cols {
-					q := int(p0) + e
-					if idx != nil {
-						q = int(idx[e])
+		clear(out)
+		for e0 := a.RowPtr[i]; e0 < a.RowPtr[i+1]; e0 += spmmHeadsChunk {
+			p0 := int(e0)
+			cols := a.ColIdx[p0:min(a.RowPtr[i+1], e0+spmmHeadsChunk)]
+			var idx []int32
+			if perm != nil {
+				idx = perm[p0 : p0+len(cols)]
+			}
+			for k := range heads {
+				for c := k * f; c < (k+1)*f; c += 8 {
+					o := (*[8]float32)(out[c:])
+					s0, s1, s2, s3, s4, s5, s6, s7 := o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7]
+					for e, j := range cols {
+						q := p0 + e
+						if idx != nil {
+							q = int(idx[e])
+						}
+						w := alpha[q*heads+k]
+						x := (*[8]float32)(bd[int(j)*bs+c:])
+						s0 += w * x[0]
+						s1 += w * x[1]
+						s2 += w * x[2]
+						s3 += w * x[3]
+						s4 += w * x[4]
+						s5 += w * x[5]
+						s6 += w * x[6]
+						s7 += w * x[7]
 					}
-					w := alpha[q*heads+k]
-					x := (*[8]float32)(bd[int(j)*bs+c:])
-					s0 += w * x[0]
-					s1 += w * x[1]
-					s2 += w * x[2]
-					s3 += w * x[3]
-					s4 += w * x[4]
-					s5 += w * x[5]
-					s6 += w * x[6]
-					s7 += w * x[7]
+					o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s0, s1, s2, s3, s4, s5, s6, s7
 				}
-				o := (*[8]float32)(out[c:])
-				o[0], o[1], o[2], o[3], o[4], o[5], o[6], o[7] = s0, s1, s2, s3, s4, s5, s6, s7
 			}
 		}
 	}
 }
+
+// spmmHeadsChunk entries of 8 heads × 8 columns are 16 KiB of b's rows,
+// half an L1 data cache.
+const spmmHeadsChunk = 64
 
 func hostSDDMMHeads(d []float32, a *spmm.CSR, x, y Mat, heads, r0, r1 int) {
 	f := x.cols / heads

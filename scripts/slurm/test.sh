@@ -17,11 +17,12 @@
 #              than it runs: Slurm's time-limit kill (SIGTERM, SIGCONT,
 #              SIGTERM) must leave a checkpoint at the epoch where the run
 #              stopped and an "interrupted" summary; -resume latest under
-#              srun then equals the uninterrupted run (compare -tol 0).
-#              Once the run has its first checkpoint, scontrol update
-#              EndTime=now+1 brings its end forward (as an operator may),
-#              so that slurmctld's next time-limit pass, every 30 s,
-#              ends it; the kill is Slurm's own.
+#              srun (to a multiple of 10 at least 5 epochs on) then
+#              equals the same epochs of the uninterrupted run beside it
+#              (compare -tol 0). Once the run has its first checkpoint,
+#              scontrol update EndTime=now+1 brings its end forward, so
+#              that slurmctld's next time-limit pass (every 30 s) ends it;
+#              the kill is Slurm's own.
 #
 #   scripts/slurm/test.sh [test...]      (default: all, side by side)
 #
@@ -211,70 +212,47 @@ t_usr1() {
   return $rc
 }
 
-# ctld_age: seconds since slurmctld started (to 0.01 s). It checks the
-# running jobs' time limits every 30 s (PERIODIC_TIMEOUT, compiled into
-# Slurm 22.05) from its start, give or take a second a pass.
-ctld_age() {
-  local start
-  start=$(sed 's/.*) //' "/proc/$(cat "$SLURM_RUN/slurmctld.pid")/stat" | cut -d' ' -f20) || return 1
-  awk -v s="$start" -v hz="$(getconf CLK_TCK)" '{ printf "%.2f\n", $1 - s / hz }' /proc/uptime
-}
-
 t_timelimit() {
-  stopref() { kill "$refpid" 2>/dev/null; wait "$refpid" 2>/dev/null; }
   # Cora with hidden 256: about 0.1 s an epoch, so that Slurm's second
   # SIGTERM (10 ms after the first) comes within a step. The limited run
-  # (srun --time=1) and the uninterrupted one run side by side. Once the
-  # limited run is past its first checkpoint (epoch 5), scontrol update
-  # EndTime=now+1 brings its end forward, and slurmctld's next pass
-  # (every 30 s from its start) kills it for its time limit, as it does
-  # at a minute's end. The epochs are those that last until that pass and
-  # 15 s more at the speed of two such runs side by side (measured on 10
-  # epochs, under the other tests' load).
-  local base=$r/limit-base.toml spe epochs rc t0 ep ck ckep refpid limpid try id age next n name=scalegnn-limit-$$
+  # (srun --time=1) has far more epochs than it runs. Once it is past its
+  # first checkpoint (epoch 5), scontrol update EndTime=now+1 brings its
+  # end forward, as an operator may, and slurmctld's next pass over the
+  # limits (every 30 s from its start: PERIODIC_TIMEOUT, compiled into
+  # Slurm 22.05) kills it for its time limit, as at a minute's end; should
+  # the update not take, the minute does. The resumed run then trains to
+  # epoch T, the first multiple of eval_every (10) at least 5 epochs past
+  # the checkpoint (train.epochs = T in the job file, as a resume allows),
+  # and its metrics must equal (compare -tol 0) the first T epochs of the
+  # same job run beside the limited one from the start, which nothing
+  # stops before epoch T (it is cancelled once it has trained them; the
+  # evaluation of epoch T, a multiple of eval_every, is in both).
+  local base=$r/limit-base.toml rc t0 ep ck ckep limpid refpid id n total name=scalegnn-limit-$$
   sed 's/^hidden = .*/hidden = 256/' examples/cora-8.toml >$base
-  job limit-cal $base 10 '[checkpoint]\nevery = 5\n'
-  job limit-cal2 $base 10 '[checkpoint]\nevery = 5\n'
-  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-cal2.toml >$r/limit-cal2.log 2>&1 &
-  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit-cal.toml >$r/limit-cal.log 2>&1 || fail "10-epoch run: exit $?"
-  wait $! || fail "10-epoch run: exit $?"
-  spe=$( (trainsecs $r/limit-cal.log; trainsecs $r/limit-cal2.log) |
-    awk '{ s = $2 == "ms" ? $1 / 1000 : $1; if (s > m) m = s } END { print m / 10 }')
-  for try in 1 2; do
-    # The first pass after the run can be past epoch 6 (its start, 3 s,
-    # 8 epochs and 3 s to spare).
-    age=$(ctld_age) || fail "no slurmctld age"
-    next=$(awk -v a="$age" -v s="$spe" 'BEGIN { t = a + 6 + 8 * s; k = int(t / 30) + 1; print 30 * k + 1 - a }')
-    epochs=$(awk -v w="$next" -v s="$spe" 'BEGIN { e = int((w + 15) / s / 5 + 1) * 5; print e < 50 ? 50 : e }')
-    job limit $base "$epochs" '[checkpoint]\nevery = 5\n'
-    job limit-ref $base "$epochs" '[checkpoint]\nevery = 5\n'
-    rm -rf $r/limit $r/limit-ref
-    srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit-ref.toml >$r/limit-ref.log 2>&1 &
-    refpid=$!
-    t0=$SECONDS
-    srun --time=1 --job-name=$name -n 8 --mpi=pmix "$bin" -config $r/limit.toml >$r/limit.log 2>&1 &
-    limpid=$!
-    id= n=0
-    while kill -0 $limpid 2>/dev/null; do
-      [ -n "$id" ] || id=$(timeout 5 squeue -h -n $name -o %i 2>/dev/null | head -n 1)
-      n=$(grep -c . $r/limit/metrics.jsonl 2>/dev/null)
-      [ -n "$id" ] && [ "${n:-0}" -ge 6 ] && break
-      sleep 0.1
-    done
-    if [ -n "$id" ] && [ "${n:-0}" -ge 6 ]; then
-      timeout 5 scontrol update JobId="$id" EndTime=now+1 >$r/limit-update.txt 2>&1 ||
-        { kill $limpid; stopref; cat $r/limit-update.txt; fail "scontrol update JobId=$id EndTime=now+1 refused"; }
-    fi
-    wait $limpid
-    rc=$?
-    grep -q 'DUE TO TIME LIMIT' $r/limit.log && break
-    wait $refpid
-    [ "$try" = 1 ] || { tail -n 5 $r/limit.log; fail "the step was not ended by the time limit (exit $rc after $((SECONDS - t0)) s)"; }
-    echo "  $epochs epochs ended before slurmctld's pass (exit $rc after $((SECONDS - t0)) s; ${spe}s an epoch measured): again with twice the time per epoch"
-    spe=$(awk -v s="$spe" 'BEGIN { print 2 * s }')
+  job limit $base 10000 '[checkpoint]\nevery = 5\n'
+  job limit-ref $base 10000 '[checkpoint]\nevery = 5\n'
+  srun --time=5 --job-name=$name-ref -n 8 --mpi=pmix "$bin" -config $r/limit-ref.toml >$r/limit-ref.log 2>&1 &
+  refpid=$!
+  stopref() { timeout 5 scancel -n $name-ref 2>/dev/null; wait $refpid 2>/dev/null; }
+  t0=$SECONDS
+  srun --time=1 --job-name=$name -n 8 --mpi=pmix "$bin" -config $r/limit.toml >$r/limit.log 2>&1 &
+  limpid=$!
+  id= n=0
+  while kill -0 $limpid 2>/dev/null; do
+    [ -n "$id" ] || id=$(timeout 5 squeue -h -n $name -o %i 2>/dev/null | head -n 1)
+    n=$(grep -c . $r/limit/metrics.jsonl 2>/dev/null)
+    [ -n "$id" ] && [ "${n:-0}" -ge 6 ] && break
+    sleep 0.1
   done
+  if [ -n "$id" ] && [ "${n:-0}" -ge 6 ]; then
+    timeout 5 scontrol update JobId="$id" EndTime=now+1 >$r/limit-update.txt 2>&1 ||
+      { kill $limpid; stopref; cat $r/limit-update.txt; fail "scontrol update JobId=$id EndTime=now+1 refused"; }
+  fi
+  wait $limpid
+  rc=$?
   ep=$(lastepoch $r/limit/metrics.jsonl)
-  echo "  srun --time=1, $epochs epochs, EndTime=now+1 after epoch 6: exit $rc after $((SECONDS - t0)) s ($(grep -m1 -o 'CANCELLED AT [^ ]* DUE TO TIME LIMIT' $r/limit.log)), metrics to epoch ${ep:-none}; summary $(field $r/limit/summary.json status), epochs_run $(field $r/limit/summary.json epochs_run), checkpoint $(field $r/limit/summary.json checkpoint)"
+  echo "  srun --time=1, 10000 epochs, EndTime=now+1 after epoch 6: exit $rc after $((SECONDS - t0)) s ($(grep -m1 -o 'CANCELLED AT [^ ]* DUE TO TIME LIMIT' $r/limit.log)), metrics to epoch ${ep:-none}; summary $(field $r/limit/summary.json status), epochs_run $(field $r/limit/summary.json epochs_run), checkpoint $(field $r/limit/summary.json checkpoint)"
+  grep -q 'DUE TO TIME LIMIT' $r/limit.log || { stopref; tail -n 5 $r/limit.log; fail "the step was not ended by the time limit (exit $rc)"; }
   if grep -q 'second signal' $r/limit.log; then
     stopref
     grep -m1 'second signal' $r/limit.log
@@ -287,12 +265,21 @@ t_timelimit() {
   ckep=$(field "$ck/manifest.json" epoch)
   [ "$ckep" = "$ep" ] && [ "$(field $r/limit/summary.json epochs_run)" = "$ep" ] ||
     { stopref; fail "checkpoint of epoch $ckep, summary epochs_run $(field $r/limit/summary.json epochs_run), metrics to epoch $ep: want all equal"; }
-  srun --time=10 -n 8 --mpi=pmix "$bin" -config $r/limit.toml -resume latest >$r/limit-resume.log 2>&1 ||
+  total=$(((ep + 5 + 9) / 10 * 10))
+  sed -i "s/^epochs = .*/epochs = $total/" $r/limit.toml
+  srun --time=5 -n 8 --mpi=pmix "$bin" -config $r/limit.toml -resume latest >$r/limit-resume.log 2>&1 ||
     { rc=$?; stopref; tail -n 5 $r/limit-resume.log; fail "-resume latest under srun: exit $rc"; }
-  wait $refpid || fail "the uninterrupted run: exit $?"
-  "$bin" compare -tol 0 $r/limit-ref/metrics.jsonl $r/limit/metrics.jsonl >$r/limit-compare.txt 2>&1 ||
+  # The run beside it, to epoch $total.
+  while kill -0 $refpid 2>/dev/null && [ "$(grep -c . $r/limit-ref/metrics.jsonl 2>/dev/null)" -lt "$total" ]; do
+    sleep 0.1
+  done
+  stopref
+  [ "$(grep -c . $r/limit-ref/metrics.jsonl 2>/dev/null)" -ge "$total" ] ||
+    { tail -n 5 $r/limit-ref.log; fail "the run beside it ended before epoch $total"; }
+  head -n "$total" $r/limit-ref/metrics.jsonl >$r/limit-ref-$total.jsonl
+  "$bin" compare -tol 0 $r/limit-ref-$total.jsonl $r/limit/metrics.jsonl >$r/limit-compare.txt 2>&1 ||
     { cat $r/limit-compare.txt; fail "resumed run differs from the uninterrupted one"; }
-  echo "  resumed from epoch $ckep: $(tail -n 1 $r/limit-compare.txt)"
+  echo "  resumed from epoch $ckep to $total, against the first $total epochs of the run beside it: $(tail -n 1 $r/limit-compare.txt)"
 }
 
 all=(timelimit srun sbatch mpich usr1)

@@ -109,7 +109,7 @@ mpitest: build threadtest
 	./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-8/metrics.jsonl
 	rm -rf runs/cora-15d-8 && $(MPIRUN) -np 8 ./scalegnn -config examples/cora-15d-8.toml 2>runs/cora-15d-8.log && ./scalegnn compare -tol 1e-5 runs/cora/metrics.jsonl runs/cora-15d-8/metrics.jsonl || (cat runs/cora-15d-8.log; exit 1)
 	scripts/memcheck-holds.sh ./scalegnn # under ulimit -v 3000000 the memory check's recommended grid for Cora, hidden 20000, trains or is refused in one line, never out of memory (~30 s; issue 25)
-	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6
+	scripts/stall.sh ./scalegnn # kill -STOP of one rank: the watchdog ends the job (stall_timeout 5 s) within 15 s, exit 6, and no rank outlives it by 3 s
 	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
 	scripts/resume-15d.sh # 1.5D checkpoints (~1 min): kill -9 and SIGTERM resumes exact, 2x3 and 3D within 1e-5, prepared exact, predictions on 8 ranks
 	scripts/resume-midepoch.sh ./scalegnn # a stop part-way through an epoch (SIGTERM to all 8 ranks), then -resume latest: exact (compare -tol 0) for 3D, 4D mini-batch, neighbor, isolated, 1.5D and 1.5D mini-batch (~1-2 min; issue 24)
@@ -164,10 +164,11 @@ test: commands unit variants mpitest nompi mpichtest slurmtest
 
 # Slurm (Debian's 22.05, installed by scripts/setup.sh): a one-node cluster
 # on localhost (scripts/slurm/up.sh: munged, slurmctld and slurmd, all
-# under runs/slurm; needs root), the tests of scripts/slurm/test.sh
-# (srun equals mpirun, sbatch examples/slurm/one-node.sbatch, MPICH under
-# srun --mpi=pmi2, USR1 at three moments of the sbatch script, and the
-# time-limit kill: 3 to 3.5 minutes, 2 of them the time-limit test), and
+# under runs/slurm; needs root), the tests of scripts/slurm/test.sh side
+# by side (srun equals mpirun, sbatch examples/slurm/one-node.sbatch, MPICH
+# under srun --mpi=pmi2, USR1 at three moments of the sbatch script, and
+# the time-limit kill: about 50 s on 2 cores, bounded by slurmctld's
+# time-limit pass 30 s after its start), and
 # scripts/slurm/down.sh, which stops the daemons by their pids whether
 # the tests passed or not. The tasks run at slurmd's priority, which is
 # make's: `nice make slurmtest` runs them niced.

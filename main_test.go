@@ -290,6 +290,77 @@ func TestOutputDirHygiene(t *testing.T) {
 	}
 }
 
+// TestFailedStartRerun (issue 25, defect 14: "a failed start leaves
+// config.toml, which blocks the rerun"), with real processes: a Cora job
+// (hidden 1024: over a second an epoch) is killed with SIGKILL as soon as
+// its output.dir is written (config.toml, summary.json "running", an
+// empty metrics file, the lock), before its first epoch; the job rerun
+// into the same directory replaces that run, says so in one line, and
+// completes. A job that fails in setup, before output.dir exists, is
+// TestOutputDirHygiene's first case; a start that fails with an error
+// after output.dir was written is jobs' TestFailedStartDoesNotBlockRerun.
+func TestFailedStartRerun(t *testing.T) {
+	dir := t.TempDir()
+	out := filepath.Join(dir, "out")
+	cora, err := os.ReadFile(filepath.Join("examples", "cora.toml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	job := func(name, hidden, epochs string) string {
+		text := strings.Replace(string(cora), "hidden = 16", "hidden = "+hidden, 1)
+		text = strings.Replace(text, "epochs = 200", "epochs = "+epochs, 1)
+		text = strings.Replace(text, `dir = "runs/cora"`, `dir = "`+out+`"`, 1)
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	cmd := exec.Command(os.Args[0], "-config", job("slow.toml", "1024", "3"))
+	cmd.Env = append(os.Environ(), "SCALEGNN_AS_MAIN=1")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	metrics := filepath.Join(out, "metrics.jsonl")
+	deadline := time.After(time.Minute)
+wait:
+	for {
+		select {
+		case err := <-exited:
+			t.Fatalf("the slow job ended (%v) before its output.dir was written:\n%s", err, stderr.String())
+		case <-deadline:
+			cmd.Process.Kill()
+			t.Fatalf("no %s after a minute:\n%s", metrics, stderr.String())
+		case <-time.After(5 * time.Millisecond):
+			if _, err := os.Stat(metrics); err == nil {
+				break wait
+			}
+		}
+	}
+	cmd.Process.Kill()
+	<-exited
+	if b, _ := os.ReadFile(metrics); len(b) != 0 {
+		t.Fatalf("the job trained an epoch before it was killed (make its epochs slower):\n%s", b)
+	}
+	if _, err := os.Stat(filepath.Join(out, "config.toml")); err != nil {
+		t.Fatalf("the killed start left no config.toml (the case this test is about): %v", err)
+	}
+	code, rerr := runMain(t, "-config", job("rerun.toml", "16", "2"))
+	if code != 0 {
+		t.Fatalf("rerun after a killed start: exit %d:\n%s", code, rerr)
+	}
+	if !strings.Contains(rerr, "holds a run that never trained") {
+		t.Fatalf("rerun: no line saying it replaces the killed start:\n%s", rerr)
+	}
+	if s := readStatus(t, out); s.Status != record.StatusCompleted || s.EpochsRun != 2 {
+		t.Fatalf("rerun's summary: %+v", s)
+	}
+}
+
 // TestTargetAcc: train.target_acc stops at the first evaluation reaching
 // it and records the time to it.
 func TestTargetAcc(t *testing.T) {

@@ -12,10 +12,10 @@ mkdir -p "$SLURM_RUN"
 SLURM_RUN=$(cd "$SLURM_RUN" && pwd)
 export SLURM_CONF=$SLURM_RUN/slurm.conf
 # The node: more CPUs than the machine has (config_overrides), enough for
-# examples/slurm/one-node.sbatch (8 tasks of 4 CPUs) and for the tests'
-# 8-rank steps.
+# the tests side by side: four jobs of examples/slurm/one-node.sbatch (8
+# tasks of 4 CPUs each) and four 8-rank steps.
 SLURM_NODE=${SLURM_NODE:-node0}
-SLURM_CPUS=${SLURM_CPUS:-32}
+SLURM_CPUS=${SLURM_CPUS:-192}
 if [ -z "${SLURM_CTLD_PORT:-}" ]; then
   sum=$(printf '%s' "$SLURM_RUN" | cksum | cut -d' ' -f1)
   SLURM_CTLD_PORT=$((20000 + (sum % 5000) * 2))

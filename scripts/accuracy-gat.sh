@@ -22,6 +22,9 @@ py=${PYTHON:-python3}
 mkdir -p "$out/jobs"
 export OMPI_MCA_mpi_yield_when_idle=1
 mpirun=(mpirun --allow-run-as-root --oversubscribe --bind-to none -np 8)
+# ONLY, an extended regular expression, keeps the runs whose
+# "dataset-method-ranks-seed" matches it (e.g. 'fullgraph-3d-1-|-8-[1-3]$').
+only=${ONLY:-.}
 # method, its 8-rank example, and how its 1-rank job differs.
 methods=(
   "fullgraph-3d|examples/cora-gat-8.toml|x=1,y=1,z=1"
@@ -59,6 +62,7 @@ for seed in $(seq 1 "$seeds"); do
     for ds in cora citeseer; do
       for ranks in 1 8; do
         j=$out/jobs/$ds-$name-$ranks-$seed.toml
+        grep -Eq -- "$only" <<<"$ds-$name-$ranks-$seed" || continue
         job "$src" "$j" "$ds" "$seed" "$ranks" "$edits" || exit 1
         rm -rf "${j%.toml}"
         echo "$ranks $j" >>"$list"

@@ -122,28 +122,19 @@ func hostGATExpSum(e, sums []float32, a *spmm.CSR, mx []float32, g *GAT, r0, r1 
 
 func hostGATNormalize(alpha, drop []float32, a *spmm.CSR, e, sums []float32, g *GAT, r0, r1 int) {
 	K := g.Heads
-	var rowVerts, colVerts []int32
-	var scale [2]float32
-	var th uint64
-	if g.P > 0 {
-		rowVerts, colVerts = g.RowVerts.host, g.ColVerts.host
-		scale, th = dropScale(g.P), dropThreshold(g.P)
-	}
+	d := newGATDrop(g)
 	for i := r0; i < r1; i++ {
 		sm := sums[i*K : (i+1)*K]
-		var key uint64
-		if g.P > 0 {
-			key = rowKey(g.Seed, g.Step, g.Site, rowVerts[i])
-		}
+		key := d.rowKey(g, i)
 		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
 			q := int(p) * K
 			for k := range K {
 				alpha[q+k] = e[q+k] / sm[k]
 			}
 			if g.P > 0 {
-				col := int(colVerts[a.ColIdx[p]]) * K
+				col := int(d.colVerts[a.ColIdx[p]]) * K
 				for k := range K {
-					drop[q+k] = alpha[q+k] * scale[keep01(key, col+k, th)]
+					drop[q+k] = alpha[q+k] * d.scale[keep01(key, col+k, d.th)]
 				}
 			}
 		}
@@ -300,26 +291,17 @@ func hostSDDMMHeads8(d []float32, a *spmm.CSR, x, y Mat, heads, r0, r1 int) {
 
 func hostGATRowDot(r, dalpha []float32, a *spmm.CSR, alpha []float32, g *GAT, r0, r1 int) {
 	K := g.Heads
-	var rowVerts, colVerts []int32
-	var scale [2]float32
-	var th uint64
-	if g.P > 0 {
-		rowVerts, colVerts = g.RowVerts.host, g.ColVerts.host
-		scale, th = dropScale(g.P), dropThreshold(g.P)
-	}
+	d := newGATDrop(g)
 	for i := r0; i < r1; i++ {
 		ri := r[i*K : (i+1)*K]
 		clear(ri)
-		var key uint64
-		if g.P > 0 {
-			key = rowKey(g.Seed, g.Step, g.Site, rowVerts[i])
-		}
+		key := d.rowKey(g, i)
 		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
 			q := int(p) * K
 			if g.P > 0 {
-				col := int(colVerts[a.ColIdx[p]]) * K
+				col := int(d.colVerts[a.ColIdx[p]]) * K
 				for k := range K {
-					dalpha[q+k] *= scale[keep01(key, col+k, th)]
+					dalpha[q+k] *= d.scale[keep01(key, col+k, d.th)]
 				}
 			}
 			for k := range K {
@@ -424,4 +406,28 @@ func permHost(perm Buffer[int32]) []int32 {
 		return nil
 	}
 	return perm.host
+}
+
+// gatDrop is attention dropout's per-call constants (nothing when g.P is
+// 0): the vertex ids that key the draws, the kept entries' scale and the
+// draw's threshold.
+type gatDrop struct {
+	rowVerts, colVerts []int32
+	scale              [2]float32
+	th                 uint64
+}
+
+func newGATDrop(g *GAT) gatDrop {
+	if g.P <= 0 {
+		return gatDrop{}
+	}
+	return gatDrop{rowVerts: g.RowVerts.host, colVerts: g.ColVerts.host, scale: dropScale(g.P), th: dropThreshold(g.P)}
+}
+
+// rowKey is row i's key of the draws (0 without dropout).
+func (d gatDrop) rowKey(g *GAT, i int) uint64 {
+	if g.P <= 0 {
+		return 0
+	}
+	return rowKey(g.Seed, g.Step, g.Site, d.rowVerts[i])
 }

@@ -34,14 +34,14 @@ func runSelftest(stderr io.Writer) launch.ExitCode {
 			return err
 		}
 		if world.Rank() == 0 {
-			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
+			fmt.Fprintf(stderr, "1.5d (CAGNET) vs serial reference: ok on every replication dividing %d ranks (%d cases: GCN, SAGE and GAT, none and single permutation, dropout, bf16)\n",
 				world.Size(), len(cagnet.Cases(world.Size())))
 		}
 		if err := agree(firstOf(cagnet.ResumeConformance(world, device.Host(1)))); err != nil {
 			return err
 		}
 		if world.Rank() == 0 {
-			fmt.Fprintf(stderr, "1.5d resume from the kept state: ok (replication from -> to %v: bit for bit onto the same c, within %g onto another; GCN and SAGE)\n",
+			fmt.Fprintf(stderr, "1.5d resume from the kept state: ok (replication from -> to %v: bit for bit onto the same c, within %g onto another; GCN, SAGE and GAT)\n",
 				cagnet.ResumeCases(world.Size()), cagnet.ConformanceTol)
 		}
 		// 1.5D mini-batches with Gd replicas (every Gd > 1 dividing the
@@ -50,7 +50,7 @@ func runSelftest(stderr io.Writer) launch.ExitCode {
 			return err
 		}
 		if world.Rank() == 0 {
-			fmt.Fprintf(stderr, "1.5d mini-batches with data-parallel replicas vs serial reference: ok on every Gd > 1 and replication of %d ranks (%d cases: GCN and SAGE, none and single permutation, dropout, bf16)\n",
+			fmt.Fprintf(stderr, "1.5d mini-batches with data-parallel replicas vs serial reference: ok on every Gd > 1 and replication of %d ranks (%d cases: GCN, SAGE and GAT, none and single permutation, dropout, bf16)\n",
 				world.Size(), len(cagnet.BatchCases(world.Size())))
 		}
 		if world.Rank() == 0 {

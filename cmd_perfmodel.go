@@ -11,10 +11,10 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
+	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/launch"
 	"scalegnn/internal/node"
-	"scalegnn/gcn"
 	"scalegnn/jobfile"
 	"scalegnn/jobs"
 	"scalegnn/method"

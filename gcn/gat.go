@@ -18,7 +18,7 @@ import (
 
 // gatTape is what a GAT layer's backward pass reads of its forward pass.
 type gatTape struct {
-	y    device.Mat            // Y = F̃·W, rows P, all columns
+	y    device.Mat             // Y = F̃·W, rows P, all columns
 	s, t device.Buffer[float32] // s in the output rows (R), t in the input rows (P)
 	// o is the aggregation's output, rows R, all columns: after ELU for
 	// a hidden layer (which ELU's gradient reads), before the heads' mean
@@ -252,13 +252,9 @@ func (m *Model) bindGAT(b *bound, sh *Shards) {
 		d := &b.layers[l]
 		n := d.a.NNZ() * d.spec.heads
 		e := &b.gat[l]
-		if e.alpha.Len() < n {
-			device.Free(m.dev, e.alpha)
-			e.alpha = device.Alloc[float32](m.dev, n+n/4)
-		}
-		if m.Cfg.Dropout > 0 && !sh.evalOnly && e.drop.Len() < n {
-			device.Free(m.dev, e.drop)
-			e.drop = device.Alloc[float32](m.dev, n+n/4)
+		growBuf(m.dev, &e.alpha, n)
+		if m.Cfg.Dropout > 0 && !sh.evalOnly {
+			growBuf(m.dev, &e.drop, n)
 		}
 		device.ShareInto(m.dev, &b.outVerts[l], sh.Orders.Order[grid.OutputOrder(l)][d.rr0:d.rr1])
 	}

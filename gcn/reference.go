@@ -214,14 +214,7 @@ func (r *Reference) LossAndGrad(step int) float64 {
 			continue
 		}
 		row := logits[i*c : (i+1)*c]
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, v)
-		}
-		se := 0.0
-		for _, v := range row {
-			se += math.Exp(v - mx)
-		}
+		mx, se := rowMaxExpSum(row)
 		loss += math.Log(se) + mx - row[r.labels[i]]
 		for j, v := range row {
 			d[i*c+j] = math.Exp(v-mx) / se / float64(nTrain)
@@ -329,6 +322,19 @@ func (r *Reference) Step() {
 	}
 }
 
+// rowMaxExpSum returns a row's maximum and Σ exp(v − max): the
+// log-sum-exp of the training loss and of the validation loss.
+func rowMaxExpSum(row []float64) (mx, se float64) {
+	mx = math.Inf(-1)
+	for _, v := range row {
+		mx = math.Max(mx, v)
+	}
+	for _, v := range row {
+		se += math.Exp(v - mx)
+	}
+	return mx, se
+}
+
 // Loss returns the mean softmax cross-entropy of logits over the vertices
 // in mask (LossAndGrad's formula: log-sum-exp with the row max), 0 when
 // mask holds none: with the validation mask, an evaluation's ValLoss.
@@ -340,14 +346,7 @@ func (r *Reference) Loss(logits []float64, mask []bool) float64 {
 			continue
 		}
 		row := logits[i*c : (i+1)*c]
-		mx := math.Inf(-1)
-		for _, v := range row {
-			mx = math.Max(mx, v)
-		}
-		se := 0.0
-		for _, v := range row {
-			se += math.Exp(v - mx)
-		}
+		mx, se := rowMaxExpSum(row)
 		loss += math.Log(se) + mx - row[r.labels[i]]
 		count++
 	}

@@ -234,6 +234,7 @@ func (p *arenaPlan) gatForward(sp layerSpec, nP, nR, dOut int, pa, qa grid.Axis)
 	p.use.F32 += 2*k*int64(nP) + 3*k*int64(nR) // t, s in rows P; s in rows R; max, sums
 	p.mat(nR, cw)                              // O
 	p.pmm(pa, nR*cw)
+	p.use.F32 += int64(nR) // ones, to add the bias
 	if !sp.hidden {
 		p.mat(nR, sp.out) // the heads' mean
 	}
@@ -248,8 +249,8 @@ func (p *arenaPlan) gatBackward(sp layerSpec, nP, nR int, pa, ra grid.Axis) {
 	if !sp.hidden {
 		p.mat(nR, cw) // through the mean
 	}
-	p.use.F32 += 2*k*int64(nR) + k*int64(nP) // row dots, ds; dt
-	p.mat(nP, cw)                            // dY
+	p.use.F32 += 2*k*int64(nR) + k*int64(nP) + int64(cw) // row dots, ds; dt and the bias's gradient
+	p.mat(nP, cw)                                        // dY
 	p.pmm(ra, nP*cw)
 	p.use.F32 += k * int64(nP) // ds in rows P
 }

@@ -149,8 +149,9 @@ type layerDims struct {
 	spec         layerSpec
 	weight, norm *Param
 	self         *Param // W_self of a SAGE layer
-	// attSrc and attDst are a GAT layer's attention vectors.
-	attSrc, attDst *Param
+	// attSrc and attDst are a GAT layer's attention vectors, bias its
+	// bias.
+	attSrc, attDst, bias *Param
 }
 
 func (m *Model) dims(sh *Shards, l int) layerDims {
@@ -164,6 +165,6 @@ func (m *Model) dims(sh *Shards, l int) layerDims {
 	d.nP, d.nR = d.pr1-d.pr0, d.rr1-d.rr0
 	d.dIn, d.dOut = d.in1-d.in0, d.out1-d.out0
 	d.weight, d.norm, d.self = m.layerParams[l][0], m.layerParams[l][1], m.layerParams[l][2]
-	d.attSrc, d.attDst = m.layerParams[l][3], m.layerParams[l][4]
+	d.attSrc, d.attDst, d.bias = m.layerParams[l][3], m.layerParams[l][4], m.layerParams[l][5]
 	return d
 }

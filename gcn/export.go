@@ -73,7 +73,7 @@ func (m *Model) Owns(k int) bool {
 	case kindNorm:
 		p, _, _ := grid.Rotation(s.layer)
 		return ownsBlock(m.g, p)
-	case kindAttSrc, kindAttDst:
+	case kindAttSrc, kindAttDst, kindBias:
 		return ownsBlock(m.g)
 	default:
 		if s.kind == kindWeight && m.specs[s.layer].heads > 0 {

@@ -20,10 +20,14 @@ import (
 type gatTape struct {
 	y    device.Mat             // Y = F̃·W, rows P, all columns
 	s, t device.Buffer[float32] // s in the output rows (R), t in the input rows (P)
-	// o is the aggregation's output, rows R, all columns: after ELU for
-	// a hidden layer (which ELU's gradient reads), before the heads' mean
-	// for the last.
+	// o is the aggregation's output plus the bias, rows R, all columns:
+	// after ELU for a hidden layer (which ELU's gradient reads), before
+	// the heads' mean for the last.
 	o device.Mat
+	// ones is a 1 per output row: HeadDotBackward with it adds the bias
+	// to every row, HeadDotGrad with it sums the bias's gradient over the
+	// rows, both on every device and in row order.
+	ones device.Buffer[float32]
 }
 
 // gatEdges is one GAT layer's per-entry storage on the bound shards: α and,
@@ -123,6 +127,9 @@ func (m *Model) gatForward(d *layerDims, lt *layerTape, x device.Mat, l int, tra
 	if err := m.pmmAllReduce(g.Comm(d.p), gt.o); err != nil {
 		return device.Mat{}, err
 	}
+	gt.ones = ar.vec(d.nR)
+	m.dev.Fill(device.Matrix(gt.ones, d.nR, 1), 1)
+	m.dev.HeadDotBackward(gt.o, gt.ones, d.bias.W, 1)
 	// 5. ELU or the heads' mean, then this rank's columns over P.
 	full := gt.o
 	if d.spec.hidden {
@@ -183,13 +190,17 @@ func (m *Model) gatBackward(d *layerDims, lt *layerTape, dOut device.Mat, l int)
 		return device.Mat{}, err
 	}
 	// dt are the logits' column sums, dY = αᵀ ⊛ dO: both over the
-	// transpose, summed over R.
+	// transpose, summed over R. The bias's gradient, dO's column sums
+	// over this rank's rows R, shares dt's all-reduce.
 	perm := b.perms[l]
-	dt := ar.vec(d.nP * K)
+	dtb := ar.vec(d.nP*K + cw)
+	dt, db := dtb.Slice(0, d.nP*K), dtb.Slice(d.nP*K, d.nP*K+cw)
 	m.dev.EdgeSums(dt, d.at, da, perm, K)
-	if err := m.allReduce(g.Comm(d.r), dt); err != nil {
+	m.dev.HeadDotGrad(db, gt.ones, do, 1)
+	if err := m.allReduce(g.Comm(d.r), dtb); err != nil {
 		return device.Mat{}, err
 	}
+	m.dev.Copy(device.Matrix(d.bias.G, 1, cw), device.Matrix(db, 1, cw))
 	dy := ar.mat(d.nP, cw)
 	m.spmmHeads(dy, d.at, coef, perm, do, K)
 	if err := m.pmmAllReduce(g.Comm(d.r), dy); err != nil {

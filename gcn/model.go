@@ -41,8 +41,9 @@ type Model struct {
 	dev   device.Device
 	specs []layerSpec
 	// layerParams[l] are layer l's weight, norm scale (nil without norm),
-	// W_self (nil but for SAGE) and attention vectors (nil but for GAT).
-	layerParams [][5]*Param
+	// W_self (nil but for SAGE), and attention vectors and bias (nil but
+	// for GAT).
+	layerParams [][6]*Param
 	t           int // optimizer steps taken
 
 	// cur is the binding in use: &full, or &batch for a mini-batch.
@@ -121,7 +122,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 		m.Params = append(m.Params, p)
 	}
 	for l := range m.specs {
-		var lp [5]*Param
+		var lp [6]*Param
 		for _, p := range m.Params {
 			switch p.Name {
 			case weightName(l):
@@ -134,6 +135,8 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 				lp[3] = p
 			case attDstName(l):
 				lp[4] = p
+			case biasName(l):
+				lp[5] = p
 			}
 		}
 		m.layerParams = append(m.layerParams, lp)
@@ -185,7 +188,7 @@ func (m *Model) paramBlock(s paramShape) (r0, r1, c0, c1 int) {
 			return r0, r1, 0, s.cols
 		}
 		rowAxis, colAxis = q, p
-	case kindAttSrc, kindAttDst:
+	case kindAttSrc, kindAttDst, kindBias:
 		return 0, s.rows, 0, s.cols
 	}
 	r0, r1 = g.Range(s.rows, rowAxis)

@@ -34,12 +34,18 @@ const (
 	// (heads × F'), whole on every rank.
 	kindAttSrc
 	kindAttDst
+	// kindBias is a GAT layer's bias (1 × heads·F'), whole on every rank,
+	// added to every head's aggregation before ELU or the heads' mean.
+	kindBias
 )
 
 // init returns entry (i, j) of the initial value.
 func (s paramShape) init(seed uint64, i, j int) float64 {
 	if s.isNorm {
 		return 1
+	}
+	if s.kind == kindBias {
+		return 0 // as PyG and DGL start it
 	}
 	return glorot(seed, s.index, s.rows, s.cols, i, j)
 }
@@ -61,6 +67,7 @@ func paramShapes(cfg Config) []paramShape {
 			add(weightName(l), kindWeight, l, s.in, s.projWidth())
 			add(attSrcName(l), kindAttSrc, l, s.heads, s.headWidth())
 			add(attDstName(l), kindAttDst, l, s.heads, s.headWidth())
+			add(biasName(l), kindBias, l, 1, s.projWidth())
 			continue
 		}
 		add(weightName(l), kindWeight, l, s.in, s.out)
@@ -84,6 +91,7 @@ func normName(l int) string   { return fmt.Sprintf("gcn%d.norm", l) }
 func selfName(l int) string   { return fmt.Sprintf("gcn%d.self", l) }
 func attSrcName(l int) string { return fmt.Sprintf("gcn%d.att_src", l) }
 func attDstName(l int) string { return fmt.Sprintf("gcn%d.att_dst", l) }
+func biasName(l int) string   { return fmt.Sprintf("gcn%d.bias", l) }
 
 // Param is one rank's block of a parameter matrix: global rows [R0, R1) and
 // columns [C0, C1) of a Rows×Cols matrix, with its gradient and optimizer

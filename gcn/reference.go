@@ -111,8 +111,8 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 		lt.inDrop = r.dropout(h, width, training, step, l)
 		if s.heads > 0 {
 			var out []float64
-			out, lt.gat = r.gatForward(s, l, lt.inDrop, r.Params[pi:pi+3], training, step)
-			pi += 3
+			out, lt.gat = r.gatForward(s, l, lt.inDrop, r.Params[pi:pi+4], training, step)
+			pi += 4
 			tp.layers = append(tp.layers, lt)
 			h, width = out, s.out
 			continue
@@ -238,9 +238,9 @@ func (r *Reference) LossAndGrad(step int) float64 {
 	for l := cfg.Layers - 1; l >= 0; l-- {
 		s, lt := specs[l], tp.layers[l]
 		if s.heads > 0 {
-			// weight, att_src, att_dst end at pi.
-			d = r.gatBackward(s, l, lt, r.Params[pi-2:pi+1], d, step, s.needInputGrad)
-			pi -= 3
+			// weight, att_src, att_dst, bias end at pi.
+			d = r.gatBackward(s, l, lt, r.Params[pi-3:pi+1], d, step, s.needInputGrad)
+			pi -= 4
 			if !s.needInputGrad {
 				break
 			}

@@ -20,7 +20,7 @@ type refGATTape struct {
 	s, t     []float64 // n × K
 	alpha    []float64 // nnz × K, the softmax
 	kept     []float64 // nnz × K, α after attention dropout (alpha itself without)
-	o        []float64 // n × K·F', Σ_j α'_ijk Y_k[j]
+	o        []float64 // n × K·F', Σ_j α'_ijk Y_k[j] + b
 }
 
 // attentionDropout reports whether attention dropout applies to a pass.
@@ -35,14 +35,14 @@ func (r *Reference) vertex(i int) int32 {
 }
 
 // gatForward runs GAT layer l of spec s on its input after dropout, with
-// the parameters ps = [weight, att_src, att_dst], and returns the layer's
+// the parameters ps = [weight, att_src, att_dst, bias], and returns the layer's
 // output (ELU of the concatenated heads when hidden, their mean for the
 // last layer) and its tape.
 func (r *Reference) gatForward(s layerSpec, l int, inDrop []float64, ps []*RefParam, training bool, step int) ([]float64, *refGATTape) {
 	K, F := s.heads, s.headWidth()
 	C := K * F
 	n, a := r.n, r.adj
-	W, src, dst := ps[0], ps[1], ps[2]
+	W, src, dst, bias := ps[0], ps[1], ps[2], ps[3]
 	g := &refGATTape{heads: K, f: F}
 	g.y = matMul(inDrop, n, s.in, W.W, C)
 	g.s, g.t = make([]float64, n*K), make([]float64, n*K)
@@ -87,6 +87,7 @@ func (r *Reference) gatForward(s layerSpec, l int, inDrop []float64, ps []*RefPa
 	g.kept = r.attentionMask(g.alpha, K, l, training, step)
 	g.o = make([]float64, n*C)
 	for i := 0; i < n; i++ {
+		copy(g.o[i*C:(i+1)*C], bias.W)
 		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
 			j := int(a.ColIdx[p])
 			for k := 0; k < K; k++ {
@@ -145,7 +146,7 @@ func (r *Reference) attentionMask(v []float64, K, l int, training bool, step int
 }
 
 // gatBackward takes the gradient of GAT layer l's output, leaves the
-// gradients of ps = [weight, att_src, att_dst] in their G, and returns
+// gradients of ps = [weight, att_src, att_dst, bias] in their G, and returns
 // the gradient of the layer's input before its dropout (nil when
 // inputGrad is false).
 func (r *Reference) gatBackward(s layerSpec, l int, lt refLayerTape, ps []*RefParam, dOut []float64, step int, inputGrad bool) []float64 {
@@ -153,7 +154,7 @@ func (r *Reference) gatBackward(s layerSpec, l int, lt refLayerTape, ps []*RefPa
 	K, F := g.heads, g.f
 	C := K * F
 	n, a := r.n, r.adj
-	W, src, dst := ps[0], ps[1], ps[2]
+	W, src, dst, bias := ps[0], ps[1], ps[2], ps[3]
 	dO := make([]float64, n*C)
 	if s.hidden {
 		// ELU'(x) = 1 for x > 0, e^x otherwise.
@@ -172,6 +173,9 @@ func (r *Reference) gatBackward(s layerSpec, l int, lt refLayerTape, ps []*RefPa
 				}
 			}
 		}
+	}
+	for k, v := range dO {
+		bias.G[k%C] += v
 	}
 	nnz := int(a.RowPtr[n])
 	dY := make([]float64, n*C)

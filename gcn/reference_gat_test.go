@@ -3,6 +3,7 @@ package gcn
 import (
 	"fmt"
 	"math"
+	"strings"
 	"testing"
 
 	"scalegnn/internal/counter"
@@ -25,8 +26,20 @@ var gatConfigs = map[string]Config{
 	"3layer-1head-dr": {Features: 11, Hidden: 4, Classes: 5, Layers: 3, Heads: 1, OutputHeads: 1, Dropout: 0.3, Layer: GATLayer, Seed: 20},
 }
 
+// setGATBiases gives r's GAT biases, which start at 0, small values of
+// both signs, so that the checks see them added.
+func setGATBiases(r *Reference) {
+	for _, q := range r.Params {
+		if strings.HasSuffix(q.Name, ".bias") {
+			for k := range q.W {
+				q.W[k] = 0.05 * float64(k%3-1)
+			}
+		}
+	}
+}
+
 // TestReferenceGATFiniteDifferences checks every entry of every GAT
-// gradient (weight, att_src, att_dst, and proj and head, which see the
+// gradient (weight, att_src, att_dst, bias, and proj and head, which see the
 // input gradient and the last layer's output) against central
 // differences; the dropout masks, attention's included, are a function
 // of the step, so the loss at a fixed step is a fixed function. Each
@@ -57,6 +70,7 @@ func TestReferenceGATFiniteDifferences(t *testing.T) {
 						q.W[k] *= gain
 					}
 				}
+				setGATBiases(r)
 				fdCheck(t, r, 2, 1e-5)
 			})
 		}
@@ -126,7 +140,7 @@ func naiveGAT(cfg Config, adj *spmm.CSR, x []float32, params map[string]*RefPara
 	for l, s := range cfg.LayerSpecs() {
 		h = dropRows(h, l)
 		K, F := s.Heads, s.ProjWidth/s.Heads
-		W, as, ad := params[weightName(l)], params[attSrcName(l)], params[attDstName(l)]
+		W, as, ad, b := params[weightName(l)], params[attSrcName(l)], params[attDstName(l)], params[biasName(l)]
 		heads := make([][][]float64, K) // head k: n × F
 		for k := range heads {
 			y := dense(h, W, k*F, (k+1)*F)
@@ -157,6 +171,9 @@ func naiveGAT(cfg Config, adj *spmm.CSR, x []float32, params map[string]*RefPara
 					for c := range F {
 						heads[k][i][c] += a * y[j][c]
 					}
+				}
+				for c := range F {
+					heads[k][i][c] += b.W[k*F+c]
 				}
 			}
 		}
@@ -221,12 +238,14 @@ func TestReferenceGATMatchesNaive(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/training=%v", name, training), func(t *testing.T) {
 				const step = 5
 				r := p.reference(cfg, DefaultOptimizer())
+				setGATBiases(r)
 				want := naiveGAT(cfg, p.g.Adj, p.g.Features, paramsByName(r), nil, training, true, step)
 				if e := maxRelErr64(r.Forward(training, step), want); !(e <= 1e-12) {
 					t.Errorf("full graph: relative error %.3g against the dense GAT", e)
 				}
 				b := NewReference(cfg, DefaultOptimizer(), sub.Adj, sub.Features, sub.Labels, sub.Train)
 				b.Verts = verts
+				setGATBiases(b)
 				want = naiveGAT(cfg, sub.Adj, sub.Features, paramsByName(b), verts, training, true, step)
 				if e := maxRelErr64(b.Forward(training, step), want); !(e <= 1e-12) {
 					t.Errorf("batch: relative error %.3g against the dense GAT", e)

@@ -37,6 +37,7 @@ type Evaluator struct {
 
 	h, t, full, z   device.Buffer[float32]
 	gs, gt, alpha   device.Buffer[float32] // a GAT layer's s, t and α
+	ones            device.Buffer[float32] // a 1 per row, to add a GAT bias
 	mx, sums, out   device.Buffer[float32]
 	best            device.Buffer[float32]
 	arg             device.Buffer[int64]
@@ -234,6 +235,7 @@ func (e *Evaluator) gatLayer(l int, y, full device.Mat) device.Mat {
 	dev.GATNormalize(alpha, device.Buffer[float32]{}, &e.adj, alpha, sums, spec)
 	out := m.mat(&e.out, nb, P)
 	dev.SpMMHeads(out, &e.adj, alpha, device.Buffer[int32]{}, full, K)
+	addBias(dev, out, &e.ones, m.Params[m.aIdx[l]+2])
 	if l < m.Cfg.Layers-1 {
 		dev.ELU(out, out)
 		return out

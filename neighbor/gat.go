@@ -15,7 +15,7 @@ import (
 //
 //	Y = H·W (sources × P); s = Y[targets]·a_src, t = Y·a_dst (per head)
 //	α = softmax_row(LeakyReLU(s_i + t_j)), attention dropout on α
-//	out = α·Y per head; ELU (hidden) or the head mean (last layer)
+//	out = α·Y per head + b; ELU (hidden) or the head mean (last layer)
 //
 // The backward pass runs the same operations' adjoints; the products
 // with αᵀ read α through the transposed block and its perm (Batch.Perm).
@@ -27,11 +27,14 @@ type gatBufs struct {
 	// the attention (exp scores first, normalised in place), drop it
 	// after attention dropout; out the aggregation (the ELU output of a
 	// hidden layer); mx and sums the softmax's row maxima and sums.
-	y, out              device.Buffer[float32]
-	s, t, mx, sums      device.Buffer[float32]
-	alpha, drop         device.Buffer[float32]
-	dout, dy, da        device.Buffer[float32]
-	r, ds, dt           device.Buffer[float32]
+	y, out         device.Buffer[float32]
+	s, t, mx, sums device.Buffer[float32]
+	alpha, drop    device.Buffer[float32]
+	dout, dy, da   device.Buffer[float32]
+	r, ds, dt      device.Buffer[float32]
+	// ones is a 1 per target: HeadDotBackward with it adds the bias to
+	// every row, HeadDotGrad with it sums the bias's gradient.
+	ones                device.Buffer[float32]
 	nDst, nSrc, nnz, pw int
 }
 
@@ -82,6 +85,7 @@ func (m *Model) gatForward(l, step int, training bool, h device.Mat, verts devic
 
 	out := m.mat(&g.out, nDst, P)
 	dev.SpMMHeads(out, &lb.fwd, att, device.Buffer[int32]{}, y, K)
+	addBias(dev, out, &g.ones, m.Params[m.aIdx[l]+2])
 	if l < m.Cfg.Layers-1 {
 		dev.ELU(out, out)
 		return out
@@ -93,7 +97,7 @@ func (m *Model) gatForward(l, step int, training bool, h device.Mat, verts devic
 
 // gatBackward takes dz, the gradient of layer l's output (the ELU's
 // output for a hidden layer, the logits for the last), writes the
-// gradients of W, att_src and att_dst into their G, and returns the
+// gradients of W, att_src, att_dst and the bias into their G, and returns the
 // gradient of the layer's input before its dropout (false for the first
 // layer, whose input needs none). h is the dropped-out input. dz of a
 // hidden layer is overwritten.
@@ -123,6 +127,7 @@ func (m *Model) gatBackward(l, step int, training bool, dz, h device.Mat) (devic
 		dout = m.mat(&g.dout, nDst, P)
 		dev.HeadMeanBackward(dout, dz, K)
 	}
+	dev.HeadDotGrad(m.Params[m.aIdx[l]+2].G, g.ones.Slice(0, nDst), dout, 1)
 	// ∂/∂α (after dropout, then before it inside GATRowDot), the
 	// softmax's row dots, ∂/∂(s_i + t_j) per entry and its row sums ∂s.
 	da := grow(dev, &g.da, nnz)
@@ -151,4 +156,13 @@ func (m *Model) gatBackward(l, step int, training bool, dz, h device.Mat) (devic
 		dev.ApplyMask(din, din, lb.keep.Slice(0, nSrc*((win+63)/64)), m.Cfg.Dropout)
 	}
 	return din, true
+}
+
+// addBias adds the bias b (1 × out.Cols()) to every row of out, through
+// *ones, a 1 per row, grown and filled here.
+func addBias(dev device.Device, out device.Mat, ones *device.Buffer[float32], b *Param) {
+	n := out.Rows()
+	o := grow(dev, ones, n)
+	dev.Fill(device.Matrix(o, n, 1), 1)
+	dev.HeadDotBackward(out, o, b.W, 1)
 }

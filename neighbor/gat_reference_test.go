@@ -55,7 +55,8 @@ func graphBlock(g *dataset.Graph) refBlock {
 	return b
 }
 
-// gatRef is the model's parameters in float64, gcn's order.
+// gatRef is the model's parameters in float64, gcn's order (per layer
+// W, att_src, att_dst, bias).
 type gatRef struct {
 	cfg   gcn.Config
 	specs []gcn.LayerSpec
@@ -108,7 +109,7 @@ func (r *gatRef) forward(blocks []refBlock, x [][]float64, step int, training bo
 		sp := r.specs[l]
 		K, P := sp.Heads, sp.ProjWidth
 		F := P / K
-		W, as, ad := r.W[3*l], r.W[3*l+1], r.W[3*l+2]
+		W, as, ad, bias := r.W[4*l], r.W[4*l+1], r.W[4*l+2], r.W[4*l+3]
 		st := &states[l]
 		nSrc := len(b.verts)
 		st.h = make([][]float64, nSrc)
@@ -147,7 +148,7 @@ func (r *gatRef) forward(blocks []refBlock, x [][]float64, step int, training bo
 			for q := lo; q < hi; q++ {
 				st.alpha[q], st.ad[q] = make([]float64, K), make([]float64, K)
 			}
-			out[i] = make([]float64, P)
+			out[i] = append([]float64(nil), bias...)
 			for k := range K {
 				mx := math.Inf(-1)
 				for q := lo; q < hi; q++ {
@@ -240,8 +241,8 @@ func (r *gatRef) lossAndGrad(blocks []refBlock, x [][]float64, rows []int32, lab
 		b, st, sp := blocks[l], &states[l], r.specs[l]
 		K, P := sp.Heads, sp.ProjWidth
 		F := P / K
-		W, as, ad := r.W[3*l], r.W[3*l+1], r.W[3*l+2]
-		gW, gas, gad := r.G[3*l], r.G[3*l+1], r.G[3*l+2]
+		W, as, ad := r.W[4*l], r.W[4*l+1], r.W[4*l+2]
+		gW, gas, gad, gb := r.G[4*l], r.G[4*l+1], r.G[4*l+2], r.G[4*l+3]
 		nSrc := len(b.verts)
 		dout := make([][]float64, b.nDst)
 		for i := range dout {
@@ -258,6 +259,7 @@ func (r *gatRef) lossAndGrad(blocks []refBlock, x [][]float64, rows []int32, lab
 					} else {
 						dout[i][k*F+c] = dh[i][c] / float64(K)
 					}
+					gb[k*F+c] += scale * dout[i][k*F+c]
 				}
 			}
 		}

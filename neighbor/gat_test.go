@@ -184,6 +184,7 @@ func TestGATEvaluateEqualsReference(t *testing.T) {
 	for _, heads := range [][2]int{{4, 2}, {1, 1}} {
 		cfg := gatConfig(dg, 3, heads[0], heads[1], 0)
 		ref := newGATRef(cfg)
+		ref.setBiases()
 		blocks := []refBlock{graphBlock(dg), graphBlock(dg), graphBlock(dg)}
 		_, logits, outs := ref.forward(blocks, features(dg, blocks[0].verts), 0, false)
 		acc := func(mask []bool) float64 {
@@ -210,6 +211,7 @@ func TestGATEvaluateEqualsReference(t *testing.T) {
 			newDev := testDevices[n%len(testDevices)]
 			errs := collectives.RunLocal(ranks, func(c collectives.Comm) error {
 				rs := setupRankOn(t, c, newDev(), dg, cfg, []int{2, 2, 2}, 4)
+				ref.uploadBiases(rs.model)
 				ev := NewEvaluator(c, rs.g, rs.model)
 				for l := range cfg.Layers {
 					got, cols, err := ev.Output(l)
@@ -319,7 +321,7 @@ func TestGATResumeExact(t *testing.T) {
 	}
 	straight, want := run(0, steps, nil)
 	first, ck := run(0, stop, nil)
-	if fmt.Sprint(ck.names) != "[gcn0.weight gcn0.att_src gcn0.att_dst gcn1.weight gcn1.att_src gcn1.att_dst]" {
+	if fmt.Sprint(ck.names) != "[gcn0.weight gcn0.att_src gcn0.att_dst gcn0.bias gcn1.weight gcn1.att_src gcn1.att_dst gcn1.bias]" {
 		t.Errorf("parameters %v", ck.names)
 	}
 	rest, got := run(stop, steps, ck)
@@ -336,5 +338,27 @@ func TestGATResumeExact(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// setBiases gives the GAT biases, which start at 0, small values of both
+// signs, so that a check of the forward pass sees them added.
+func (r *gatRef) setBiases() {
+	for l := range r.specs {
+		for k := range r.W[4*l+3] {
+			r.W[4*l+3][k] = 0.05 * float64(k%3-1)
+		}
+	}
+}
+
+// uploadBiases sets m's GAT biases to r's.
+func (r *gatRef) uploadBiases(m *Model) {
+	for l := range r.specs {
+		b := m.Params[m.aIdx[l]+2]
+		w := make([]float32, len(r.W[4*l+3]))
+		for k, v := range r.W[4*l+3] {
+			w[k] = float32(v)
+		}
+		device.Upload(m.dev, b.W, 0, w)
 	}
 }

@@ -34,7 +34,7 @@ type Model struct {
 	t     int                    // optimizer steps taken
 
 	wIdx, sIdx []int // per layer: the index of W_neigh and of W_self (-1 for GCN)
-	// aIdx[l] is a GAT layer's att_src (att_dst follows it), heads[l]
+	// aIdx[l] is a GAT layer's att_src (att_dst and the bias follow it), heads[l]
 	// its heads; -1 and 0 for other layers.
 	aIdx, heads []int
 	widths      []int // widths[l] is layer l's input width; widths[L] the classes
@@ -103,7 +103,7 @@ func NewModel(dev device.Device, cfg gcn.Config, opt gcn.Optimizer) (*Model, err
 		m.Params = append(m.Params, p)
 	}
 	// gcn's order: per layer its weight, then a SAGE layer's W_self or a
-	// GAT layer's att_src and att_dst.
+	// GAT layer's att_src, att_dst and bias.
 	k := 0
 	specs := cfg.LayerSpecs()
 	for l := range cfg.Layers {
@@ -115,7 +115,7 @@ func NewModel(dev device.Device, cfg gcn.Config, opt gcn.Optimizer) (*Model, err
 			k++
 		case gcn.GATLayer:
 			m.aIdx[l], m.heads[l] = k, specs[l].Heads
-			k += 2
+			k += 3
 		}
 	}
 	if k != len(m.Params) {

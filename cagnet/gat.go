@@ -153,7 +153,7 @@ func (m *Model) gatStages() (tReqs, yReqs []collectives.Request) {
 // gatForward runs GAT layer l on h (the block row after input dropout):
 // it returns Y_i (the projection, for the backward pass), O_i (the heads'
 // aggregation, whole rows) and the layer's output (ELU(O_i) when hidden,
-// the heads' mean otherwise). s_i, the broadcast t, α and its dropped
+// the heads' mean otherwise), the bias added to O_i. s_i, the broadcast t, α and its dropped
 // copy stay in the layer's buffers for the backward pass.
 func (m *Model) gatForward(l int, s gcn.LayerSpec, h device.Mat, training bool) (y, o, out device.Mat, err error) {
 	dev, gv := m.dev, &m.gv
@@ -207,6 +207,7 @@ func (m *Model) gatForward(l int, s gcn.LayerSpec, h device.Mat, training bool) 
 	if err != nil {
 		return
 	}
+	dev.HeadDotBackward(o, m.ones(rows), m.Params[m.bias[l]].dw.Flat(), 1)
 	if s.Hidden {
 		out = m.buf("act", l, rows, C)
 		dev.ELU(out, o)
@@ -218,8 +219,8 @@ func (m *Model) gatForward(l int, s gcn.LayerSpec, h device.Mat, training bool) 
 }
 
 // gatBackward runs GAT layer l's backward pass from dout, the gradient of
-// its output: it sets the gradients of W, a_src and a_dst (summed over
-// the process column) and returns the gradient of the layer's input
+// its output: it sets the gradients of W, a_src, a_dst and the bias
+// (summed over the process column) and returns the gradient of the layer's input
 // (before the input dropout's mask), or an empty Mat when the layer needs
 // none.
 func (m *Model) gatBackward(l int, s gcn.LayerSpec, dout device.Mat) (device.Mat, error) {
@@ -295,10 +296,11 @@ func (m *Model) gatBackward(l int, s gcn.LayerSpec, dout device.Mat) (device.Mat
 			return device.Mat{}, err
 		}
 	}
-	pS, pD, pW := m.Params[m.asrc[l]], m.Params[m.adst[l]], m.Params[m.w[l]]
+	pS, pD, pW, pB := m.Params[m.asrc[l]], m.Params[m.adst[l]], m.Params[m.w[l]], m.Params[m.bias[l]]
 	dev.HeadDotGrad(pS.dg.Flat(), ds, y, K)
 	dev.HeadDotGrad(pD.dg.Flat(), dt.Flat(), y, K)
-	for _, p := range []*Param{pS, pD} {
+	dev.HeadDotGrad(pB.dg.Flat(), m.ones(rows), dO, 1)
+	for _, p := range []*Param{pS, pD, pB} {
 		if err := device.AllReduce(dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
 			return device.Mat{}, err
 		}
@@ -315,6 +317,14 @@ func (m *Model) gatBackward(l int, s gcn.LayerSpec, dout device.Mat) (device.Mat
 	din := m.buf("dz", l-1, rows, s.In)
 	dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dy, pW.dw, 0, din)
 	return din, nil
+}
+
+// ones returns a 1 per row of rows: HeadDotBackward with it adds a bias
+// to every row, HeadDotGrad with it sums a bias's gradient over them.
+func (m *Model) ones(rows int) device.Buffer[float32] {
+	o := m.buf("ones", 0, rows, 1)
+	m.dev.Fill(o, 1)
+	return o.Flat()
 }
 
 // stageOwner returns the replica whose stages include block column k.

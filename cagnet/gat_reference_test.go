@@ -95,7 +95,7 @@ func (r *gatRef) forward(training bool, step int) ([]float64, []gatRefLayer) {
 	var tape []gatRefLayer
 	a := r.adj
 	for l, s := range r.cfg.LayerSpecs() {
-		W, as, ad := r.params[3*l], r.params[3*l+1], r.params[3*l+2]
+		W, as, ad, b := r.params[4*l], r.params[4*l+1], r.params[4*l+2], r.params[4*l+3]
 		K, C := s.Heads, s.ProjWidth
 		F := C / K
 		lt := gatRefLayer{heads: K, f: F, in: h}
@@ -123,6 +123,7 @@ func (r *gatRef) forward(training bool, step int) ([]float64, []gatRefLayer) {
 		lt.z, lt.alpha, lt.drop = make([]float64, nnz*K), make([]float64, nnz*K), make([]float64, nnz*K)
 		lt.o = make([]float64, r.n*C)
 		for i := range r.n {
+			copy(lt.o[i*C:(i+1)*C], b.W)
 			for k := range K {
 				mx := math.Inf(-1)
 				for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
@@ -220,7 +221,7 @@ func (r *gatRef) LossAndGrad(step int) float64 {
 	specs := r.cfg.LayerSpecs()
 	for l := len(specs) - 1; l >= 0; l-- {
 		s, lt := specs[l], tape[l]
-		W, as, ad := r.params[3*l], r.params[3*l+1], r.params[3*l+2]
+		W, as, ad, b := r.params[4*l], r.params[4*l+1], r.params[4*l+2], r.params[4*l+3]
 		K, F, C := lt.heads, lt.f, s.ProjWidth
 		dO := make([]float64, r.n*C)
 		if s.Hidden {
@@ -238,6 +239,9 @@ func (r *gatRef) LossAndGrad(step int) float64 {
 					}
 				}
 			}
+		}
+		for e, v := range dO {
+			b.G[e%C] += v
 		}
 		dY := make([]float64, r.n*C)
 		ds, dt := make([]float64, r.n*K), make([]float64, r.n*K)

@@ -33,11 +33,12 @@ type Model struct {
 	Params []*Param
 	// w and self index Params per layer: W (gcn<l>.weight) and, for SAGE
 	// layers, W_self (gcn<l>.self; -1 for GCN layers); asrc and adst a
-	// GAT layer's attention vectors (gcn<l>.att_src, att_dst; -1 else).
-	w, self    []int
-	asrc, adst []int
-	t          int
-	bf16       bool
+	// GAT layer's attention vectors (gcn<l>.att_src, att_dst; -1 else),
+	// bias its bias (gcn<l>.bias).
+	w, self          []int
+	asrc, adst, bias []int
+	t                int
+	bf16             bool
 
 	// tape of the last forward pass, per layer: the input after dropout,
 	// (ÂH)_i, Z_i and the ReLU's output.
@@ -181,17 +182,18 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 				panic(fmt.Sprintf("cagnet: no parameter gcn%d.self among gcn.InitialParams", l))
 			}
 		}
-		asrc, adst := -1, -1
+		asrc, adst, bias := -1, -1, -1
 		if s.Heads > 0 {
-			var ok2 bool
+			var ok2, ok3 bool
 			asrc, ok = index[fmt.Sprintf("gcn%d.att_src", l)]
 			adst, ok2 = index[fmt.Sprintf("gcn%d.att_dst", l)]
-			if !ok || !ok2 {
-				panic(fmt.Sprintf("cagnet: no parameters gcn%d.att_src and gcn%d.att_dst among gcn.InitialParams", l, l))
+			bias, ok3 = index[fmt.Sprintf("gcn%d.bias", l)]
+			if !ok || !ok2 || !ok3 {
+				panic(fmt.Sprintf("cagnet: no parameters gcn%d.att_src, att_dst and bias among gcn.InitialParams", l))
 			}
 		}
 		m.w, m.self = append(m.w, w), append(m.self, self)
-		m.asrc, m.adst = append(m.asrc, asrc), append(m.adst, adst)
+		m.asrc, m.adst, m.bias = append(m.asrc, asrc), append(m.adst, adst), append(m.bias, bias)
 	}
 	if o.BF16 {
 		maxW := cfg.Features

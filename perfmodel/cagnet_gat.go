@@ -55,6 +55,7 @@ func (t *cagnetTracer) gatForward(ph Phase, l int, s gcn.LayerSpec, dropout bool
 		t.elementwise(ph, "O.acc", l, 3*float64(t.rows*c))
 	}
 	t.add(ph, "O.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*c), t.payloadBytes)
+	t.elementwise(ph, "gat.bias", l, 2*float64(t.rows*c))
 	if s.Hidden {
 		t.elementwise(ph, "elu", l, 2*float64(t.rows*c))
 	} else {
@@ -95,6 +96,8 @@ func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 	t.elementwise(ph, "gat.headdot", l, float64(5*t.rows*c+2*t.rows*k))
 	t.add(ph, "da.src", l, collectives.KindAllReduce, GroupCol, t.q, int64(c), 4)
 	t.add(ph, "da.dst", l, collectives.KindAllReduce, GroupCol, t.q, int64(c), 4)
+	t.elementwise(ph, "gat.bias", l, float64(t.rows*c)) // dO's column sums
+	t.add(ph, "db", l, collectives.KindAllReduce, GroupCol, t.q, int64(c), 4)
 	t.kernel(Kernel{Phase: ph, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.In, N: c, K: t.rows, TransA: true})
 	t.add(ph, "dW", l, collectives.KindAllReduce, GroupCol, t.q, int64(s.In*c), 4)
 	if !s.NeedInputGrad {
@@ -109,14 +112,15 @@ func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 // cagnetGATMemory is a GAT layer's buffers on a rank of rows rows whose
 // stages hold nnz nonzeros, bytes: the input (and its dropped copy),
 // Y, s, t, the row max and sum, O and the output, and backward dO, the
-// row dot, ds, dY with dt, and dH; and its per-edge arrays.
+// row dot, ds, dY with dt, and dH, and the ones that add the bias; and
+// its per-edge arrays.
 func (j Job) cagnetGATMemory(s gcn.LayerSpec, rows int64, nnz float64) (act, edges int64) {
 	in, c, k, out := int64(s.In), int64(s.ProjWidth), int64(s.Heads), int64(s.Out)
 	act = 4 * rows * (in + c + 4*k + c + out)
 	if j.Dropout > 0 {
 		act += 4 * rows * 2 * in
 	}
-	act += 4 * rows * (c + 2*k + c + k + in)
+	act += 4 * rows * (c + 2*k + c + k + in + 1)
 	edges = int64(4 * float64(j.gatEdgeArrays(true)) * nnz * float64(k))
 	return act, edges
 }

@@ -18,6 +18,7 @@ import (
 //   exp, row sum                           gat.sum: AllReduce_P  nR·K, float32
 //   α, α with attention dropout            —
 //   O = α ⊛ Y (nR × C)                     O: AllReduce_P  nR·C, CommDType
+//   O += b                                 —
 //   ELU or the heads' mean, keep cols P    —
 //
 // backward
@@ -26,7 +27,8 @@ import (
 //   dα = dO·Yᵀ on the nonzeros             —
 //   Σ_j α·dα                               gat.rowdot: AllReduce_P  nR·K, float32
 //   logits' gradient, ds row sums          gat.ds: AllReduce_P  nR·K, float32
-//   dt column sums (over the transpose)    gat.dt: AllReduce_R  nP·K, float32
+//   dt column sums (over the transpose),   gat.dt: AllReduce_R  nP·K + C, float32
+//   db = dO's column sums over rows R
 //   dY = αᵀ ⊛ dO (nP × C)                  dY: AllReduce_R  nP·C, CommDType
 //   ds back to rows P                      gat.ds: alltoallv over the cube, K columns
 //   dY += ds·a_srcᵀ + dt·a_dstᵀ            —
@@ -70,6 +72,7 @@ func (t *tracer) gatForward(l int, sp layerSpec, training bool) {
 	t.elementwise("gat.alpha", l, norm)
 	t.spmm("α·Y", l, nR, nP, c, nnz)
 	t.allReduce("O", l, p, nR*c, t.pmmBytes)
+	t.elementwise("gat.bias", l, 2*float64(nR*c)) // O += b, in place
 	if sp.hidden {
 		t.elementwise("elu", l, 2*float64(nR*c))
 	} else {
@@ -108,7 +111,8 @@ func (t *tracer) gatBackward(l int, sp layerSpec) {
 	t.elementwise("gat.logitgrad", l, 5*ek)
 	t.allReduce("gat.ds", l, p, nR*k, 4)
 	t.elementwise("gat.edgesums", l, 2*ek)
-	t.allReduce("gat.dt", l, r, nP*k, 4)
+	t.elementwise("gat.bias", l, float64(nR*c)) // dO's column sums
+	t.allReduce("gat.dt", l, r, nP*k+c, 4)
 	t.spmm("αᵀ·dO", l, nP, nR, c, nnz)
 	t.allReduce("dY", l, r, nP*c, t.pmmBytes)
 	t.gatRedistribute(l, k, true)

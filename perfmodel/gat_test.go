@@ -40,10 +40,11 @@ func TestGATStepBytesByHand(t *testing.T) {
 			{int(GroupCube), int(collectives.KindAlltoallv)}: a2a(2, 36+18),
 		}},
 		// Gz = 2 (R = Z): nP = 12, nR = 6. Over Z: loss.total (2
-		// float64), dt 12·3, dY 12·12. s forward: 6 rows × 3 to itself;
-		// ds back: 6 rows × 3 to both R ranks.
+		// float64), dt 12·3 with the bias's gradient 12, dY 12·12. s
+		// forward: 6 rows × 3 to itself; ds back: 6 rows × 3 to both R
+		// ranks.
 		{xyz(1, 1, 2), map[[2]int]counted{
-			{int(GroupZ), int(collectives.KindAllReduce)}:    {3, 16 + 4*(36+144)},
+			{int(GroupZ), int(collectives.KindAllReduce)}:    {3, 16 + 4*(36+12+144)},
 			{int(GroupCube), int(collectives.KindAlltoallv)}: a2a(2, 18+36),
 		}},
 	} {

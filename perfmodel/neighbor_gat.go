@@ -9,19 +9,14 @@ import (
 // A GAT layer in the neighbor mode: a rank holds whole rows of its
 // sampled blocks, so the softmax over a destination's edges is local and
 // the layer adds no collective to a step; the gradient all-reduce grows
-// by the attention vectors (NeighborParams). Per sampled block of Dst
+// by the attention vectors and the bias (NeighborParams). Per sampled block of Dst
 // destinations, Src sources and nnz = Edges + Dst entries (the self
 // loops), a step computes Y = H_src·W (Src × C: the projection runs on
 // every source, where a GCN layer's GEMM runs on the destinations), s and
-// t, the per-edge scores, softmax and α (nnz × K), O = α ⊛ Y, and
+// t, the per-edge scores, softmax and α (nnz × K), O = α ⊛ Y + b, and
 // backward the SDDMM for dα, the logits' gradient, ds and dt, dY = αᵀ ⊛ dO,
 // dW = H_srcᵀ·dY and dH = dY·Wᵀ above the first layer.
 //
-// To check once package neighbor trains GAT (branch h-nb26): the
-// parameter count (W, a_src, a_dst per layer), evaluation's all-gather
-// (modelled as Y's block, C columns, with t computed from the gathered
-// Y), and the per-edge arrays it keeps.
-
 // neighborGATForward appends GAT layer l's forward kernels on block m.
 func (j Job) neighborGATForward(tr *Trace, l int, s layerSpec, m MFGSize) {
 	kern := func(k Kernel) { tr.Kernels = append(tr.Kernels, k) }
@@ -35,6 +30,7 @@ func (j Job) neighborGATForward(tr *Trace, l int, s layerSpec, m MFGSize) {
 	el("gat.headdot", m.Src*c+2*m.Src*k)
 	el("gat.softmax", float64(7+boolInt(j.Dropout > 0))*nnz*k) // scores 3, exp 2, α 2 (+1 with dropout)
 	kern(Kernel{Phase: PhaseForward, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz})
+	el("gat.bias", 2*m.Dst*c)
 	if s.hidden {
 		el("elu", 2*m.Dst*c)
 	} else {
@@ -56,6 +52,7 @@ func (j Job) neighborGATBackward(tr *Trace, l int, s layerSpec, m MFGSize) {
 	} else {
 		el("gat.mean", m.Dst*c+m.Dst*float64(s.out))
 	}
+	el("gat.bias", m.Dst*c) // dO's column sums
 	kern(Kernel{Phase: PhaseBackward, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz})
 	// rowdot 2, logits' gradient 5, EdgeSums 2 (+2 attention dropout).
 	el("gat.softmax", float64(9+2*boolInt(j.Dropout > 0))*nnz*k)
@@ -88,6 +85,7 @@ func (j Job) neighborGATEval(tr *Trace, l int, s layerSpec, ranks, nb int, nnz f
 	el("gat.headdot", float64(j.N)*c+float64(nb+j.N)*k)
 	el("gat.softmax", 7*nnz*k)
 	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: nb, Inner: j.N, Width: s.proj, NNZ: nnz})
+	el("gat.bias", 2*float64(nb)*c)
 	if s.hidden {
 		el("elu", 2*float64(nb)*c)
 	} else {
@@ -98,10 +96,11 @@ func (j Job) neighborGATEval(tr *Trace, l int, s layerSpec, ranks, nb int, nnz f
 // neighborGATActivations is a GAT layer's buffers on block m, bytes:
 // the input and its gradient (Src × in), Y and dY (Src × C), s, t and dt
 // (Src × K), the row max, sum, row dot and ds (Dst × K), O and dO
-// (Dst × C), the output (Dst × out); and its per-edge arrays.
+// (Dst × C), the output (Dst × out), the ones that add the bias (Dst);
+// and its per-edge arrays.
 func (j Job) neighborGATActivations(s layerSpec, m MFGSize) (act, edges float64) {
 	in, c, k, out := float64(s.in), float64(s.proj), float64(s.heads), float64(s.out)
-	act = 4 * (2*m.Src*in + 2*m.Src*c + 3*m.Src*k + 4*m.Dst*k + 2*m.Dst*c + m.Dst*out)
+	act = 4 * (2*m.Src*in + 2*m.Src*c + 3*m.Src*k + 4*m.Dst*k + 2*m.Dst*c + m.Dst*out + m.Dst)
 	edges = 4 * float64(j.gatEdgeArrays(true)) * (m.Edges + m.Dst) * k
 	return act, edges
 }

@@ -17,12 +17,12 @@ func NeighborGrid(ranks int) string { return fmt.Sprintf("neighbor Gd=%d", ranks
 
 // NeighborParams is the number of scalar parameters of the job's model,
 // the length of the gradient all-reduce: W per layer, and W_self too for
-// SAGE, both attention vectors for GAT.
+// SAGE, both attention vectors and the bias for GAT.
 func (j Job) NeighborParams() int {
 	n := 0
 	for _, s := range j.layers() {
 		if s.heads > 0 {
-			n += s.in*s.proj + 2*s.proj // W, a_src, a_dst
+			n += s.in*s.proj + 3*s.proj // W, a_src, a_dst, bias
 			continue
 		}
 		n += s.in * s.out

@@ -3,8 +3,8 @@ timed per epoch (forward, backward, Adam) on the prepared dataset that
 scalegnn trains on: the GPU comparison of bench/vs-pyg-gat.sh.
 
 The model is scalegnn's (gcn.GATLayer): attention over every entry of the
-stored Â's pattern (A + I, so add_self_loops=False), LeakyReLU 0.2, no
-bias (scalegnn's GAT layers have none), no dropout (timing), ELU between
+stored Â's pattern (A + I, so add_self_loops=False), LeakyReLU 0.2, a
+bias (as scalegnn's GAT layers have), no dropout (timing), ELU between
 the layers, the output head's mean. Prints one JSON line.
 """
 import argparse
@@ -46,9 +46,9 @@ def main():
     classes = int(labels.max()) + 1
     torch.manual_seed(1)
     c1 = GATConv(x.shape[1], a.hidden, heads=a.heads, concat=True, negative_slope=0.2, dropout=0.0,
-                 add_self_loops=False, bias=False).to(dev)
+                 add_self_loops=False, bias=True).to(dev)
     c2 = GATConv(a.hidden * a.heads, classes, heads=1, concat=False, negative_slope=0.2, dropout=0.0,
-                 add_self_loops=False, bias=False).to(dev)
+                 add_self_loops=False, bias=True).to(dev)
     opt = torch.optim.Adam(list(c1.parameters()) + list(c2.parameters()), lr=0.005, weight_decay=5e-4)
 
     def sync():

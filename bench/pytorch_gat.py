@@ -9,8 +9,8 @@ self loops included) and builds the model scalegnn builds (gcn.GATLayer):
 per layer Y = H·W split into K heads of F' columns, s = Y·a_src and
 t = Y·a_dst per head, e_ij = LeakyReLU_0.2(s_i + t_j) over the entries
 (i, j), α = the softmax of e over each row with the row maximum
-subtracted, out_i = Σ_j α_ij Y[j]; the hidden layers concatenate the heads
-and apply ELU, the last layer averages its heads. No bias, no dropout,
+subtracted, out_i = Σ_j α_ij Y[j] + b; the hidden layers concatenate the
+heads and apply ELU, the last layer averages its heads. No dropout,
 softmax cross-entropy over the training vertices, Adam. It prints one JSON
 line with the mean time of an epoch (forward, backward and Adam step)
 over the timed epochs, after the warm-up epochs.
@@ -120,7 +120,8 @@ class GAT:
         width = g.x.shape[1]
         for k, f in zip(self.heads, self.outs):
             w, a_src, a_dst = glorot(width, k * f), glorot(k, f), glorot(k, f)
-            self.params.append((w, a_src, a_dst))
+            b = torch.nn.Parameter(torch.zeros(k * f))
+            self.params.append((w, a_src, a_dst, b))
             width = k * f
 
     def parameters(self):
@@ -129,11 +130,11 @@ class GAT:
     def forward(self, attention):
         h = self.g.x
         last = len(self.params) - 1
-        for l, ((w, a_src, a_dst), k) in enumerate(zip(self.params, self.heads)):
+        for l, ((w, a_src, a_dst, b), k) in enumerate(zip(self.params, self.heads)):
             y = h @ w
             yk = y.view(-1, k, w.shape[1] // k)
             s, t = (yk * a_src).sum(-1), (yk * a_dst).sum(-1)  # N × K each
-            o = attention(self.g, y, s, t, k)
+            o = attention(self.g, y, s, t, k) + b.view(k, -1)
             h = o.mean(1) if l == last else F.elu(o.reshape(o.shape[0], -1))
         return h
 

@@ -1,8 +1,11 @@
 package grappa
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
+	"strings"
 	"testing"
 
 	"scalegnn/spmm"
@@ -288,56 +291,124 @@ func TestController(t *testing.T) {
 	}
 }
 
-// TestLoader: the prefetched partitions equal Build's, and the chunk reads
-// are two to start plus one per super-epoch boundary inside a rotation
-// (two where the base rotates).
+// TestLoader: the partitions loaded, prefetched or not, equal Build's,
+// and the chunk reads are those a partition holds that the rank's
+// previous one did not: with one partition per rank, two to start plus
+// one per super-epoch boundary inside a rotation (two where the base
+// rotates); with several, every phase's partition in turn.
 func TestLoader(t *testing.T) {
 	adj := randomGraph(30, 60, 5)
 	train := make([]bool, 30)
 	for v := 0; v < 30; v += 3 {
 		train[v] = true
 	}
-	for _, tc := range []struct{ w, c, loads int }{
-		{4, 4, 2 + 2}, // 3 super-epochs, 2 boundaries, one chunk each
-		{2, 4, 2 + 5}, // 6 super-epochs, 5 boundaries of one chunk: at the rotation the new base is the chunk already swept in
-		{1, 1, 1},
+	for _, tc := range []struct {
+		p, m, c, rank int
+		prefetch      bool
+		loads         int // -1: not counted by hand
+	}{
+		{4, 4, 4, 0, true, 2 + 2},  // 3 super-epochs, 2 boundaries, one chunk each
+		{2, 2, 4, 0, true, 2 + 5},  // 6 super-epochs, 5 boundaries of one chunk: at the rotation the new base is the chunk already swept in
+		{1, 1, 1, 0, true, 1},      // one chunk: the whole graph
+		{4, 4, 4, 0, false, 2 + 2}, // built on demand, the same reads
+		{4, 2, 4, 1, true, -1},     // two phases of two ranks
+		{6, 1, 6, 0, true, -1},     // six phases on one rank
+		{6, 3, 7, 2, false, -1},
 	} {
+		name := fmt.Sprintf("P=%d M=%d C=%d rank %d prefetch %v", tc.p, tc.m, tc.c, tc.rank, tc.prefetch)
 		ch, _ := SplitRandom(30, tc.c, 1)
-		sc, _ := NewSchedule(tc.w, tc.c)
-		l := NewLoader(adj, ch, train, sc, 0, Halo, 2, 7)
-		// The bytes: every chunk a partition holds that the previous
-		// one did not, read once (ChunkBytes with 7 features).
-		var bytes int64
-		held := map[int]bool{}
+		sc, _ := NewSchedule(tc.p, tc.c)
+		ph, err := NewPhases(tc.p, tc.m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The rank's slots: every super-epoch, one epoch of every phase.
+		var slots []Slot
 		for s := range sc.Cover() {
-			b, x := sc.Partition(0, s)
-			for _, c := range []int{b, x} {
-				if !held[c] {
-					bytes += ChunkBytes(adj, ch, c, 7)
-				}
-				held[c] = true
-			}
-			for c := range held {
-				if c != b && c != x {
-					delete(held, c)
-				}
+			for i := range ph.Count() {
+				slots = append(slots, Slot{SuperEpoch: s, Part: ph.Partition(tc.rank, i)})
 			}
 		}
-		for s := range sc.Cover() {
-			got := l.Next()
-			b, x := sc.Partition(0, s)
+		var bytes int64
+		loads := 0
+		var held []int
+		for _, sl := range slots {
+			b, x := sc.Partition(sl.Part, sl.SuperEpoch)
+			now := []int{b}
+			if x != b {
+				now = append(now, x)
+			}
+			for _, c := range now {
+				if !slices.Contains(held, c) {
+					bytes += ChunkBytes(adj, ch, c, 7)
+					loads++
+				}
+			}
+			held = now
+		}
+		l := NewLoader(adj, ch, train, sc, Halo, 2, 7, slots[0])
+		for k, sl := range slots {
+			got := l.Load(sl)
+			if tc.prefetch && k+1 < len(slots) {
+				l.Prefetch(slots[k+1])
+			}
+			b, x := sc.Partition(sl.Part, sl.SuperEpoch)
 			want := Build(adj, ch, train, b, x, Halo, 2)
 			if !equal(got.Verts, want.Verts) || !equal(got.Train, want.Train) {
-				t.Fatalf("W=%d C=%d super-epoch %d: prefetched partition differs from Build", tc.w, tc.c, s)
+				t.Fatalf("%s: slot %+v: loaded partition differs from Build", name, sl)
 			}
 		}
 		l.Close()
-		if l.Loads != tc.loads {
-			t.Errorf("W=%d C=%d: %d chunk loads over %d super-epochs, want %d", tc.w, tc.c, l.Loads, sc.Cover(), tc.loads)
+		if tc.loads >= 0 && loads != tc.loads {
+			t.Fatalf("%s: the hand count says %d loads, the rule %d", name, tc.loads, loads)
+		}
+		if l.Loads != loads {
+			t.Errorf("%s: %d chunk loads over %d slots, want %d", name, l.Loads, len(slots), loads)
 		}
 		if l.Bytes != bytes {
-			t.Errorf("W=%d C=%d: chunk loads counted %d bytes, want %d", tc.w, tc.c, l.Bytes, bytes)
+			t.Errorf("%s: chunk loads counted %d bytes, want %d", name, l.Bytes, bytes)
 		}
+	}
+}
+
+// TestPhases: every partition is trained by exactly one rank in exactly
+// one phase of an epoch, bad shapes are refused, and misuse panics.
+func TestPhases(t *testing.T) {
+	for _, tc := range []struct{ p, m int }{{1, 1}, {4, 4}, {4, 2}, {4, 1}, {6, 3}, {12, 4}} {
+		ph, err := NewPhases(tc.p, tc.m)
+		if err != nil {
+			t.Fatalf("P=%d M=%d: %v", tc.p, tc.m, err)
+		}
+		if ph.Count()*tc.m != tc.p {
+			t.Errorf("P=%d M=%d: %d phases", tc.p, tc.m, ph.Count())
+		}
+		seen := make([]int, tc.p)
+		for r := range tc.m {
+			for i := range ph.Count() {
+				seen[ph.Partition(r, i)]++
+			}
+		}
+		for p, n := range seen {
+			if n != 1 {
+				t.Errorf("P=%d M=%d: partition %d trained %d times an epoch", tc.p, tc.m, p, n)
+			}
+		}
+	}
+	for _, tc := range []struct{ p, m int }{{3, 2}, {1, 2}, {0, 1}, {4, 0}, {5, 3}} {
+		if _, err := NewPhases(tc.p, tc.m); err == nil || !strings.Contains(err.Error(), "grappa.partitions") {
+			t.Errorf("P=%d M=%d: error %v, want one naming grappa.partitions", tc.p, tc.m, err)
+		}
+	}
+	ph, _ := NewPhases(4, 2)
+	for _, bad := range [][2]int{{2, 0}, {0, 2}, {-1, 0}} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("Partition(%d, %d) with 4 partitions on 2 ranks did not panic", bad[0], bad[1])
+				}
+			}()
+			ph.Partition(bad[0], bad[1])
+		}()
 	}
 }
 

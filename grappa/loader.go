@@ -1,64 +1,90 @@
 package grappa
 
-import "scalegnn/spmm"
+import (
+	"slices"
 
-// Loader hands one worker its partition super-epoch by super-epoch and
+	"scalegnn/spmm"
+)
+
+// Loader hands one rank the partitions it trains, slot by slot, and
 // builds the next one in a goroutine while the current one trains (§3.3:
-// the swept chunk is prefetched during the previous super-epoch). Loads
-// counts the chunks read, which with an in-memory graph is what a
-// prepared dataset would read from disk: one per boundary inside a base
-// rotation, two when the base rotates. Bytes is what those reads cost
-// (ChunkBytes with the graph's feature width): the byte counter of the
-// chunk loads, beside the collectives' counters.
+// the swept chunk is prefetched during the previous super-epoch; §3.6:
+// the next phase's partition during this one). Loads counts the chunks
+// read, which with an in-memory graph is what a prepared dataset would
+// read from disk: the chunks of each partition that the rank's previous
+// partition did not hold (one per boundary inside a base rotation, two
+// when the base rotates, with one partition per rank). Bytes is what
+// those reads cost (ChunkBytes with the graph's feature width): the byte
+// counter of the chunk loads, beside the collectives' counters.
 type Loader struct {
 	adj   *spmm.CSR
 	ch    *Chunks
 	train []bool
 	sc    Schedule
-	w     int
 	kind  Kind
 	hops  int
 	feats int
-
-	s     int
-	next  chan Partition
-	Loads int
-	Bytes int64
+	held  []int // the chunks of the partition last loaded
+	// pending is the slot being built in the background and where it
+	// arrives; next is nil when nothing is in flight.
+	pending Slot
+	next    chan Partition
+	Loads   int
+	Bytes   int64
 }
 
-// NewLoader starts building worker w's first partition; features is the
-// graph's input width, which Bytes counts.
-func NewLoader(adj *spmm.CSR, ch *Chunks, train []bool, sc Schedule, w int, kind Kind, hops, features int) *Loader {
-	l := &Loader{adj: adj, ch: ch, train: train, sc: sc, w: w, kind: kind, hops: hops, feats: features}
-	b, x := sc.Partition(w, 0)
-	l.read(b)
-	if x != b {
-		l.read(x)
-	}
-	l.start(0)
+// NewLoader starts building slot first; features is the graph's input
+// width, which Bytes counts.
+func NewLoader(adj *spmm.CSR, ch *Chunks, train []bool, sc Schedule, kind Kind, hops, features int, first Slot) *Loader {
+	l := &Loader{adj: adj, ch: ch, train: train, sc: sc, kind: kind, hops: hops, feats: features}
+	l.Prefetch(first)
 	return l
 }
 
-func (l *Loader) start(s int) {
+// Prefetch starts building slot s in the background, dropping a
+// prefetch of another slot still in flight.
+func (l *Loader) Prefetch(s Slot) {
+	if l.next != nil {
+		if l.pending == s {
+			return
+		}
+		<-l.next
+	}
 	c := make(chan Partition, 1)
-	l.next = c
-	go func() {
-		b, x := l.sc.Partition(l.w, s)
-		c <- Build(l.adj, l.ch, l.train, b, x, l.kind, l.hops)
-	}()
+	l.pending, l.next = s, c
+	go func() { c <- l.build(s) }()
 }
 
-// Next returns the partition of the next super-epoch (the first on the
-// first call) and starts prefetching the one after it.
-func (l *Loader) Next() Partition {
-	p := <-l.next
-	if l.s > 0 {
-		for _, c := range l.sc.Loads(l.w, l.s-1) {
+func (l *Loader) build(s Slot) Partition {
+	b, x := l.sc.Partition(s.Part, s.SuperEpoch)
+	return Build(l.adj, l.ch, l.train, b, x, l.kind, l.hops)
+}
+
+// Load returns slot s's partition: the prefetched one when it is s, else
+// built now; it counts the reads of the chunks the previous partition
+// did not hold. Nothing is in flight afterwards.
+func (l *Loader) Load(s Slot) Partition {
+	var p Partition
+	if l.next != nil && l.pending == s {
+		p = <-l.next
+	} else {
+		if l.next != nil {
+			<-l.next
+		}
+		p = l.build(s)
+	}
+	l.next = nil
+	b, x := l.sc.Partition(s.Part, s.SuperEpoch)
+	chunks := []int{b}
+	if x != b {
+		chunks = append(chunks, x)
+	}
+	for _, c := range chunks {
+		if !slices.Contains(l.held, c) {
 			l.read(c)
 		}
 	}
-	l.s++
-	l.start(l.s)
+	l.held = chunks
 	return p
 }
 
@@ -70,13 +96,9 @@ func (l *Loader) read(c int) {
 
 // Close waits for the prefetch in flight, so no goroutine outlives the
 // Loader.
-func (l *Loader) Close() { <-l.next }
-
-// Seek makes the next Next return super-epoch s's partition, as if Next
-// had been called s times, without counting the reads in between (a
-// resumed run starts at its checkpoint's super-epoch).
-func (l *Loader) Seek(s int) {
-	<-l.next
-	l.s = s
-	l.start(s)
+func (l *Loader) Close() {
+	if l.next != nil {
+		<-l.next
+		l.next = nil
+	}
 }

@@ -18,7 +18,7 @@ type Schedule struct {
 // NewSchedule checks that w workers can sweep c chunks.
 func NewSchedule(w, c int) (Schedule, error) {
 	if w < 1 || c < w {
-		return Schedule{}, fmt.Errorf("grappa: %d chunks for %d workers; set grappa.chunks ≥ the worker count (0 means one per worker)", c, w)
+		return Schedule{}, fmt.Errorf("grappa: %d chunks for %d partitions; set grappa.chunks ≥ grappa.partitions (0 means one per partition)", c, w)
 	}
 	return Schedule{W: w, C: c}, nil
 }

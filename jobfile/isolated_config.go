@@ -5,14 +5,19 @@ import (
 )
 
 // GrappaConfig is [grappa]: isolated (gradient-only) training, Grappa
-// §3.3–3.5. Every rank is one worker: grid.d = ranks, x = y = z = 1.
+// §3.3–3.6. Every rank is one worker: grid.d = ranks, x = y = z = 1.
 type GrappaConfig struct {
 	// Partition is "induced" (the two chunks' vertices) or "halo" (plus
 	// every vertex within model.layers hops of their training vertices).
 	Partition string `toml:"partition"`
 	// Correction is "none", "batch" (eq. 12) or "shrinkage" (eq. 18).
 	Correction string `toml:"correction"`
-	// Chunks is the number of chunks; 0 means one per worker.
+	// Partitions is P, the partitions of the sweep, trained grid.d (the
+	// ranks, M) at a time in P/M phases per epoch (§3.6, grappa.Phases);
+	// 0 means one per rank, every rank training its own partition the
+	// whole epoch. A multiple of grid.d.
+	Partitions int `toml:"partitions"`
+	// Chunks is the number of chunks; 0 means one per partition.
 	Chunks int `toml:"chunks"`
 	// EpochsPerSuperEpoch is how many epochs a partition trains before
 	// the sweep moves on (default 1).
@@ -36,4 +41,21 @@ func (g GrappaConfig) EvalShape() grid.Shape {
 		return grid.Shape{}
 	}
 	return grid.Shape{D: 1, X: g.EvalGrid[0], Y: g.EvalGrid[1], Z: g.EvalGrid[2]}
+}
+
+// PartitionCount is P for d ranks: Partitions, or d when it is unset.
+func (g GrappaConfig) PartitionCount(d int) int {
+	if g.Partitions > 0 {
+		return g.Partitions
+	}
+	return d
+}
+
+// ChunkCount is the chunks for d ranks: Chunks, or one per partition
+// when it is unset.
+func (g GrappaConfig) ChunkCount(d int) int {
+	if g.Chunks > 0 {
+		return g.Chunks
+	}
+	return g.PartitionCount(d)
 }

@@ -100,8 +100,10 @@ func checkIsolated(file string, c *Config) error {
 		return fmt.Errorf(`%s: train.steps_per_epoch = %d with train.batch_size = 0: a whole partition is one step per epoch; set train.batch_size or remove steps_per_epoch`, file, t.StepsPerEpoch)
 	case g.X*g.Y*g.Z != 1:
 		return fmt.Errorf(`%s: grid %dx%dx%d: train.mode = "isolated" makes every rank a worker; set grid.x = y = z = 1 and grid.d = the rank count`, file, g.X, g.Y, g.Z)
-	case gr.Chunks != 0 && gr.Chunks < g.D:
-		return fmt.Errorf("%s: grappa.chunks = %d: expected 0 (one per worker) or at least grid.d = %d", file, gr.Chunks, g.D)
+	case gr.Partitions < 0 || gr.Partitions != 0 && gr.Partitions%g.D != 0:
+		return fmt.Errorf("%s: grappa.partitions = %d: expected 0 (one per rank) or a positive multiple of grid.d = %d (the ranks train that many partitions at a time)", file, gr.Partitions, g.D)
+	case gr.Chunks != 0 && gr.Chunks < gr.PartitionCount(g.D):
+		return fmt.Errorf("%s: grappa.chunks = %d: expected 0 (one per partition) or at least the %d partitions (grappa.partitions, or grid.d)", file, gr.Chunks, gr.PartitionCount(g.D))
 	case gr.EpochsPerSuperEpoch < 0 || gr.DeficitEpochs < 0 || gr.Deficit < 0:
 		return fmt.Errorf("%s: grappa.epochs_per_super_epoch, deficit and deficit_epochs must be ≥ 0", file)
 	case len(gr.EvalGrid) != 0 && (len(gr.EvalGrid) != 3 || min(gr.EvalGrid[0], gr.EvalGrid[1], gr.EvalGrid[2]) < 1 ||

@@ -14,8 +14,10 @@ import (
 )
 
 // isolatedRun is a train.mode = "isolated" job's Grappa state. Every rank
-// is one worker with the whole model on a 1×1×1 grid (grid.d = ranks): the
-// mini-batch machinery builds the worker's partition as its batch
+// is one worker with the whole model on a 1×1×1 grid (grid.d = ranks), and
+// trains the partitions grappa.Phases gives it, one per phase (P/M
+// phases an epoch; one, its own partition, when P = M): the
+// mini-batch machinery builds the current partition as its batch
 // (gcn.BatchBuilder.Vertices, weights unscaled), the loss covers the
 // partition's training vertices, and the gradient, scaled by the
 // partition's correction factor (Model.GradScale), is averaged in the one
@@ -32,17 +34,22 @@ import (
 // coverage-deficit switch is computed by every rank for every worker
 // alike, with no vote to exchange.
 type isolatedRun struct {
-	adj    *spmm.CSR
-	train  []bool
-	ch     *grappa.Chunks
-	sc     grappa.Schedule
-	kind   grappa.Kind
-	hops   int
-	corr   grappa.Correction
-	worker int
-	loader *grappa.Loader
-	ctl    grappa.Controller
-	log    *zap.Logger
+	adj   *spmm.CSR
+	train []bool
+	ch    *grappa.Chunks
+	sc    grappa.Schedule
+	kind  grappa.Kind
+	hops  int
+	corr  grappa.Correction
+	// rank is the rank's place among the M ranks; worker the partition
+	// (the schedule's worker) it trains in phase `phase` (−1: none
+	// loaded); perPhase the steps of a phase.
+	rank, worker, phase int
+	phases              grappa.Phases
+	perPhase            int
+	loader              *grappa.Loader
+	ctl                 grappa.Controller
+	log                 *zap.Logger
 	// eval is the distributed evaluation over all the workers (nil on
 	// one worker, whose own model evaluates); chunkBytes is
 	// loader.Bytes at the last epoch's end.
@@ -53,7 +60,8 @@ type isolatedRun struct {
 	part       grappa.Partition
 	mask       []bool // the step's loss vertices, by vertex id
 	factor     float64
-	minCov     float64 // the lowest ĉ over the workers this super-epoch
+	minCov     float64 // the lowest ĉ over the partitions this super-epoch
+	covS       int     // the super-epoch minCov is of (−1: none)
 
 	// batch is train.batch_size (0: the whole partition); seed, draw and
 	// scratch draw a step's batch, masked lists the vertices set in mask.
@@ -95,15 +103,16 @@ func setupIsolated(s setup) (Method, error) {
 	}
 	n := adj.Rows
 	w := j.g.Shape.D
-	c := gr.Chunks
-	if c == 0 {
-		c = w
+	p, c := gr.PartitionCount(w), gr.ChunkCount(w)
+	phases, err := grappa.NewPhases(p, w)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
 	ch, err := grappa.SplitRandom(n, c, uint64(cfg.Train.Seed))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
-	sc, err := grappa.NewSchedule(w, c)
+	sc, err := grappa.NewSchedule(p, c)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
@@ -118,10 +127,10 @@ func setupIsolated(s setup) (Method, error) {
 		deficit = 2 // never exceeded: 1 − ĉ ≤ 1
 	}
 	iso := &isolatedRun{adj: adj, train: train, ch: ch, sc: sc, kind: kind, hops: cfg.Model.Layers,
-		corr: corr, worker: j.g.CD, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
+		corr: corr, rank: j.g.CD, phase: -1, covS: -1, phases: phases, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
-	iso.loader = grappa.NewLoader(adj, ch, train, sc, iso.worker, kind, iso.hops, s.src.Sizes().Features)
+	iso.loader = grappa.NewLoader(adj, ch, train, sc, kind, iso.hops, s.src.Sizes().Features, iso.slot(0, 0))
 	// The batch buffers are sized once, for the largest partition: two
 	// chunks for induced partitions, the whole graph for halo ones (a halo
 	// can reach every vertex). Sizing induced ones for the whole graph
@@ -133,8 +142,9 @@ func setupIsolated(s setup) (Method, error) {
 		return nil, err
 	}
 	j.batches.Vertices = iso.vertices
-	j.steps = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch)
-	iso.next()
+	iso.perPhase = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch)
+	j.steps = iso.perPhase * phases.Count()
+	iso.enter(0)
 	j.batches.LossMask = iso.mask
 	evalGrid := "the worker's own (one worker)"
 	if eg := s.evalGrid; eg != nil {
@@ -144,7 +154,8 @@ func setupIsolated(s setup) (Method, error) {
 		evalGrid = fmt.Sprintf("%dx%dx%d", eg.X, eg.Y, eg.Z)
 	}
 	if s.world.Rank() == 0 {
-		s.log.Info("isolated training", zap.Int("workers", w), zap.Int("chunks", c), zap.String("partition", gr.Partition),
+		s.log.Info("isolated training", zap.Int("workers", w), zap.Int("partitions", p), zap.Int("phases", phases.Count()),
+			zap.Int("chunks", c), zap.String("partition", gr.Partition),
 			zap.String("correction", gr.Correction), zap.Int("epochs_per_super_epoch", eps),
 			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps),
 			zap.String("eval_grid", evalGrid))
@@ -152,18 +163,19 @@ func setupIsolated(s setup) (Method, error) {
 	return &isolated{plexus: j, iso: iso}, nil
 }
 
-// Start moves a resumed run to the partition of its epoch: the
+// Start moves a resumed run to the partition of its step: the
 // controller's decisions are replayed over the completed epochs (they
-// depend on the schedule and the coverage alone), and the loader seeks
-// the super-epoch they reach.
+// depend on the schedule and the coverage alone) to the super-epoch they
+// reach, and the step's place in its epoch gives the phase.
 func (m *isolated) Start(step, epochs int) error {
-	m.iso.replay(epochs)
+	m.iso.replay(epochs, step%m.steps/m.iso.perPhase)
 	return m.plexus.Start(step, epochs)
 }
 
-// Step sets the model's gradient scale, the batch's correction factor,
-// and trains.
+// Step moves to the step's phase (its partition), sets the model's
+// gradient scale, the batch's correction factor, and trains.
 func (m *isolated) Step(step int) (float64, error) {
+	m.iso.enter(step % m.steps / m.iso.perPhase)
 	m.iso.beforeStep(m.m)
 	return m.plexus.Step(step)
 }
@@ -246,9 +258,38 @@ func (iso *isolatedRun) vertices(step int) []int32 {
 	return b.Verts
 }
 
-// next moves to the next super-epoch's partition (prefetched by the
-// Loader) and computes its factor and the workers' lowest coverage.
-func (iso *isolatedRun) next() { iso.use(iso.loader.Next()) }
+// slot is the rank's partition in phase i of super-epoch s.
+func (iso *isolatedRun) slot(s, i int) grappa.Slot {
+	return grappa.Slot{SuperEpoch: s, Part: iso.phases.Partition(iso.rank, i)}
+}
+
+// enter makes phase i's partition of the current super-epoch the one the
+// steps train on, unless it already is, and prefetches the rank's next
+// one: the next phase's, or after the last phase the first of the next
+// epoch, in the super-epoch the controller will then be in (with one
+// phase, the next super-epoch's: the partition stays until then).
+func (iso *isolatedRun) enter(i int) {
+	if i == iso.phase {
+		return
+	}
+	iso.phase = i
+	sl := iso.slot(iso.superEpoch, i)
+	iso.worker = sl.Part
+	iso.use(iso.loader.Load(sl))
+	next := iso.superEpoch + 1
+	switch {
+	case i+1 < iso.phases.Count():
+		iso.loader.Prefetch(iso.slot(iso.superEpoch, i+1))
+		return
+	case iso.phases.Count() > 1:
+		c := iso.ctl // what endEpoch will decide, on a copy
+		c.Step(iso.minCov)
+		if !c.EndEpoch() {
+			next = iso.superEpoch
+		}
+	}
+	iso.loader.Prefetch(iso.slot(next, 0))
+}
 
 // use makes p, the partition of super-epoch iso.superEpoch, the one the
 // steps train on.
@@ -266,11 +307,13 @@ func (iso *isolatedRun) use(p grappa.Partition) {
 		local, global := grappa.Degrees(iso.adj, iso.part)
 		iso.factor = iso.corr.Factor(local, global)
 	}
-	iso.minCov = iso.coverage(iso.superEpoch)
+	if iso.covS != iso.superEpoch {
+		iso.minCov, iso.covS = iso.coverage(iso.superEpoch), iso.superEpoch
+	}
 }
 
-// coverage is the lowest ĉ over the workers in super-epoch s (1 when the
-// controller does not look at it).
+// coverage is the lowest ĉ over the partitions in super-epoch s (1 when
+// the controller does not look at it).
 func (iso *isolatedRun) coverage(s int) float64 {
 	c := 1.0
 	if iso.ctl.Patience > 0 {
@@ -284,13 +327,10 @@ func (iso *isolatedRun) coverage(s int) float64 {
 }
 
 // replay brings a fresh run to where an uninterrupted one stands after
-// `epochs` epochs: the controller's state, the super-epoch and its
-// partition. The chunk reads of the skipped super-epochs are not
-// counted.
-func (iso *isolatedRun) replay(epochs int) {
-	if epochs == 0 {
-		return
-	}
+// `epochs` epochs and into phase `phase` of the next: the controller's
+// state, the super-epoch and the partition. The chunk reads of the
+// skipped super-epochs are not counted.
+func (iso *isolatedRun) replay(epochs, phase int) {
 	s, cov := iso.superEpoch, iso.minCov
 	for range epochs {
 		iso.ctl.Step(cov)
@@ -299,26 +339,29 @@ func (iso *isolatedRun) replay(epochs int) {
 			cov = iso.coverage(s)
 		}
 	}
-	if s == iso.superEpoch {
+	if s == iso.superEpoch && phase == iso.phase {
 		return
 	}
-	iso.superEpoch = s
-	iso.loader.Seek(s)
-	iso.use(iso.loader.Next())
+	if s != iso.superEpoch {
+		iso.superEpoch, iso.phase = s, -1
+	}
+	iso.enter(phase)
 	iso.chunkBytes = iso.loader.Bytes
 }
 
 // beforeStep sets the model's gradient scale for the step.
 func (iso *isolatedRun) beforeStep(m *gcn.Model) { m.GradScale = float32(iso.factor) }
 
-// endEpoch asks the controller whether the super-epoch ends and, if so,
-// loads the next partition.
+// endEpoch asks the controller whether the super-epoch ends and loads
+// the next epoch's first partition: the next super-epoch's, or with
+// several phases the first phase's again.
 func (iso *isolatedRun) endEpoch() {
 	iso.ctl.Step(iso.minCov)
 	if iso.ctl.EndEpoch() {
 		iso.superEpoch++
-		iso.next()
+		iso.phase = -1
 	}
+	iso.enter(0)
 }
 
 // close stops the Loader's prefetch.

@@ -79,6 +79,17 @@ func midEpochJobsOf(layer gcn.Layer) []struct {
 			c.Grappa.Chunks, c.Grappa.EpochsPerSuperEpoch = 4, 1
 			return c
 		}},
+		{"isolated phases P=4 d=2", func(dir string) jobfile.Config {
+			c := base(dir)
+			c.Train.Mode, c.Train.BatchSize = gcn.Isolated, 30
+			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 2}
+			// Two phases of 3 steps (2·140/4 = 70 training vertices a
+			// partition, batches of 30): the stops land inside a
+			// phase and at its boundary, and a new super-epoch every
+			// 2 epochs.
+			c.Grappa.Partitions, c.Grappa.EpochsPerSuperEpoch = 4, 2
+			return c
+		}},
 		{"1.5d fullgraph 2x2", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Algorithm = method.CAGNET

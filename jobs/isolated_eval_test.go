@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"go.uber.org/zap"
@@ -99,29 +100,48 @@ func wantChunkBytes(t *testing.T, cfg jobfile.Config) []int64 {
 		t.Fatal(err)
 	}
 	adj := dataset.NormalizeGCN(graph.Adj) // no permutation: rows are vertex ids
-	w, c := cfg.Grid.D, cfg.Grappa.Chunks
-	if c == 0 {
-		c = w
-	}
+	m := cfg.Grid.D
+	p, c := cfg.Grappa.PartitionCount(m), cfg.Grappa.ChunkCount(m)
 	ch, err := grappa.SplitRandom(graph.N, c, uint64(cfg.Train.Seed))
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc, err := grappa.NewSchedule(w, c)
+	sc, err := grappa.NewSchedule(p, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ph, err := grappa.NewPhases(p, m)
 	if err != nil {
 		t.Fatal(err)
 	}
 	eps := max(1, cfg.Grappa.EpochsPerSuperEpoch)
 	out := make([]int64, cfg.Train.Epochs)
-	for k := range w {
-		b, x := sc.Partition(k, 0)
-		out[0] += grappa.ChunkBytes(adj, ch, b, graph.F) + grappa.ChunkBytes(adj, ch, x, graph.F)
-		for e := 1; e <= cfg.Train.Epochs; e++ {
-			if e%eps != 0 {
-				continue
+	for r := range m {
+		// A partition reads the chunks the rank's previous one did not
+		// hold; the load after an epoch's end (the next epoch's first
+		// partition) counts in the epoch that ends.
+		var held []int
+		read := func(e, s, i int) {
+			b, x := sc.Partition(ph.Partition(r, i), s)
+			now := []int{b}
+			if x != b {
+				now = append(now, x)
 			}
-			for _, l := range sc.Loads(k, e/eps-1) {
-				out[e-1] += grappa.ChunkBytes(adj, ch, l, graph.F)
+			for _, k := range now {
+				if !slices.Contains(held, k) {
+					out[e] += grappa.ChunkBytes(adj, ch, k, graph.F)
+				}
+			}
+			held = now
+		}
+		read(0, 0, 0)
+		for e := range cfg.Train.Epochs {
+			s, next := e/eps, (e+1)/eps
+			for i := 1; i < ph.Count(); i++ {
+				read(e, s, i)
+			}
+			if ph.Count() > 1 || next != s {
+				read(e, next, 0)
 			}
 		}
 	}

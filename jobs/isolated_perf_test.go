@@ -12,9 +12,10 @@ import (
 // TestIsolatedBytesPredicted: the byte counters of an isolated run show
 // only the gradient all-reduce, and per epoch they equal the performance
 // model's prediction (CommBytes is one rank's; the metrics sum the ranks),
-// for whole partitions and for batches, halo and induced; the chunk loads'
-// counter equals what the sweep schedule reads (the first partition in
-// epoch 1, then the swept chunks at each boundary), and the distributed
+// for whole partitions and for batches, halo and induced, one partition
+// per rank and in phases; the chunk loads' counter equals what the sweep
+// schedule reads (the first partition in epoch 1, then the chunks each
+// partition holds that the rank's previous one did not), and the distributed
 // evaluation's bytes equal IsolatedEvalBytes on evaluated epochs and are
 // 0 on the others.
 func TestIsolatedBytesPredicted(t *testing.T) {
@@ -28,6 +29,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 	}{
 		{"whole-induced", "[grappa]\npartition = \"induced\"", 4},
 		{"batches-halo", "batch_size = 12\n[grappa]\npartition = \"halo\"\nchunks = 5", 3},
+		{"phases-induced", "batch_size = 12\n[grappa]\npartition = \"induced\"\npartitions = 6\nchunks = 7\nepochs_per_super_epoch = 2", 3},
 	} {
 		cfg := isolatedConfig(t, "mode = \"isolated\"\n"+tc.extra, filepath.Join(tmp, tc.name))
 		cfg.Grid.D = tc.workers
@@ -40,7 +42,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 			t.Fatal(err)
 		}
 		p := preds[0]
-		if p.Algorithm != method.IsolatedPartitions || p.Grid != perfmodel.IsolatedGrid(tc.workers) || !(p.Epoch > 0) || p.MemTotal <= 0 {
+		if p.Algorithm != method.IsolatedPartitions || p.Grid != perfmodel.IsolatedGrid(tc.workers, cfg.Grappa.PartitionCount(tc.workers)) || !(p.Epoch > 0) || p.MemTotal <= 0 {
 			t.Fatalf("%s: prediction %+v", tc.name, p)
 		}
 		_, ms := trainLocal(t, cfg)

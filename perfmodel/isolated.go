@@ -13,11 +13,15 @@ import (
 
 // IsolatedJob is what the model needs to know about a train.mode =
 // "isolated" job (Grappa, package grappa) beyond Job: every rank is a
-// worker that trains its partition (two of Chunks chunks, with or without
+// worker that trains a partition (two of Chunks chunks, with or without
 // the k-hop halo of its training vertices) alone on a 1×1×1 grid and
-// all-reduces its gradient once per step.
+// all-reduces its gradient once per step; with more partitions than
+// workers, the workers train them in phases (grappa.Phases).
 type IsolatedJob struct {
-	// Chunks is the number of chunks; 0 means one per worker.
+	// Partitions is P (grappa.partitions), trained by the workers in
+	// P/workers phases an epoch; 0 means one per worker.
+	Partitions int
+	// Chunks is the number of chunks; 0 means one per partition.
 	Chunks int
 	// Halo: partitions hold the k-hop closure of their training vertices
 	// (grappa.partition = "halo"); otherwise the two chunks' induced
@@ -52,16 +56,34 @@ type IsolatedJob struct {
 // Machines differ; a job's own metrics give its value.
 const DefaultIsolatedBuildNNZ = 640e-9
 
-// IsolatedGrid formats the isolated mode's arrangement as predictions list
-// it.
-func IsolatedGrid(workers int) string { return fmt.Sprintf("isolated %d workers", workers) }
+// IsolatedGrid formats the isolated mode's arrangement of partitions on
+// workers as predictions list it.
+func IsolatedGrid(workers, partitions int) string {
+	if partitions > workers {
+		return fmt.Sprintf("isolated %d workers, %d partitions", workers, partitions)
+	}
+	return fmt.Sprintf("isolated %d workers", workers)
+}
+
+// isolatedPartitions is the resolved partition count for workers workers.
+func (j Job) isolatedPartitions(workers int) int {
+	if j.Isolated.Partitions > 0 {
+		return j.Isolated.Partitions
+	}
+	return workers
+}
+
+// isolatedPhases is the phases of an epoch on workers workers.
+func (j Job) isolatedPhases(workers int) int {
+	return max(1, j.isolatedPartitions(workers)/max(1, workers))
+}
 
 // chunks is the resolved chunk count for workers workers.
 func (j Job) isolatedChunks(workers int) int {
 	if j.Isolated.Chunks > 0 {
 		return j.Isolated.Chunks
 	}
-	return workers
+	return j.isolatedPartitions(workers)
 }
 
 func (j Job) isolatedTrain() int {
@@ -71,9 +93,10 @@ func (j Job) isolatedTrain() int {
 	return j.Neighbor.TrainVertices
 }
 
-// IsolatedSteps is the steps of one epoch, grappa.StepsPerEpoch.
+// IsolatedSteps is the steps of one epoch: grappa.StepsPerEpoch's steps
+// of a phase times the phases.
 func (j Job) IsolatedSteps(workers int) int {
-	return grappa.StepsPerEpoch(j.isolatedTrain(), j.isolatedChunks(workers), j.Isolated.BatchSize, j.Isolated.StepsPerEpoch)
+	return j.isolatedPhases(workers) * grappa.StepsPerEpoch(j.isolatedTrain(), j.isolatedChunks(workers), j.Isolated.BatchSize, j.Isolated.StepsPerEpoch)
 }
 
 // IsolatedSize is the expected size of one step's subgraph on workers
@@ -250,10 +273,10 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 // PredictIsolated predicts the isolated mode on workers ranks: the step
 // trace times the steps of an epoch, the step subgraph's build on the
 // critical path, the full-graph evaluation on the evaluation grid
-// (IsolatedEvalShape) spread over EvalEvery epochs, and the repartition
-// per super-epoch spread over its epochs: the next partition is built
-// while the current one trains, so only a build longer than the
-// super-epoch shows. CommBytes is the gradient all-reduce's bytes; the
+// (IsolatedEvalShape) spread over EvalEvery epochs, and the repartitions:
+// the next partition is built while the current one trains, so only a
+// build longer than what it overlaps shows: the super-epoch with one
+// partition per worker, a phase with several (each phase builds one). CommBytes is the gradient all-reduce's bytes; the
 // evaluation's are IsolatedEvalBytes, and chunk loads are reads, not
 // collectives (IsolatedChunkBytes per load).
 func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank int64) (Prediction, error) {
@@ -263,10 +286,14 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	if workers < 1 || j.isolatedTrain() < 1 {
 		return Prediction{}, fmt.Errorf("perfmodel: isolated job on %d workers with %d training vertices: need at least one of each", workers, j.isolatedTrain())
 	}
-	if c := j.Isolated.Chunks; c != 0 && c < workers {
-		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d chunks on %d workers: expected 0 or at least one chunk per worker", c, workers)
+	parts := j.isolatedPartitions(workers)
+	if parts%workers != 0 {
+		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d partitions on %d workers: expected a multiple of the workers", parts, workers)
 	}
-	pr := Prediction{Algorithm: method.IsolatedPartitions, Grid: IsolatedGrid(workers), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
+	if c := j.Isolated.Chunks; c != 0 && c < parts {
+		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d chunks for %d partitions: expected 0 or at least one chunk per partition", c, parts)
+	}
+	pr := Prediction{Algorithm: method.IsolatedPartitions, Grid: IsolatedGrid(workers, parts), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
 	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
 	steps := float64(j.IsolatedSteps(workers))
 	var step Prediction
@@ -295,9 +322,14 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	eps := float64(max(1, j.Isolated.EpochsPerSuperEpoch))
 	if j.isolatedChunks(workers) > 1 {
 		// The next partition's build (a walk of its rows, like a step's
-		// extraction) overlaps the super-epoch; only an excess shows.
+		// extraction) overlaps the super-epoch, or with phases the
+		// phase; only an excess shows.
 		part := 2 * float64(j.NNZ) / float64(j.isolatedChunks(workers))
-		pr.Other += math.Max(0, build*part-eps*train) / eps
+		if ph := float64(j.isolatedPhases(workers)); ph > 1 {
+			pr.Other += ph * math.Max(0, build*part-train/ph)
+		} else {
+			pr.Other += math.Max(0, build*part-eps*train) / eps
+		}
 	}
 	pr.finish(j.isolatedMemory(workers, es), memPerRank)
 	return pr, nil

@@ -86,17 +86,20 @@ func TestPredictIsolated(t *testing.T) {
 		Isolated: IsolatedJob{TrainVertices: 100}}
 	params := int64(20*16 + 16*4)
 	for _, tc := range []struct {
-		name           string
-		batch, workers int
-		steps          int
+		name                       string
+		batch, workers, partitions int
+		steps                      int
 	}{
-		{"whole", 0, 4, 1},
-		{"one worker", 0, 1, 1},
-		{"batches", 7, 4, 8}, // ⌈(2·100/4)/7⌉
-		{"batches 5 workers", 7, 5, 6},
+		{"whole", 0, 4, 0, 1},
+		{"one worker", 0, 1, 0, 1},
+		{"batches", 7, 4, 0, 8}, // ⌈(2·100/4)/7⌉
+		{"batches 5 workers", 7, 5, 0, 6},
+		{"phases", 0, 2, 8, 4},          // 4 phases of one step
+		{"batched phases", 7, 2, 8, 16}, // 4 phases of ⌈(2·100/8)/7⌉ = 4 steps
+		{"one rank", 0, 1, 5, 5},
 	} {
 		j := base
-		j.Isolated.BatchSize = tc.batch
+		j.Isolated.BatchSize, j.Isolated.Partitions = tc.batch, tc.partitions
 		p, err := PredictIsolated(j, DefaultMachine(), tc.workers, 0, 0)
 		if err != nil {
 			t.Fatal(err)
@@ -109,9 +112,39 @@ func TestPredictIsolated(t *testing.T) {
 			t.Errorf("%s: %d steps, %d bytes, epoch %v; want %d steps and %d bytes", tc.name, got, p.CommBytes, p.Epoch, tc.steps, want)
 		}
 	}
-	j := base
-	j.Isolated.Chunks = 3
-	if _, err := PredictIsolated(j, DefaultMachine(), 4, 0, 0); err == nil {
-		t.Error("3 chunks on 4 workers: no error")
+	for _, bad := range []IsolatedJob{{Chunks: 3}, {Partitions: 6}, {Partitions: 8, Chunks: 7}} {
+		j := base
+		bad.TrainVertices = 100
+		j.Isolated = bad
+		if _, err := PredictIsolated(j, DefaultMachine(), 4, 0, 0); err == nil {
+			t.Errorf("%d partitions, %d chunks on 4 workers: no error", bad.Partitions, bad.Chunks)
+		}
+	}
+}
+
+// TestPredictIsolatedPhases: more partitions on the same workers are
+// smaller, so a step's compute and memory shrink; an epoch has more
+// steps, and its gradient bytes grow with them.
+func TestPredictIsolatedPhases(t *testing.T) {
+	j := Job{N: 20000, NNZ: 300000, Features: 64, Hidden: 64, Classes: 8, Layers: 2, Mode: gcn.Isolated,
+		Isolated: IsolatedJob{TrainVertices: 2000}}
+	var prev Prediction
+	for k, parts := range []int{2, 4, 8, 16} {
+		j.Isolated.Partitions = parts
+		p, err := PredictIsolated(j, DefaultMachine(), 2, 0, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := IsolatedGrid(2, parts); p.Grid != want {
+			t.Errorf("%d partitions: grid %q, want %q", parts, p.Grid, want)
+		}
+		if k > 0 {
+			step, prevStep := p.SpMM/float64(parts/2), prev.SpMM/float64(parts/4)
+			if !(step < prevStep) || !(p.Memory.Activations < prev.Memory.Activations) || p.CommBytes != 2*prev.CommBytes {
+				t.Errorf("%d partitions: SpMM %.3g s a step, activations %d B, %d bytes; %d partitions: %.3g s, %d B, %d bytes",
+					parts, step, p.Memory.Activations, p.CommBytes, parts/2, prevStep, prev.Memory.Activations, prev.CommBytes)
+			}
+		}
+		prev = p
 	}
 }

@@ -13,7 +13,7 @@ import (
 // partitions.
 func isolatedPerfJob(cfg *jobfile.Config, train int) perfmodel.IsolatedJob {
 	gr := cfg.Grappa
-	iso := perfmodel.IsolatedJob{Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train,
+	iso := perfmodel.IsolatedJob{Partitions: gr.Partitions, Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train,
 		EvalShape: gr.EvalShape()}
 	if cfg.Train.Mode == gcn.Isolated {
 		iso.BatchSize, iso.StepsPerEpoch = cfg.Train.BatchSize, cfg.Train.StepsPerEpoch

@@ -30,6 +30,10 @@ void scalegnn_sgemm(int transa, int transb, int m, int n, int k,
                     const float *b, int ldb,
                     float beta, float *c, int ldc);
 
+void scalegnn_gemm_sparse_rows(int transa, float alpha, const float *a, int64_t lda,
+                               int64_t arows, int64_t acols, const float *b, int64_t ldb,
+                               float *c, int64_t ldc, int64_t n, int64_t lo, int64_t hi);
+
 int scalegnn_blas_set_threads(int n);
 int scalegnn_blas_threads(void);
 const char *scalegnn_blas_config(void);

@@ -30,6 +30,10 @@ type GemmPlan struct {
 	M, N, K int
 	Parts   int
 	ByRows  bool
+	// Sparse says op(a) is mostly zeros (sparseInput), so that each block
+	// skips them (gemmSparseRows) instead of calling sgemm; its blocks
+	// are always of output rows.
+	Sparse bool
 }
 
 // PlanGemm checks a product's shapes and cuts it into blocks for up to
@@ -46,6 +50,11 @@ func PlanGemm(tA, tB spmm.Op, a, b, dst spmm.Dense, workers int) GemmPlan {
 		return p
 	}
 	const minBlock = 32 // below this a block no longer fills BLAS's micro-kernel
+	if sparseInput(tA, tB, a, k) {
+		p.Sparse, p.ByRows = true, true
+		p.Parts = max(1, min(workers, m/minBlock))
+		return p
+	}
 	switch {
 	case workers > 1 && m >= 2*minBlock:
 		p.Parts, p.ByRows = min(workers, m/minBlock), true
@@ -66,6 +75,10 @@ func GemmPart(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spmm.De
 		if part == 0 {
 			scale(dst, beta)
 		}
+		return
+	}
+	if pl.Sparse {
+		gemmSparseRows(tA, alpha, a, b, beta, dst, m*part/pl.Parts, m*(part+1)/pl.Parts)
 		return
 	}
 	if pl.Parts <= 1 {

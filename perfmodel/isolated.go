@@ -293,6 +293,13 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	if c := j.Isolated.Chunks; c != 0 && c < parts {
 		return Prediction{}, fmt.Errorf("perfmodel: isolated job with %d chunks for %d partitions: expected 0 or at least one chunk per partition", c, parts)
 	}
+	if j.Isolated.Partitions == 0 {
+		// Unset: the fewest partitions that fit, as the launcher
+		// chooses them (plan.ResolvePartitions).
+		if p, ok := j.IsolatedPartitionsFor(workers, memPerRank); ok {
+			j.Isolated.Partitions, parts = p, p
+		}
+	}
 	pr := Prediction{Algorithm: method.IsolatedPartitions, Grid: IsolatedGrid(workers, parts), Shape: grid.Shape{D: workers, X: 1, Y: 1, Z: 1}}
 	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
 	steps := float64(j.IsolatedSteps(workers))
@@ -333,4 +340,36 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	}
 	pr.finish(j.isolatedMemory(workers, es), memPerRank)
 	return pr, nil
+}
+
+// MaxPartitionsPerWorker bounds the partitions IsolatedPartitionsFor
+// tries: 64 partitions a worker, 64 phases an epoch.
+const MaxPartitionsPerWorker = 64
+
+// IsolatedPartitionsFor is the one rule for the partitions of an
+// isolated job that leaves grappa.partitions unset: one per worker when
+// its predicted memory fits memPerRank (or no limit is known, ≤ 0), else
+// the fewest, doubling from one per worker up to MaxPartitionsPerWorker
+// per worker and no more than the chunks set, whose prediction fits;
+// fits is false when none does (and p is one per worker). More
+// partitions are smaller: the step's activations and the partition's
+// shards shrink, while the graph every worker holds does not.
+func (j Job) IsolatedPartitionsFor(workers int, memPerRank int64) (p int, fits bool) {
+	if j.Isolated.Partitions > 0 {
+		return j.Isolated.Partitions, memPerRank <= 0 || j.IsolatedMemory(workers).Total() <= memPerRank
+	}
+	if memPerRank <= 0 || j.IsolatedMemory(workers).Total() <= memPerRank {
+		return workers, true
+	}
+	for p := 2 * workers; p <= MaxPartitionsPerWorker*workers; p *= 2 {
+		if c := j.Isolated.Chunks; c > 0 && c < p {
+			break
+		}
+		k := j
+		k.Isolated.Partitions = p
+		if k.IsolatedMemory(workers).Total() <= memPerRank {
+			return p, true
+		}
+	}
+	return workers, false
 }

@@ -148,3 +148,50 @@ func TestPredictIsolatedPhases(t *testing.T) {
 		prev = p
 	}
 }
+
+// TestIsolatedPartitionsFor: unset partitions stay one per worker when
+// that fits or no limit is known, else become the fewest doubling that
+// fit (or none fits, up to MaxPartitionsPerWorker a worker); set ones
+// and the chunks are respected; PredictIsolated lists the choice.
+func TestIsolatedPartitionsFor(t *testing.T) {
+	j := Job{N: 2708, NNZ: 13264, Features: 1433, Hidden: 4096, Classes: 7, Layers: 3, Mode: gcn.Isolated, EvalEvery: 1,
+		Isolated: IsolatedJob{TrainVertices: 140}}
+	mem := func(p int) int64 {
+		k := j
+		k.Isolated.Partitions = p
+		return k.IsolatedMemory(2).Total()
+	}
+	if !(mem(2) > mem(4) && mem(4) > mem(8) && mem(8) > mem(16)) {
+		t.Fatalf("memory does not fall with the partitions: %d, %d, %d, %d", mem(2), mem(4), mem(8), mem(16))
+	}
+	for _, tc := range []struct {
+		name               string
+		partitions, chunks int
+		limit              int64
+		want               int
+		fits               bool
+	}{
+		{"no limit", 0, 0, 0, 2, true},
+		{"fits as it is", 0, 0, mem(2), 2, true},
+		{"needs 8", 0, 0, mem(8), 8, true},
+		{"needs 8, a byte more", 0, 0, mem(8) + 1, 8, true},
+		{"needs 16", 0, 0, mem(8) - 1, 16, true},
+		{"chunks stop at 8", 0, 8, mem(8) - 1, 2, false},
+		{"none fits", 0, 0, mem(2*MaxPartitionsPerWorker) - 1, 2, false},
+		{"set", 4, 0, mem(8), 4, false},
+	} {
+		k := j
+		k.Isolated.Partitions, k.Isolated.Chunks = tc.partitions, tc.chunks
+		p, fits := k.IsolatedPartitionsFor(2, tc.limit)
+		if p != tc.want || fits != tc.fits {
+			t.Errorf("%s: %d partitions, fits %v; want %d, %v", tc.name, p, fits, tc.want, tc.fits)
+		}
+	}
+	pr, err := PredictIsolated(j, DefaultMachine(), 2, 0, mem(8))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := IsolatedGrid(2, 8); pr.Grid != want || !pr.Fits || pr.MemTotal != mem(8) {
+		t.Errorf("prediction within %d bytes: grid %q, fits %v, %d bytes; want %q, fits, %d", mem(8), pr.Grid, pr.Fits, pr.MemTotal, want, mem(8))
+	}
+}

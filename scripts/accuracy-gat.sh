@@ -92,8 +92,8 @@ mpirun_q=$(printf '%q ' "${mpirun[@]}")
 export MPIRUN="$mpirun_q"
 : >"$out/exits"
 half=$((cores / 2 > 0 ? cores / 2 : 1))
-grep '^8 ' "$list" | xargs -P $((half / 8 > 0 ? half / 8 : 1)) -L1 bash -c 'mpirun=($MPIRUN); run1 "$0" "$1"' &
-grep '^1 ' "$list" | xargs -P "$half" -L1 bash -c 'run1 "$0" "$1"'
+grep '^8 ' "$list" | xargs -r -P $((half / 8 > 0 ? half / 8 : 1)) -L1 bash -c 'mpirun=($MPIRUN); run1 "$0" "$1"' &
+grep '^1 ' "$list" | xargs -r -P "$half" -L1 bash -c 'run1 "$0" "$1"'
 wait
 "$py" - "$out" <<'PY'
 import json, os, statistics, sys

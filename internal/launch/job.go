@@ -11,9 +11,9 @@ import (
 )
 
 // LoadJob reads the job file at path on this rank, applies the -grid
-// override, checks the grid against the world, resolves grid.auto
-// within the memory every rank may use and an isolated job's evaluation
-// grid. It detects the node first, which is collective: every rank calls
+// override, checks the grid against the world, resolves grid.auto and an
+// isolated job's partitions within the memory every rank may use, and
+// an isolated job's evaluation grid. It detects the node first, which is collective: every rank calls
 // it before anything can fail on one. Its error is for every rank to
 // agree on (WithMPI).
 func LoadJob(world collectives.Comm, path string, override *grid.Shape, log *zap.Logger) (node.Info, *jobfile.Config, error) {
@@ -38,6 +38,10 @@ func LoadJob(world collectives.Comm, path string, override *grid.Shape, log *zap
 		if err = lerr; err == nil {
 			err = plan.ResolveAutoGrid(cfg, world.Size(), info.RanksPerNode, limits, log)
 		}
+	}
+	if err == nil && lerr == nil {
+		// Isolated mode's partitions, when one per rank does not fit.
+		err = plan.ResolvePartitions(cfg, info.RanksPerNode, limits, log)
 	}
 	if err == nil {
 		err = plan.ResolveEvalGrid(cfg) // isolated mode's evaluation grid

@@ -41,6 +41,9 @@ var gatCases = []gatCase{
 	{17, 13, 6, 8, 1, 2},
 	{40, 40, 9, 3, 5, 0},
 	{64, 50, 20, 1, 17, 3},
+	// One head as wide as a layer: how the layers add their bias
+	// (HeadDotBackward) and sum its gradient (HeadDotGrad).
+	{300, 300, 6, 1, 64, 2},
 	// Large enough for the CPU device to split every operation.
 	{600, 500, 24, 8, 4, 1},
 }

@@ -41,6 +41,7 @@ func TestCUDAGATEmulated(t *testing.T) {
 		{40, 33, 9, 8, 1, 2},
 		{300, 280, 40, 3, 5, 1}, // HeadDotGrad over two chunks
 		{70, 64, 12, 1, 33, 0},  // SpMMHeads with more columns than a warp
+		{520, 40, 4, 1, 64, 3},  // one head as wide as a layer, as the bias uses HeadDot*, over chunks of rows
 	} {
 		for _, p := range []float64{0, 0.3} {
 			t.Run(fmt.Sprintf("%dx%d K=%d F'=%d p=%g", c.rows, c.cols, c.heads, c.f, p), func(t *testing.T) {

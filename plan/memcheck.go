@@ -44,12 +44,8 @@ func CheckMemory(cfg *jobfile.Config, rank, ranksPerNode int, limits []memlimit.
 		limits = own
 	}
 	cfg = &check
-	limit, from, ok, err := MemoryLimit(cfg, ranksPerNode, limits)
+	limit, from, gs, ok, err := limitAndSize(cfg, ranksPerNode, limits)
 	if err != nil || !ok {
-		return err
-	}
-	gs, err := EstimateGraphSize(cfg.Dataset)
-	if err != nil {
 		return err
 	}
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
@@ -64,6 +60,18 @@ func CheckMemory(cfg *jobfile.Config, rank, ranksPerNode int, limits []memlimit.
 	return fmt.Errorf("%s: rank %d's predicted peak memory on grid %s is %s, more than the %s it may use (%s); %s; %s",
 		cfg.Label(), rank, shape, perfmodel.FormatBytes(need), perfmodel.FormatBytes(limit), from,
 		fittingGrid(cfg, gs, shape.Ranks(), ranksPerNode, limit, perfmodel.Memory.Total), way)
+}
+
+// limitAndSize is what a rank may use (MemoryLimit) and, when there is a
+// limit, the graph's estimated size: what a check against the limit
+// needs first.
+func limitAndSize(cfg *jobfile.Config, ranksPerNode int, limits []memlimit.Limit) (limit int64, from string, gs GraphSize, ok bool, err error) {
+	limit, from, ok, err = MemoryLimit(cfg, ranksPerNode, limits)
+	if err != nil || !ok {
+		return 0, "", GraphSize{}, false, err
+	}
+	gs, err = EstimateGraphSize(cfg.Dataset)
+	return limit, from, gs, err == nil, err
 }
 
 // MemoryLimit is what a rank may use, the one rule for it: the smallest

@@ -23,12 +23,8 @@ func ResolvePartitions(cfg *jobfile.Config, ranksPerNode int, limits []memlimit.
 	if cfg.Train.Mode != gcn.Isolated || gr.Partitions != 0 || !cfg.Runtime.MemCheck {
 		return nil
 	}
-	limit, from, ok, err := MemoryLimit(cfg, ranksPerNode, limits)
+	limit, from, gs, ok, err := limitAndSize(cfg, ranksPerNode, limits)
 	if err != nil || !ok {
-		return err
-	}
-	gs, err := EstimateGraphSize(cfg.Dataset)
-	if err != nil {
 		return err
 	}
 	j, w := PerfJob(cfg, gs), cfg.Grid.D

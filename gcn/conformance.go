@@ -111,6 +111,15 @@ const (
 const (
 	conformanceBF16LossTol = 1e-2
 	conformanceBF16GradTol = 5e-2
+	// conformanceBF16AttTol is GAT attention vectors' gradient tolerance
+	// with bfloat16 sums. Their gradient passes through the softmax's
+	// backward, α·(dα − Σ_row α·dα): a difference of nearly equal terms
+	// whose rounding error is relative to the terms, not to the
+	// difference, which can be ten times smaller. "gat with projection
+	// and head" measured 0.087 on the self-test's 1x1x2 (d=4) grid once
+	// the layers' biases shifted the initial draws; an error of O(1),
+	// a wrong block or scale, still fails.
+	conformanceBF16AttTol = 0.25
 )
 
 // Conformance checks the distributed model against the serial float64
@@ -211,12 +220,12 @@ func (s *ConformanceSuite) fullGraph(world collectives.Comm, dev device.Device, 
 			return err
 		}
 		k.loss(step, "", loss, ref.LossAndGrad(step), conformanceLossTol)
-		if err := k.blocks(step, "gradient", m, ref, nil, conformanceGradTol); err != nil {
+		if err := k.blocks(step, "gradient", m, ref, nil, conformanceGradTol, 0); err != nil {
 			return err
 		}
 		m.Step()
 		ref.Step()
-		if err := k.blocks(step, "weight", m, ref, nil, conformanceWeightTol); err != nil {
+		if err := k.blocks(step, "weight", m, ref, nil, conformanceWeightTol, 0); err != nil {
 			return err
 		}
 		if err := k.replicas(step, g.World, m); err != nil {
@@ -242,9 +251,9 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, 
 	if err != nil {
 		return err
 	}
-	lossTol, gradTol, steps := conformanceLossTol, conformanceGradTol, s.BatchSteps
+	lossTol, gradTol, attTol, steps := conformanceLossTol, conformanceGradTol, 0.0, s.BatchSteps
 	if bf16 {
-		lossTol, gradTol, steps = conformanceBF16LossTol, conformanceBF16GradTol, min(steps, 1)
+		lossTol, gradTol, attTol, steps = conformanceBF16LossTol, conformanceBF16GradTol, conformanceBF16AttTol, min(steps, 1)
 	}
 	// mean holds the serial weights and optimizer state, and after each
 	// step's serial batches the mean of their gradients.
@@ -288,7 +297,7 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, 
 		if !bf16 {
 			scale = nil // the mean's own scale: a missing 1/Gd is off by O(1) of it
 		}
-		if err := k.blocks(step, "gradient (mean of the replicas')", m, mean, scale, gradTol); err != nil {
+		if err := k.blocks(step, "gradient (mean of the replicas')", m, mean, scale, gradTol, attTol); err != nil {
 			return err
 		}
 		if err := k.replicas(step, g.World, m); err != nil {
@@ -299,7 +308,7 @@ func (s *ConformanceSuite) miniBatch(world collectives.Comm, dev device.Device, 
 		}
 		m.Step()
 		mean.Step()
-		if err := k.blocks(step, "weight", m, mean, nil, conformanceWeightTol); err != nil {
+		if err := k.blocks(step, "weight", m, mean, nil, conformanceWeightTol, 0); err != nil {
 			return err
 		}
 	}

@@ -109,15 +109,15 @@ func Load(world collectives.Comm, dir string, m *gcn.Model, man *Manifest) error
 	if err := collectives.AgreeError(world, err); err != nil {
 		return err
 	}
-	if len(man.Params) != len(m.Params) {
-		return fmt.Errorf("checkpoint %s: %d parameters, the model has %d", filepath.Join(dir, ManifestFile), len(man.Params), len(m.Params))
+	want := make([]Param, len(m.Params))
+	for k, p := range m.Params {
+		want[k] = Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols}
+	}
+	if err := matchParams(dir, man, want); err != nil {
+		return err
 	}
 	for k, p := range m.Params {
 		mp := man.Params[k]
-		if mp.Name != p.Name || mp.Rows != p.Rows || mp.Cols != p.Cols {
-			return fmt.Errorf("checkpoint %s: parameter %d is %s %dx%d, the model's is %s %dx%d",
-				filepath.Join(dir, ManifestFile), k, mp.Name, mp.Rows, mp.Cols, p.Name, p.Rows, p.Cols)
-		}
 		var bufs [3][]float32
 		for i, name := range mp.files() {
 			bufs[i] = make([]float32, p.Len())

@@ -74,15 +74,15 @@ func LoadReplicated(world collectives.Comm, dir string, man *Manifest, params []
 	if err := collectives.AgreeError(world, err); err != nil {
 		return err
 	}
-	if len(man.Params) != len(params) {
-		return fmt.Errorf("checkpoint %s: %d parameters, the model has %d", filepath.Join(dir, ManifestFile), len(man.Params), len(params))
+	want := make([]Param, len(params))
+	for k, p := range params {
+		want[k] = Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols}
+	}
+	if err := matchParams(dir, man, want); err != nil {
+		return err
 	}
 	for k, p := range params {
 		mp := man.Params[k]
-		if mp.Name != p.Name || mp.Rows != p.Rows || mp.Cols != p.Cols {
-			return fmt.Errorf("checkpoint %s: parameter %d is %s %dx%d, the model's is %s %dx%d",
-				filepath.Join(dir, ManifestFile), k, mp.Name, mp.Rows, mp.Cols, p.Name, p.Rows, p.Cols)
-		}
 		for i, dst := range [3][]float32{p.W, p.M, p.V} {
 			path := filepath.Join(dir, mp.files()[i])
 			off, err := dataOffset(path, mp)

@@ -11,11 +11,11 @@ import (
 
 // Evaluator computes the full-graph outputs, layer by layer, without
 // sampling or dropout: each rank computes the rows of its own vertex
-// block. A layer's aggregation needs every vertex's transformed input, so
-// each layer transforms its block first (T = H·W_neigh, narrower than H
-// for the first layer), all-gathers T (AllGatherVF32: N × out values per
-// layer, simplest correct; an alltoallv of the needed rows would move
-// less on a partitioned graph, not on a random block split), and
+// block. A layer's aggregation needs its rows' neighbours' transformed
+// input, so each layer transforms its block first (T = H·W_neigh,
+// narrower than H for the first layer), receives the rows of T its
+// operator's columns name from their owners (halo: one alltoallv a
+// layer, where an all-gather moved N × out values to every rank), and
 // aggregates its rows: Z = Â_block·T (GCN) or D^-1 A_block·T + H·W_self
 // (SAGE). A GAT layer gathers its projection Y = H·W (every head, K·F'
 // columns) the same way, scores its rows' whole neighbourhoods (Â's
@@ -30,10 +30,11 @@ type Evaluator struct {
 	m    *Model
 
 	adj    device.CSR
+	rows   *spmm.CSR // adj on the host, until the halo renumbers it
+	halo   *halo
 	feats  device.Buffer[float32]
 	labels device.Buffer[int32]
 	masks  [3]device.Buffer[uint8]
-	counts []int
 
 	h, t, full, z   device.Buffer[float32]
 	gs, gt, alpha   device.Buffer[float32] // a GAT layer's s, t and α
@@ -51,9 +52,9 @@ type Evaluator struct {
 // communicator (same ranks and order as the training one).
 func NewEvaluator(comm collectives.Comm, g *Graph, m *Model) *Evaluator {
 	dev := m.dev
-	e := &Evaluator{comm: comm, g: g, m: m, counts: make([]int, g.Ranks), sums7: make([]float64, 7)}
+	e := &Evaluator{comm: comm, g: g, m: m, sums7: make([]float64, 7)}
 	nb := g.V1 - g.V0
-	dev.UploadCSRInto(&e.adj, evalRows(g, m.Cfg.Layer))
+	e.rows = evalRows(g, m.Cfg.Layer)
 	e.feats = device.Alloc[float32](dev, nb*g.F)
 	device.Upload(dev, e.feats, 0, g.Features)
 	e.labels = device.Alloc[int32](dev, nb)
@@ -165,6 +166,15 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	h := device.Matrix(e.feats, nb, g.F)
 	L := m.Cfg.Layers
 	var z device.Mat
+	if e.halo == nil {
+		// Collective, as every evaluation is: the first one plans it.
+		h, err := newHalo(e.comm, g, e.rows)
+		if err != nil {
+			return device.Mat{}, err
+		}
+		dev.UploadCSRInto(&e.adj, e.rows)
+		e.halo, e.rows = h, nil
+	}
 	for l := range L {
 		wout := m.widths[l+1]
 		pw := m.Params[m.wIdx[l]]
@@ -176,15 +186,11 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(pw, pw.W), 0, t)
 		e.tHost = resize(e.tHost, nb*wout)
 		device.DownloadMat(dev, e.tHost, t)
-		for r := range g.Ranks {
-			lo, hi := OwnedBlock(g.N, g.Ranks, r)
-			e.counts[r] = (hi - lo) * wout
-		}
-		e.fullHost = resize(e.fullHost, g.N*wout)
-		if err := e.comm.AllGatherVF32(e.fullHost, e.tHost, e.counts); err != nil {
+		e.fullHost = resize(e.fullHost, e.halo.rows*wout)
+		if err := e.halo.exchange(e.comm, e.tHost, nb, wout, e.fullHost); err != nil {
 			return device.Mat{}, err
 		}
-		full := m.mat(&e.full, g.N, wout)
+		full := m.mat(&e.full, e.halo.rows, wout)
 		device.UploadMat(dev, full, e.fullHost)
 		if m.heads[l] > 0 {
 			z = e.gatLayer(l, t, full)

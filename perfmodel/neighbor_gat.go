@@ -1,10 +1,6 @@
 package perfmodel
 
-import (
-	"math"
-
-	"scalegnn/collectives"
-)
+import "math"
 
 // A GAT layer in the neighbor mode: a rank holds whole rows of its
 // sampled blocks, so the softmax over a destination's edges is local and
@@ -69,22 +65,21 @@ func (j Job) neighborGATBackward(tr *Trace, l int, s layerSpec, m MFGSize) {
 }
 
 // neighborGATEval appends GAT layer l's evaluation on the block of nb
-// rows: Y of the block, its all-gather, t of every vertex, the block's
-// per-edge softmax over the whole graph's columns and O.
+// rows: Y of the block, its halo exchange, t of the block and halo rows,
+// the block's per-edge softmax over its neighbourhoods and O.
 func (j Job) neighborGATEval(tr *Trace, l int, s layerSpec, ranks, nb int, nnz float64) {
+	halo := j.neighborHalo(ranks)
+	cols := nb + halo
 	el := func(name string, n float64) {
 		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelElementwise, Name: name, Layer: l, Elems: n})
 	}
 	c, k := float64(s.proj), float64(s.heads)
 	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelGEMM, Name: "Y", Layer: l, M: nb, N: s.proj, K: s.in})
-	if ranks > 1 {
-		tr.Comm = append(tr.Comm, Collective{Phase: PhaseEval, Name: "Y", Layer: l, Kind: collectives.KindAllGather,
-			Group: GroupDP, Size: ranks, Elems: int64(nb * s.proj), ElemBytes: 4})
-	}
-	el("copy", float64(nb)*c+2*float64(j.N)*c)
-	el("gat.headdot", float64(j.N)*c+float64(nb+j.N)*k)
+	j.haloExchange(tr, "Y", l, ranks, halo, s.proj)
+	el("copy", float64(nb)*c+2*float64(cols)*c)
+	el("gat.headdot", float64(cols)*c+float64(nb+cols)*k)
 	el("gat.softmax", 7*nnz*k)
-	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: nb, Inner: j.N, Width: s.proj, NNZ: nnz})
+	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: nb, Inner: cols, Width: s.proj, NNZ: nnz})
 	el("gat.bias", 2*float64(nb)*c)
 	if s.hidden {
 		el("elu", 2*float64(nb)*c)

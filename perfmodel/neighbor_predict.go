@@ -147,13 +147,15 @@ func (j Job) NeighborStepTrace(ranks int, mfg []MFGSize, requested, served int) 
 
 // NeighborEvalTrace is one full-graph evaluation of the neighbor mode
 // (neighbor.Evaluator) on the rank with the largest block: per layer
-// the block's transform T = H·W, T's all-gather over every rank, the
-// aggregation of the block's rows over the whole graph (Â, or D^-1 A
-// plus H·W_self for SAGE) and ReLU, with T downloaded and the gathered
-// N rows uploaded; then the accuracy's arg-max and its all-reduce.
+// the block's transform T = H·W, the halo exchange of the rows of T its
+// operator's columns name on other ranks (neighborHalo), the aggregation
+// of the block's rows (Â, or D^-1 A plus H·W_self for SAGE) and ReLU,
+// with T downloaded and the block and halo uploaded; then the accuracy's
+// arg-max and its all-reduce.
 func (j Job) NeighborEvalTrace(ranks int) Trace {
 	var tr Trace
 	nb := blockLen(j.N, ranks, 0)
+	halo := j.neighborHalo(ranks)
 	el := func(name string, l int, n float64) {
 		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelElementwise, Name: name, Layer: l, Elems: n})
 	}
@@ -164,12 +166,9 @@ func (j Job) NeighborEvalTrace(ranks int) Trace {
 			continue
 		}
 		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelGEMM, Name: "T", Layer: l, M: nb, N: s.out, K: s.in})
-		if ranks > 1 {
-			tr.Comm = append(tr.Comm, Collective{Phase: PhaseEval, Name: "T", Layer: l, Kind: collectives.KindAllGather,
-				Group: GroupDP, Size: ranks, Elems: int64(nb * s.out), ElemBytes: 4})
-		}
-		el("copy", l, float64(nb*s.out+2*j.N*s.out))
-		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "H", Layer: l, Rows: nb, Inner: j.N, Width: s.out, NNZ: nnz})
+		j.haloExchange(&tr, "T", l, ranks, halo, s.out)
+		el("copy", l, float64(nb*s.out)+2*float64(nb+halo)*float64(s.out))
+		tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "H", Layer: l, Rows: nb, Inner: nb + halo, Width: s.out, NNZ: nnz})
 		if s.self {
 			tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelGEMM, Name: "self", Layer: l, M: nb, N: s.out, K: s.in})
 		}
@@ -199,8 +198,9 @@ func (j Job) NeighborEvalTrace(ranks int) Trace {
 //     training and the one being built), each with its MFGs, operators and
 //     transposes, source ids and exchange plan; the device copies of one
 //     step's operators; per layer the input, aggregation, output and
-//     their gradients; the exchange's buffers; evaluation's gathered N
-//     rows on the host and on the device and its block's buffers;
+//     their gradients; the exchange's buffers; evaluation's block and
+//     halo rows (neighborHalo) on the host and on the device, its
+//     exchange buffers and its block's buffers;
 //   - Weights: W, gradient and two moments, 4 bytes each;
 //   - Dataset: the whole graph as loaded, unless the job loads sharded
 //     data (a prepared dataset, which each rank reads only its feature
@@ -253,7 +253,8 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 	}
 	r := neighborRemote(mfg[0].Src, ranks)
 	exch := 4 * (mfg[0].Src + 2*r) * float64(j.Features)
-	eval := 4 * float64(2*n*int64(wmax)+4*nb*int64(wmax))
+	h := int64(j.neighborHalo(ranks))
+	eval := 4 * float64(2*(nb+h)*int64(wmax)+2*h*int64(wmax)+4*nb*int64(wmax))
 	mem.Activations = int64(batches*batch + step + act + exch + eval)
 	mem.Weights = 16 * int64(j.NeighborParams())
 	if !j.ShardedLoad {
@@ -317,4 +318,29 @@ func addTrace(p *Prediction, tr Trace, link Link, m *Machine) {
 		p.CommBytes += c.Bytes()
 	}
 	p.addKernels(m, tr.Kernels, 1)
+}
+
+// neighborHalo is the expected number of rows a rank's evaluation
+// receives from the others (neighbor.Evaluator's halo): the distinct
+// neighbours outside its block of the largest block's rows, the one-hop
+// ball of those rows (ballOf, the mean field over the degree classes)
+// less the rows themselves.
+func (j Job) neighborHalo(ranks int) int {
+	if ranks <= 1 {
+		return 0
+	}
+	nb := float64(blockLen(j.N, ranks, 0))
+	_, ball, _ := ballOf(j.degrees(), nb, 1, 1)
+	return int(math.Round(math.Min(float64(j.N)-nb, math.Max(0, ball-nb))))
+}
+
+// haloExchange records one layer's halo exchange of w columns: an
+// alltoallv over the ranks in which this rank receives halo rows and, a
+// block among equal blocks, sends as many.
+func (j Job) haloExchange(tr *Trace, name string, l, ranks, halo, w int) {
+	if ranks <= 1 {
+		return
+	}
+	tr.Comm = append(tr.Comm, Collective{Phase: PhaseEval, Name: name, Layer: l, Kind: collectives.KindAlltoallv,
+		Group: GroupDP, Size: ranks, Elems: int64(halo * w), ElemBytes: 4})
 }

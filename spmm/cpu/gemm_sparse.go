@@ -52,10 +52,10 @@ func sparseInput(tA, tB spmm.Op, a spmm.Dense, k int) bool {
 }
 
 // gemmSparseRows computes output rows [lo, hi) of dst = alpha·op(a)·b +
-// beta·dst, adding alpha·a[i, k]·b[row, :] for every nonzero of op(a)'s
-// rows in order (gemm_sparse.c): each output row sums its terms in the
-// same order however the rows are split. As in BLAS, beta == 0
-// overwrites dst without reading it.
+// beta·dst, summing a[i, k]·b[row, :] over op(a)'s nonzeros in order, in
+// double, and rounding each entry once (gemm_sparse.c): each output row
+// is the same however the rows are split, and nearly the exact product.
+// As in BLAS, beta == 0 overwrites dst without reading it.
 func gemmSparseRows(tA spmm.Op, alpha float32, a, b spmm.Dense, beta float32, dst spmm.Dense, lo, hi int) {
 	if lo >= hi {
 		return

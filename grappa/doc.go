@@ -1,8 +1,9 @@
 // Package grappa holds the parts of Grappa's gradient-only training
-// (the Grappa paper, §3.3–3.5) that do not depend on MPI or a
+// (the Grappa paper, §3.3–3.6) that do not depend on MPI or a
 // Device: the one-time split of the vertices into chunks, the sweep
 // schedule that pairs each worker's pinned base chunk with a swept chunk
-// per super-epoch, the vertex set of a partition (induced on its two chunks
+// per super-epoch, the phases in which M ranks train P ≥ M partitions
+// (Phases), the vertex set of a partition (induced on its two chunks
 // or closed under k hops of its training vertices), the batch-level
 // coverage correction factors (eq. 12 and the shrinkage factor eq. 18) and
 // the training controller (fixed epochs per super-epoch plus the

@@ -111,8 +111,9 @@ func TestScheduleCoversPairs(t *testing.T) {
 				}
 				met[[2]int{min(b, x), max(b, x)}] = true
 				if tc.c > 2 && (s+1)%(tc.c-1) != 0 { // inside a base rotation
-					if l := sc.Loads(w, s); len(l) != 1 {
-						t.Errorf("W=%d C=%d: worker %d after super-epoch %d loads %v, want one chunk", tc.w, tc.c, w, s, l)
+					// The next partition keeps the base: one new chunk to read.
+					if b1, x1 := sc.Partition(w, s+1); b1 != b || x1 == x {
+						t.Errorf("W=%d C=%d: worker %d moves from (%d, %d) to (%d, %d) after super-epoch %d, want one new chunk", tc.w, tc.c, w, b, x, b1, x1, s)
 					}
 				}
 			}

@@ -47,18 +47,3 @@ func (sc Schedule) Cover() int {
 	}
 	return (sc.C + sc.W - 1) / sc.W * (sc.C - 1)
 }
-
-// Loads lists the chunks worker w must read when moving from super-epoch s
-// to s+1: only the new swept chunk within a rotation, both chunks when the
-// base rotates. This is what a prefetch during super-epoch s reads.
-func (sc Schedule) Loads(w, s int) []int {
-	b0, s0 := sc.Partition(w, s)
-	b1, s1 := sc.Partition(w, s+1)
-	var out []int
-	for _, c := range []int{b1, s1} {
-		if c != b0 && c != s0 && (len(out) == 0 || out[0] != c) {
-			out = append(out, c)
-		}
-	}
-	return out
-}

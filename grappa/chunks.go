@@ -46,6 +46,24 @@ func SplitBlocks(n, c int) (*Chunks, error) {
 	return fromOf(of, c), nil
 }
 
+// SplitOrder assigns the vertices of order (a vertex order: order[i] is
+// the vertex at position i) to c contiguous near-equal runs of positions,
+// the row blocks of a prepared dataset whose order 0 is order: chunk c's
+// adjacency and features are then the dataset's blocks of c when it was
+// prepared with c blocks. With a random order the chunks are a random
+// split, as SplitRandom's.
+func SplitOrder(order []int32, c int) (*Chunks, error) {
+	n := len(order)
+	if err := checkSplit(n, c); err != nil {
+		return nil, err
+	}
+	of := make([]int32, n)
+	for i, v := range order {
+		of[v] = int32(blockOf(i, n, c))
+	}
+	return fromOf(of, c), nil
+}
+
 func checkSplit(n, c int) error {
 	if c < 1 || c > n {
 		return fmt.Errorf("grappa: %d chunks for %d vertices; set grappa.chunks to between 1 and the vertex count", c, n)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"scalegnn/grid"
 	"scalegnn/spmm"
 )
 
@@ -45,11 +46,45 @@ func randomGraph(n, m int, seed uint64) *spmm.CSR {
 	return csr(n, e)
 }
 
+// reversed is the order n−1, …, 0.
+func reversed(n int) []int32 {
+	o := make([]int32, n)
+	for i := range o {
+		o[i] = int32(n - 1 - i)
+	}
+	return o
+}
+
+// TestSplitOrder: chunk c holds the vertices at the positions of block c
+// of the order (grid.Block's split), the rows of a prepared dataset's
+// block c.
+func TestSplitOrder(t *testing.T) {
+	order := reversed(10)
+	ch, err := SplitOrder(order, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range 3 {
+		lo, hi := grid.Block(10, 3, k)
+		want := slices.Clone(order[lo:hi])
+		slices.Sort(want)
+		if !slices.Equal(ch.Members[k], want) {
+			t.Errorf("chunk %d = %v, want the vertices of positions [%d, %d): %v", k, ch.Members[k], lo, hi, want)
+		}
+	}
+	if _, err := SplitOrder(order, 11); err == nil {
+		t.Error("11 chunks of 10 vertices accepted")
+	}
+}
+
 func TestSplit(t *testing.T) {
 	for _, tc := range []struct{ n, c int }{{10, 1}, {10, 3}, {10, 10}, {1000, 7}} {
 		for name, split := range map[string]func() (*Chunks, error){
 			"random": func() (*Chunks, error) { return SplitRandom(tc.n, tc.c, 42) },
 			"blocks": func() (*Chunks, error) { return SplitBlocks(tc.n, tc.c) },
+			"order": func() (*Chunks, error) {
+				return SplitOrder(reversed(tc.n), tc.c)
+			},
 		} {
 			ch, err := split()
 			if err != nil {
@@ -347,9 +382,13 @@ func TestLoader(t *testing.T) {
 			}
 			held = now
 		}
-		l := NewLoader(adj, ch, train, sc, Halo, 2, 7, slots[0])
+		build := func(b, x int) (Partition, int64, error) { return Build(adj, ch, train, b, x, Halo, 2), 0, nil }
+		l := NewLoader(sc, build, func(c int) int64 { return ChunkBytes(adj, ch, c, 7) }, slots[0])
 		for k, sl := range slots {
-			got := l.Load(sl)
+			got, err := l.Load(sl)
+			if err != nil {
+				t.Fatal(err)
+			}
 			if tc.prefetch && k+1 < len(slots) {
 				l.Prefetch(slots[k+1])
 			}

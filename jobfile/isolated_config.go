@@ -19,6 +19,16 @@ type GrappaConfig struct {
 	Partitions int `toml:"partitions"`
 	// Chunks is the number of chunks; 0 means one per partition.
 	Chunks int `toml:"chunks"`
+	// Split is how vertices are dealt into chunks: "random" (a seeded
+	// random split, the default) or "blocks" (chunk c is the vertices at
+	// the positions of row block c of C in the job's vertex order: a
+	// prepared dataset's block c when it has C blocks).
+	Split string `toml:"split"`
+	// OutOfCore reads each partition's blocks from the source when it is
+	// loaded, instead of holding the whole graph on every worker: the
+	// chunks are "blocks", the partitions induced and whole (batch_size
+	// = 0), and the vertex orders one (no double permutation).
+	OutOfCore bool `toml:"out_of_core"`
 	// EpochsPerSuperEpoch is how many epochs a partition trains before
 	// the sweep moves on (default 1).
 	EpochsPerSuperEpoch int `toml:"epochs_per_super_epoch"`
@@ -42,6 +52,10 @@ func (g GrappaConfig) EvalShape() grid.Shape {
 	}
 	return grid.Shape{D: 1, X: g.EvalGrid[0], Y: g.EvalGrid[1], Z: g.EvalGrid[2]}
 }
+
+// SplitBlocks reports whether the chunks are row blocks of the vertex
+// order (Split = "blocks", which OutOfCore implies).
+func (g GrappaConfig) SplitBlocks() bool { return g.Split == "blocks" || g.OutOfCore }
 
 // PartitionCount is P for d ranks: Partitions, or d when it is unset.
 func (g GrappaConfig) PartitionCount(d int) int {

@@ -113,8 +113,36 @@ func checkIsolated(file string, c *Config) error {
 	if _, err := grappa.ParseKind(gr.Partition); err != nil {
 		return fmt.Errorf("%s: %v", file, err)
 	}
+	if err := checkOutOfCore(file, c); err != nil {
+		return err
+	}
 	if _, err := grappa.ParseCorrection(gr.Correction); err != nil {
 		return fmt.Errorf("%s: %v", file, err)
+	}
+	return nil
+}
+
+// checkOutOfCore checks grappa.split and what grappa.out_of_core needs:
+// a partition is read as the blocks of its two chunks, so the chunks are
+// blocks of one vertex order and the partition their induced subgraph,
+// trained whole.
+func checkOutOfCore(file string, c *Config) error {
+	gr, t := c.Grappa, c.Train
+	switch {
+	case gr.Split != "" && gr.Split != "random" && gr.Split != "blocks":
+		return fmt.Errorf(`%s: grappa.split = %q: expected "random" (a seeded random split) or "blocks" (row blocks of the vertex order)`, file, gr.Split)
+	case !gr.OutOfCore:
+		return nil
+	case gr.Split == "random":
+		return fmt.Errorf(`%s: grappa.out_of_core reads chunks as row blocks: set grappa.split = "blocks" or remove it`, file)
+	case gr.Partition == "halo":
+		return fmt.Errorf(`%s: grappa.out_of_core reads a partition as its two chunks' blocks; a halo reaches other chunks: set grappa.partition = "induced"`, file)
+	case t.BatchSize != 0:
+		return fmt.Errorf(`%s: train.batch_size = %d: grappa.out_of_core trains each partition whole; set train.batch_size = 0`, file, t.BatchSize)
+	case gr.DeficitEpochs != 0:
+		return fmt.Errorf(`%s: grappa.deficit_epochs = %d: the coverage-deficit switch needs every partition's coverage, which grappa.out_of_core does not hold; set it to 0`, file, gr.DeficitEpochs)
+	case c.Permute.Scheme == permute.Double:
+		return fmt.Errorf(`%s: permute.scheme = "double": grappa.out_of_core reads a chunk's rows and features in one vertex order; use "single"`, file)
 	}
 	return nil
 }

@@ -52,6 +52,22 @@ func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Opt
 // the full-graph accuracy and the bytes this rank's evaluation handed to
 // collectives.
 func (e *isolatedEval) evaluate(train *gcn.Model) (gcn.Accuracy, int64, error) {
+	e.load(train)
+	b0 := e.bytes()
+	acc, err := e.m.Evaluate()
+	return acc, e.bytes() - b0, err
+}
+
+// model is the evaluation model with train's weights: what predictions
+// and embeddings run on when the worker holds no whole graph.
+func (e *isolatedEval) model(train *gcn.Model) *gcn.Model {
+	e.load(train)
+	return e.m
+}
+
+// load copies train's weights (the same on every worker after the
+// gradient all-reduce) into the evaluation model's parameter blocks.
+func (e *isolatedEval) load(train *gcn.Model) {
 	if len(train.Params) != len(e.m.Params) {
 		panic(fmt.Sprintf("jobs: %d trained parameters, %d in the evaluation model", len(train.Params), len(e.m.Params)))
 	}
@@ -71,9 +87,6 @@ func (e *isolatedEval) evaluate(train *gcn.Model) (gcn.Accuracy, int64, error) {
 		}
 		q.Upload(block)
 	}
-	b0 := e.bytes()
-	acc, err := e.m.Evaluate()
-	return acc, e.bytes() - b0, err
 }
 
 // bytes is what this rank has handed to the evaluation grid's

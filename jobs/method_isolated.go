@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
 	"go.uber.org/zap"
@@ -9,6 +10,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
+	"scalegnn/jobfile"
 	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
@@ -47,7 +49,10 @@ type isolatedRun struct {
 	rank, worker, phase int
 	phases              grappa.Phases
 	perPhase            int
-	loader              *grappa.Loader
+	loader              *grappa.Loader[isoPart]
+	// outOfCore: partitions are read from the source (grappa.out_of_core)
+	// and trained as their own shards; adj and train are then nil.
+	outOfCore bool
 	ctl                 grappa.Controller
 	log                 *zap.Logger
 	// eval is the distributed evaluation over all the workers (nil on
@@ -57,7 +62,7 @@ type isolatedRun struct {
 	chunkBytes int64
 
 	superEpoch int
-	part       grappa.Partition
+	part       isoPart
 	mask       []bool // the step's loss vertices, by vertex id
 	factor     float64
 	minCov     float64 // the lowest ĉ over the partitions this super-epoch
@@ -81,34 +86,20 @@ type isolated struct {
 	iso *isolatedRun
 }
 
-// setupIsolated builds the worker's model, the chunks and the schedule,
-// loads the first partition, points the batch builder at it and builds
-// the evaluation model on the evaluation grid (s.evalGrid; nil: one
-// worker, which evaluates alone).
+// setupIsolated builds the chunks, the schedule and the worker's model,
+// loads the first partition, and builds the evaluation model on the
+// evaluation grid (s.evalGrid; nil: one worker, which evaluates alone, or
+// with grappa.out_of_core on its own 1×1×1 grid from the source).
 func setupIsolated(s setup) (Method, error) {
 	cfg := s.cfg
 	// The partition changes between epochs, after the controller's
 	// decision, and a batch's factor is set as it is built: the next batch
 	// must not be built before the step that uses it.
 	cfg.Train.Prefetch = false
-	pm, err := setupPlexus(s)
-	if err != nil {
-		return nil, err
-	}
-	j := pm.(*plexus)
 	gr := cfg.Grappa
-	adj, train, err := isolatedGraph(s.src) // the structure and split, in vertex ids
-	if err != nil {
-		return nil, err
-	}
-	n := adj.Rows
-	w := j.g.Shape.D
+	w := s.g.Shape.D
 	p, c := gr.PartitionCount(w), gr.ChunkCount(w)
 	phases, err := grappa.NewPhases(p, w)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
-	}
-	ch, err := grappa.SplitRandom(n, c, uint64(cfg.Train.Seed))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
 	}
@@ -126,28 +117,26 @@ func setupIsolated(s setup) (Method, error) {
 	if gr.DeficitEpochs == 0 {
 		deficit = 2 // never exceeded: 1 − ĉ ≤ 1
 	}
-	iso := &isolatedRun{adj: adj, train: train, ch: ch, sc: sc, kind: kind, hops: cfg.Model.Layers,
-		corr: corr, rank: j.g.CD, phase: -1, covS: -1, phases: phases, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
+	iso := &isolatedRun{sc: sc, kind: kind, hops: cfg.Model.Layers, outOfCore: gr.OutOfCore,
+		corr: corr, rank: s.g.CD, phase: -1, covS: -1, phases: phases, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
-	iso.loader = grappa.NewLoader(adj, ch, train, sc, kind, iso.hops, s.src.Sizes().Features, iso.slot(0, 0))
-	// The batch buffers are sized once, for the largest partition: two
-	// chunks for induced partitions, the whole graph for halo ones (a halo
-	// can reach every vertex). Sizing induced ones for the whole graph
-	// too reserved, on every worker, batch arrays with room for all its
-	// vertices and nonzeros, which the collector counts against the
-	// memory limit.
-	j.batches, err = gcn.NewBatchBuilder(j.g, j.m.Cfg, j.m.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, kind, n))
+	var j *plexus
+	if gr.OutOfCore {
+		j, err = iso.setupOutOfCore(s, c)
+	} else {
+		j, err = iso.setupInMemory(s, c)
+	}
 	if err != nil {
 		return nil, err
 	}
-	j.batches.Vertices = iso.vertices
-	iso.perPhase = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch)
 	j.steps = iso.perPhase * phases.Count()
-	iso.enter(0)
-	j.batches.LossMask = iso.mask
 	evalGrid := "the worker's own (one worker)"
-	if eg := s.evalGrid; eg != nil {
+	eg := s.evalGrid
+	if eg == nil && gr.OutOfCore {
+		eg = s.g // one worker: its 1×1×1 grid, on shards of its own
+	}
+	if eg != nil {
 		if iso.eval, err = newIsolatedEval(eg, j.m, s.src, OptimizerFor(cfg), RunOptions(cfg), s.log); err != nil {
 			return nil, err
 		}
@@ -155,7 +144,7 @@ func setupIsolated(s setup) (Method, error) {
 	}
 	if s.world.Rank() == 0 {
 		s.log.Info("isolated training", zap.Int("workers", w), zap.Int("partitions", p), zap.Int("phases", phases.Count()),
-			zap.Int("chunks", c), zap.String("partition", gr.Partition),
+			zap.Int("chunks", c), zap.String("partition", gr.Partition), zap.Bool("out_of_core", gr.OutOfCore),
 			zap.String("correction", gr.Correction), zap.Int("epochs_per_super_epoch", eps),
 			zap.Int("cover_super_epochs", sc.Cover()), zap.Int("batch_size", iso.batch), zap.Int("steps_per_epoch", j.steps),
 			zap.String("eval_grid", evalGrid))
@@ -163,30 +152,152 @@ func setupIsolated(s setup) (Method, error) {
 	return &isolated{plexus: j, iso: iso}, nil
 }
 
+// chunksFor deals the vertices of src into c chunks as grappa.split says.
+func chunksFor(cfg *jobfile.Config, src gcn.Source, c int) (*grappa.Chunks, error) {
+	if cfg.Grappa.SplitBlocks() {
+		return grappa.SplitOrder(src.Orders().Order[0], c)
+	}
+	return grappa.SplitRandom(src.Sizes().N, c, uint64(cfg.Train.Seed))
+}
+
+// setupInMemory is the worker of a graph every worker holds whole: a
+// plexus on the 1×1×1 grid's shards (all of the graph) whose batches the
+// batch builder cuts from them, for the partitions grappa.Build forms
+// from the graph's structure.
+func (iso *isolatedRun) setupInMemory(s setup, c int) (*plexus, error) {
+	cfg := s.cfg
+	pm, err := setupPlexus(s)
+	if err != nil {
+		return nil, err
+	}
+	j := pm.(*plexus)
+	adj, train, err := isolatedGraph(s.src) // the structure and split, in vertex ids
+	if err != nil {
+		return nil, err
+	}
+	n := adj.Rows
+	ch, err := chunksFor(cfg, s.src, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
+	}
+	iso.adj, iso.train, iso.ch = adj, train, ch
+	features := s.src.Sizes().Features
+	iso.loader = grappa.NewLoader(iso.sc, func(b, x int) (isoPart, int64, error) {
+		// The vertex set and the training vertices' degrees, built in the
+		// prefetch: what use() needs of a partition.
+		p := grappa.Build(adj, ch, train, b, x, iso.kind, iso.hops)
+		l, g := grappa.Degrees(adj, p)
+		return isoPart{Partition: p, local: l, global: g}, 0, nil
+	}, func(k int) int64 { return grappa.ChunkBytes(adj, ch, k, features) }, iso.slot(0, 0))
+	// The batch buffers are sized once, for the largest partition: two
+	// chunks for induced partitions, the whole graph for halo ones (a halo
+	// can reach every vertex). Sizing induced ones for the whole graph
+	// too reserved, on every worker, batch arrays with room for all its
+	// vertices and nonzeros, which the collector counts against the
+	// memory limit.
+	j.batches, err = gcn.NewBatchBuilder(j.g, j.m.Cfg, j.m.Shards(), uint64(cfg.Train.Seed), partitionBound(ch, iso.kind, n))
+	if err != nil {
+		return nil, err
+	}
+	j.batches.Vertices = iso.vertices
+	iso.perPhase = grappa.StepsPerEpoch(dataset.Count(train), c, cfg.Train.BatchSize, cfg.Train.StepsPerEpoch)
+	if err := iso.enter(0); err != nil {
+		return nil, err
+	}
+	j.batches.LossMask = iso.mask
+	return j, nil
+}
+
+// setupOutOfCore is the worker of grappa.out_of_core: no whole-graph
+// shards or structure; the loader reads each partition's blocks from the
+// source (chunkReader), and the model, built on the first partition,
+// trains on each partition's shards in turn.
+func (iso *isolatedRun) setupOutOfCore(s setup, c int) (*plexus, error) {
+	cfg := s.cfg
+	o := s.src.Orders()
+	if !slices.Equal(o.Order[0], o.Order[1]) {
+		return nil, fmt.Errorf("%s: grappa.out_of_core reads a chunk's rows and features in one vertex order, and the dataset has two (double permutation): prepare it with -permute single", cfg.Label())
+	}
+	ch, err := chunksFor(cfg, s.src, c)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", cfg.Label(), err)
+	}
+	iso.ch = ch
+	sz := s.src.Sizes()
+	rd := &chunkReader{src: s.src, g: s.g, cfg: s.mcfg, n: sz.N, c: c, features: sz.Features, degrees: iso.corr != grappa.None}
+	iso.loader = grappa.NewLoader(iso.sc, rd.read, nil, iso.slot(0, 0))
+	iso.perPhase = 1 // batch_size = 0: a partition is one step
+	if err := iso.enter(0); err != nil {
+		return nil, err
+	}
+	m, err := gcn.NewModel(s.g, s.dev, s.mcfg, OptimizerFor(cfg), iso.part.sh, RunOptions(cfg))
+	if err != nil {
+		return nil, err
+	}
+	return &plexus{g: s.g, world: s.world, m: m, steps: 1}, nil
+}
+
 // Start moves a resumed run to the partition of its step: the
 // controller's decisions are replayed over the completed epochs (they
 // depend on the schedule and the coverage alone) to the super-epoch they
 // reach, and the step's place in its epoch gives the phase.
 func (m *isolated) Start(step, epochs int) error {
-	m.iso.replay(epochs, step%m.steps/m.iso.perPhase)
+	if err := m.iso.replay(epochs, step%m.steps/m.iso.perPhase); err != nil {
+		return err
+	}
 	return m.plexus.Start(step, epochs)
 }
 
 // Step moves to the step's phase (its partition), sets the model's
 // gradient scale, the batch's correction factor, and trains.
 func (m *isolated) Step(step int) (float64, error) {
-	m.iso.enter(step % m.steps / m.iso.perPhase)
+	if err := m.iso.enter(step % m.steps / m.iso.perPhase); err != nil {
+		return 0, err
+	}
+	if m.iso.outOfCore {
+		m.m.Use(m.iso.part.sh)
+	}
 	m.iso.beforeStep(m.m)
 	return m.plexus.Step(step)
 }
 
 // EndEpoch asks the controller whether the super-epoch ends here and, if
 // so, moves to the next partition.
-func (m *isolated) EndEpoch() { m.iso.endEpoch() }
+func (m *isolated) EndEpoch() {
+	if err := m.iso.endEpoch(); err != nil {
+		// The next epoch's first Step loads the partition again and
+		// returns the error there, on the loop's error path.
+		m.iso.phase = -1
+	}
+}
 
 // Evaluate runs on the evaluation grid when there is one: its bytes are
 // the evaluation's own.
 func (m *isolated) Evaluate() (gcn.Accuracy, int64, error) { return m.iso.evaluate(m.m) }
+
+// Probabilities, Embeddings and Vertices run on the evaluation model
+// when the worker holds partitions only (grappa.out_of_core); otherwise
+// on the worker's whole graph, as a plexus's.
+func (m *isolated) Probabilities() (gcn.Block, error) {
+	if m.iso.outOfCore {
+		return m.iso.eval.model(m.m).Probabilities()
+	}
+	return m.plexus.Probabilities()
+}
+
+func (m *isolated) Embeddings(l int) (gcn.Block, error) {
+	if m.iso.outOfCore {
+		return m.iso.eval.model(m.m).Embeddings(l)
+	}
+	return m.plexus.Embeddings(l)
+}
+
+func (m *isolated) Vertices() int {
+	if m.iso.outOfCore {
+		return m.iso.eval.m.Shards().N
+	}
+	return m.plexus.Vertices()
+}
 
 func (m *isolated) Split(train time.Duration) Split {
 	s := m.plexus.Split(train)
@@ -239,7 +350,7 @@ func partitionBound(ch *grappa.Chunks, kind grappa.Kind, n int) int {
 // a batch of its training vertices closed under k hops inside it, whose
 // loss vertices it marks in mask and whose factor it sets.
 func (iso *isolatedRun) vertices(step int) []int32 {
-	p := iso.part
+	p := iso.part.Partition
 	if iso.batch == 0 || len(p.Train) == 0 {
 		return p.Verts
 	}
@@ -268,19 +379,22 @@ func (iso *isolatedRun) slot(s, i int) grappa.Slot {
 // one: the next phase's, or after the last phase the first of the next
 // epoch, in the super-epoch the controller will then be in (with one
 // phase, the next super-epoch's: the partition stays until then).
-func (iso *isolatedRun) enter(i int) {
+func (iso *isolatedRun) enter(i int) error {
 	if i == iso.phase {
-		return
+		return nil
 	}
-	iso.phase = i
 	sl := iso.slot(iso.superEpoch, i)
-	iso.worker = sl.Part
-	iso.use(iso.loader.Load(sl))
+	p, err := iso.loader.Load(sl)
+	if err != nil {
+		return err
+	}
+	iso.phase, iso.worker = i, sl.Part
+	iso.use(p)
 	next := iso.superEpoch + 1
 	switch {
 	case i+1 < iso.phases.Count():
 		iso.loader.Prefetch(iso.slot(iso.superEpoch, i+1))
-		return
+		return nil
 	case iso.phases.Count() > 1:
 		c := iso.ctl // what endEpoch will decide, on a copy
 		c.Step(iso.minCov)
@@ -289,23 +403,32 @@ func (iso *isolatedRun) enter(i int) {
 		}
 	}
 	iso.loader.Prefetch(iso.slot(next, 0))
+	return nil
 }
 
 // use makes p, the partition of super-epoch iso.superEpoch, the one the
 // steps train on.
-func (iso *isolatedRun) use(p grappa.Partition) {
+func (iso *isolatedRun) use(p isoPart) {
 	iso.part = p
-	if iso.mask == nil {
-		iso.mask = make([]bool, len(iso.train))
-	}
-	clear(iso.mask)
-	iso.masked = iso.masked[:0]
-	if iso.batch == 0 || len(iso.part.Train) == 0 {
-		for _, t := range iso.part.Train {
-			iso.mask[iso.part.Verts[t]] = true
+	if iso.batch == 0 || len(p.Train) == 0 {
+		iso.factor = 1
+		if iso.corr != grappa.None {
+			iso.factor = iso.corr.Factor(p.local, p.global)
 		}
-		local, global := grappa.Degrees(iso.adj, iso.part)
-		iso.factor = iso.corr.Factor(local, global)
+	}
+	if !iso.outOfCore {
+		// The loss mask of the batches cut from the whole graph (an
+		// out-of-core partition's shards carry their own).
+		if iso.mask == nil {
+			iso.mask = make([]bool, len(iso.train))
+		}
+		clear(iso.mask)
+		iso.masked = iso.masked[:0]
+		if iso.batch == 0 || len(p.Train) == 0 {
+			for _, t := range p.Train {
+				iso.mask[p.Verts[t]] = true
+			}
+		}
 	}
 	if iso.covS != iso.superEpoch {
 		iso.minCov, iso.covS = iso.coverage(iso.superEpoch), iso.superEpoch
@@ -330,7 +453,7 @@ func (iso *isolatedRun) coverage(s int) float64 {
 // `epochs` epochs and into phase `phase` of the next: the controller's
 // state, the super-epoch and the partition. The chunk reads of the
 // skipped super-epochs are not counted.
-func (iso *isolatedRun) replay(epochs, phase int) {
+func (iso *isolatedRun) replay(epochs, phase int) error {
 	s, cov := iso.superEpoch, iso.minCov
 	for range epochs {
 		iso.ctl.Step(cov)
@@ -340,13 +463,14 @@ func (iso *isolatedRun) replay(epochs, phase int) {
 		}
 	}
 	if s == iso.superEpoch && phase == iso.phase {
-		return
+		return nil
 	}
 	if s != iso.superEpoch {
 		iso.superEpoch, iso.phase = s, -1
 	}
-	iso.enter(phase)
+	err := iso.enter(phase)
 	iso.chunkBytes = iso.loader.Bytes
+	return err
 }
 
 // beforeStep sets the model's gradient scale for the step.
@@ -355,13 +479,13 @@ func (iso *isolatedRun) beforeStep(m *gcn.Model) { m.GradScale = float32(iso.fac
 // endEpoch asks the controller whether the super-epoch ends and loads
 // the next epoch's first partition: the next super-epoch's, or with
 // several phases the first phase's again.
-func (iso *isolatedRun) endEpoch() {
+func (iso *isolatedRun) endEpoch() error {
 	iso.ctl.Step(iso.minCov)
 	if iso.ctl.EndEpoch() {
 		iso.superEpoch++
 		iso.phase = -1
 	}
-	iso.enter(0)
+	return iso.enter(0)
 }
 
 // close stops the Loader's prefetch.

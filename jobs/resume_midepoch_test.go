@@ -90,6 +90,16 @@ func midEpochJobsOf(layer gcn.Layer) []struct {
 			c.Grappa.Partitions, c.Grappa.EpochsPerSuperEpoch = 4, 2
 			return c
 		}},
+		{"isolated out of core P=4 d=2", func(dir string) jobfile.Config {
+			c := base(dir)
+			c.Train.Mode = gcn.Isolated
+			c.Grid = jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 2}
+			// Two phases of one whole-partition step, five chunks read
+			// as blocks: the stops land on a phase's boundary, and the
+			// resumed run must read its phase's partition.
+			c.Grappa.Partitions, c.Grappa.Chunks, c.Grappa.OutOfCore, c.Grappa.Correction = 4, 5, true, "batch"
+			return c
+		}},
 		{"1.5d fullgraph 2x2", func(dir string) jobfile.Config {
 			c := base(dir)
 			c.Train.Algorithm = method.CAGNET

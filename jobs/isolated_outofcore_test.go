@@ -1,0 +1,97 @@
+package jobs
+
+import (
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scalegnn/dataset"
+	"scalegnn/gcn"
+	"scalegnn/jobfile"
+	"scalegnn/permute"
+	"scalegnn/prepared"
+)
+
+// TestIsolatedOutOfCore: grappa.out_of_core, reading each partition's
+// blocks from the source, trains exactly as the workers holding the whole
+// graph do with the same chunks (grappa.split = "blocks"): the same loss
+// every epoch and the same accuracies, bit for bit, from the graph in
+// memory and from a prepared dataset with one block per chunk, for GCN,
+// SAGE and GAT, one partition per rank and in phases.
+func TestIsolatedOutOfCore(t *testing.T) {
+	for _, tc := range []struct {
+		ranks, partitions, chunks int
+		layer                     gcn.Layer
+		correction                string
+	}{
+		{2, 2, 2, gcn.GCNLayer, "shrinkage"},
+		{1, 3, 4, gcn.GCNLayer, "batch"}, // three phases on one rank, the base rotating
+		{2, 4, 5, gcn.SAGELayer, "batch"},
+		{1, 2, 2, gcn.GATLayer, "none"},
+	} {
+		name := fmt.Sprintf("%s M=%d P=%d C=%d %s", tc.layer, tc.ranks, tc.partitions, tc.chunks, tc.correction)
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && tc.layer != gcn.GCNLayer {
+				t.Skip("GCN's cases cover the reading")
+			}
+			tmp := t.TempDir()
+			cfg := isolatedConfig(t, fmt.Sprintf("mode = \"isolated\"\n[grappa]\npartitions = %d\nchunks = %d\ncorrection = %q\nsplit = \"blocks\"",
+				tc.partitions, tc.chunks, tc.correction), filepath.Join(tmp, "whole"))
+			cfg.Grid.D, cfg.Permute = tc.ranks, jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
+			cfg.Model.Layer = tc.layer
+			if tc.layer == gcn.GATLayer {
+				cfg.Model.Hidden, cfg.Model.Heads, cfg.Model.OutputHeads = 4, 2, 1
+			}
+			want, wantM := trainLocal(t, cfg)
+
+			g, err := dataset.Builtin("cora")
+			if err != nil {
+				t.Fatal(err)
+			}
+			dir := filepath.Join(tmp, "cora-prepared")
+			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: tc.chunks, Scheme: permute.Single, Seed: 5}); err != nil {
+				t.Fatal(err)
+			}
+			for _, src := range []string{"memory", "prepared"} {
+				c := cfg
+				c.Grappa.OutOfCore = true
+				c.Output.Dir = filepath.Join(tmp, "ooc-"+src)
+				if src == "prepared" {
+					c.Dataset.Source, c.Dataset.Path = jobfile.SourcePrepared, dir
+				}
+				got, gotM := trainLocal(t, c)
+				if got.FinalLoss != want.FinalLoss || got.Final != want.Final {
+					t.Fatalf("out of core from %s: loss %v, accuracy %+v; whole graph: loss %v, accuracy %+v", src, got.FinalLoss, got.Final, want.FinalLoss, want.Final)
+				}
+				for e := range wantM {
+					if gotM[e].Loss != wantM[e].Loss || gotM[e].DPBytes != wantM[e].DPBytes {
+						t.Fatalf("out of core from %s, epoch %d: loss %v, dp bytes %d; whole graph: %v, %d", src, e+1, gotM[e].Loss, gotM[e].DPBytes, wantM[e].Loss, wantM[e].DPBytes)
+					}
+					if gotM[e].ChunkBytes == 0 {
+						t.Errorf("out of core from %s, epoch %d: no chunk bytes read", src, e+1)
+					}
+				}
+			}
+		})
+	}
+}
+
+// TestIsolatedOutOfCoreConfig: what out-of-core reading cannot do is
+// refused with the key to change.
+func TestIsolatedOutOfCoreConfig(t *testing.T) {
+	base := "[dataset]\nsource = \"cora\"\n[train]\nmode = \"isolated\"\n"
+	for _, tc := range []struct{ extra, want string }{
+		{"[grappa]\nsplit = \"stripes\"", `grappa.split = "stripes"`},
+		{"[grappa]\nout_of_core = true\nsplit = \"random\"", `set grappa.split = "blocks"`},
+		{"[grappa]\nout_of_core = true\npartition = \"halo\"", `grappa.partition = "induced"`},
+		{"batch_size = 10\n[grappa]\nout_of_core = true", "train.batch_size = 10"},
+		{"[grappa]\nout_of_core = true\ndeficit_epochs = 2", "grappa.deficit_epochs = 2"},
+		{"[grappa]\nout_of_core = true\n[permute]\nscheme = \"double\"", `permute.scheme = "double"`},
+	} {
+		_, err := jobfile.ParseConfig("job.toml", []byte(base+tc.extra+"\n"))
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: error %v, want one naming %q", tc.extra, err, tc.want)
+		}
+	}
+}

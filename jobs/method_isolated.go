@@ -53,8 +53,8 @@ type isolatedRun struct {
 	// outOfCore: partitions are read from the source (grappa.out_of_core)
 	// and trained as their own shards; adj and train are then nil.
 	outOfCore bool
-	ctl                 grappa.Controller
-	log                 *zap.Logger
+	ctl       grappa.Controller
+	log       *zap.Logger
 	// eval is the distributed evaluation over all the workers (nil on
 	// one worker, whose own model evaluates); chunkBytes is
 	// loader.Bytes at the last epoch's end.

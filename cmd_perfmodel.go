@@ -29,7 +29,7 @@ const perfmodelUsage = `usage:
                              [-n N -nnz NNZ] [-imbalance 1.1]
       predicted epoch time and memory per rank of every algorithm and grid of G ranks, best first
       (a full-graph job lists 3D grids and 1.5D arrangements unless train.algorithm names one)
-  scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick] [-device cpu|native|cuda]
+  scalegnn perfmodel calibrate -out machine.toml [-name NAME] [-quick] [-device cpu|native|cuda] [-disk-dir DIR]
       measure SpMM, GEMM and collectives on this machine and fit the model's coefficients
       (launch with mpirun/srun exactly as training will be launched; -device as runtime.device,
       a GPU per rank bound as in training; the profile records the device)
@@ -413,6 +413,7 @@ func runCalibrate(args []string, stderr io.Writer) launch.ExitCode {
 	threads := fs.Int("threads", 0, "kernel threads per rank; 0: as training does (cores / ranks on the node)")
 	verbose := fs.Bool("v", false, "print every measurement")
 	dev := fs.String("device", jobfile.DeviceCPU, "the device to measure, as runtime.device: cpu (the fastest host device of this build), native or cuda")
+	diskDir := fs.String("disk-dir", "", "measure the cold read bandwidth here (the prepared datasets' file system; default the temporary directory)")
 	if err := fs.Parse(args); err != nil {
 		return launch.ExitUsage
 	}
@@ -445,7 +446,7 @@ func runCalibrate(args []string, stderr io.Writer) launch.ExitCode {
 		if err := agree(err); err != nil {
 			return err
 		}
-		m, err := perfmodel.Calibrate(world, rd.Dev, perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name})
+		m, err := perfmodel.Calibrate(world, rd.Dev, perfmodel.CalibrateOptions{Threads: th, Quick: *quick, Log: logw, Name: *name, DiskDir: *diskDir})
 		if err == nil && world.Rank() == 0 {
 			header := "machine profile for scalegnn perfmodel predict -machine; written by\n" +
 				fmt.Sprintf("scalegnn perfmodel calibrate (%d ranks). Times in seconds, bandwidths in GB/s.", world.Size())

@@ -26,6 +26,9 @@ type CalibrateOptions struct {
 	Log io.Writer
 	// Name names the profile; default "calibrated".
 	Name string
+	// DiskDir is where the disk's read bandwidth is measured (the datasets'
+	// file system); default the temporary directory.
+	DiskDir string
 }
 
 // Calibrate measures, on every rank of world at once (so that ranks share
@@ -72,6 +75,9 @@ func Calibrate(world collectives.Comm, dev device.Device, o CalibrateOptions) (*
 		return nil, err
 	}
 	if err := c.elementwise(m); err != nil {
+		return nil, err
+	}
+	if err := c.disk(m); err != nil {
 		return nil, err
 	}
 	if world.Size() > 1 {

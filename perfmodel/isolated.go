@@ -47,6 +47,11 @@ type IsolatedJob struct {
 	// distributed evaluation (grappa.eval_grid); the zero Shape takes
 	// IsolatedEvalShape's rule.
 	EvalShape grid.Shape
+	// OutOfCore: a worker reads each partition's blocks from the dataset
+	// as it loads it and holds no whole graph (grappa.out_of_core); the
+	// reads cost disk time (Machine.Disk), and one worker evaluates on its
+	// own 1×1×1 evaluation model.
+	OutOfCore bool
 }
 
 // DefaultIsolatedBuildNNZ is the build time per walked nonzero measured
@@ -245,6 +250,9 @@ func (j Job) IsolatedMemory(workers int) Memory {
 // chosen (PredictIsolated chooses it once for time and memory).
 func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
+	if j.Isolated.OutOfCore {
+		return j.outOfCoreMemory(workers, es)
+	}
 	f := j.fullGraph()
 	mem := EstimateMemory(f, one, Coords{})
 	keys, _ := f.shardKeys()
@@ -327,7 +335,19 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 		pr.Other += ev.Other
 	}
 	eps := float64(max(1, j.Isolated.EpochsPerSuperEpoch))
-	if j.isolatedChunks(workers) > 1 {
+	if j.Isolated.OutOfCore {
+		// Each load reads its partition while the one before trains
+		// (the loader's prefetch): a phase's read overlaps the phase
+		// before, one partition per worker's the super-epoch; only an
+		// excess shows.
+		read := m.Disk.ReadTime(j.OutOfCoreReadBytes(workers))
+		switch ph := float64(j.isolatedPhases(workers)); {
+		case ph > 1:
+			pr.Disk = ph * math.Max(0, read-train/ph)
+		case j.isolatedChunks(workers) > 1:
+			pr.Disk = math.Max(0, read-eps*train) / eps
+		}
+	} else if j.isolatedChunks(workers) > 1 {
 		// The next partition's build (a walk of its rows, like a step's
 		// extraction) overlaps the super-epoch, or with phases the
 		// phase; only an excess shows.
@@ -340,6 +360,43 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	}
 	pr.finish(j.isolatedMemory(workers, es), memPerRank)
 	return pr, nil
+}
+
+// outOfCoreMemory is an out-of-core worker's peak: the step's subgraph
+// as a one-rank full-graph job (partitionJob: its shards, arena and
+// weights), its shards three times over (the partition the model was
+// built on, the one training and the one being read), the O(N) vertex
+// arrays (the orders and their inverses, the labels, the split and the
+// chunk map: 23 bytes a vertex), and the evaluation model: on one worker
+// its own on the 1×1×1 grid, the whole graph's; on several, its part of
+// the evaluation grid es.
+func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
+	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
+	mem := EstimateMemory(j.partitionJob(workers), one, Coords{})
+	mem.Adjacency *= 3
+	mem.Features = 3*mem.Features + 23*int64(j.N)
+	mem.Dataset = 0
+	ev := j.isolatedEvalMemory(one)
+	if workers > 1 {
+		ev = j.isolatedEvalMemory(es)
+	}
+	mem.Adjacency += ev.Adjacency
+	mem.Features += ev.Features
+	mem.Activations += ev.Activations
+	mem.Attention += ev.Attention
+	mem.Weights += ev.Weights
+	mem.CommBuffers = max(mem.CommBuffers, ev.CommBuffers)
+	return mem
+}
+
+// OutOfCoreReadBytes is what reading one induced partition from a
+// prepared dataset with one block per chunk costs: its rows (a share 2/C
+// of the vertices, IsolatedSize) with two row pointers each (one per
+// column block), 8 bytes per nonzero, and 4 per feature and 5 per label
+// and split of each row (jobs' chunkReader counts the same).
+func (j Job) OutOfCoreReadBytes(workers int) float64 {
+	v, nnz := j.IsolatedSize(workers)
+	return 16*v + 8*nnz + float64(4*j.Features+5)*v
 }
 
 // MaxPartitionsPerWorker bounds the partitions IsolatedPartitionsFor

@@ -122,6 +122,9 @@ type Machine struct {
 		// use it (PredictCAGNET).
 		Bcast Link `toml:"bcast,omitempty"`
 	} `toml:"comm"`
+	// Disk times cold reads of a prepared dataset (out-of-core isolated
+	// training); a profile without it takes DefaultDiskReadBandwidth.
+	Disk DiskCost `toml:"disk,omitempty"`
 	// Fit records how well calibration fitted (informational).
 	Fit map[string]float64 `toml:"fit,omitempty"`
 }
@@ -235,7 +238,7 @@ func (m *Machine) Validate() error {
 		{"spmm.out_s", m.SpMM.Out, false}, {"spmm.in_s", m.SpMM.In, false},
 		{"spmm.miss_s", m.SpMM.Miss, false}, {"spmm.cache_bytes", m.SpMM.Cache, false},
 		{"spmm.flops_s", m.SpMM.Flops, false}, {"spmm.fwd_penalty_s", m.SpMM.Fwd, true}, {"spmm.bwd_penalty_s", m.SpMM.Bwd, true},
-		{"elementwise.elem_s", m.Elementwise.Elem, false},
+		{"elementwise.elem_s", m.Elementwise.Elem, false}, {"disk.read_bytes_per_s", m.Disk.ReadBandwidth, false},
 		{"comm.intra.latency_s", m.Comm.Intra.Latency, false}, {"comm.inter.latency_s", m.Comm.Inter.Latency, false},
 	}
 	for _, g := range []struct {

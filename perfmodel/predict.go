@@ -31,13 +31,17 @@ type Prediction struct {
 	Algorithm method.Algorithm `json:"algorithm"`
 	Shape     grid.Shape       `json:"-"`
 	Grid      string           `json:"grid"` // "XxYxZ" or "DxXxYxZ"... see GridString
-	// Epoch is the predicted seconds per epoch: Comm + SpMM + GEMM + Other.
+	// Epoch is the predicted seconds per epoch: Comm + SpMM + GEMM +
+	// Other + Disk.
 	Epoch float64 `json:"epoch_s"`
 	Comm  float64 `json:"comm_s"`
 	SpMM  float64 `json:"spmm_s"`
 	GEMM  float64 `json:"gemm_s"`
 	// Other is the element-wise work: dropout, ReLU, norm, loss, optimizer.
 	Other float64 `json:"other_s"`
+	// Disk is the time reads from the dataset add (out-of-core isolated
+	// training: what the prefetch does not hide).
+	Disk float64 `json:"disk_s,omitempty"`
 	// CommBytes is the bytes rank 0 hands to collectives per epoch.
 	CommBytes int64  `json:"comm_bytes"`
 	Memory    Memory `json:"memory"`
@@ -84,7 +88,7 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 // their sum, the memory mem, and it fits when mem is within memPerRank
 // (or memPerRank is 0: no limit).
 func (pr *Prediction) finish(mem Memory, memPerRank int64) {
-	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other
+	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other + pr.Disk
 	pr.Memory, pr.MemTotal = mem, mem.Total()
 	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank
 }

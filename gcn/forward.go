@@ -193,5 +193,5 @@ func (m *Model) redistribute(dst device.Mat, dstL grid.Layout, src device.Mat, s
 }
 
 func (m *Model) norm(d *layerDims) device.RMSNorm {
-	return device.RMSNorm{N: d.spec.out, Eps: normEps}
+	return device.RMSNorm{N: d.spec.out, Eps: NormEps}
 }

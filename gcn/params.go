@@ -6,8 +6,9 @@ import (
 	"scalegnn/device"
 )
 
-// normEps keeps RMSNorm finite on all-zero rows.
-const normEps = 1e-6
+// NormEps keeps RMSNorm finite on all-zero rows (every forward pass of a
+// normed layer uses it: the model's, the reference's, package infer's).
+const NormEps = 1e-6
 
 // paramShape is one parameter matrix of the model, in the order parameters
 // are listed everywhere (initialisation index, gradients, checkpoints).

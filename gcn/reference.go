@@ -142,7 +142,7 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 					for j := 0; j < s.out; j++ {
 						ss += z[i*s.out+j] * z[i*s.out+j]
 					}
-					rms := math.Sqrt(ss/float64(s.out) + normEps)
+					rms := math.Sqrt(ss/float64(s.out) + NormEps)
 					lt.rms[i] = rms
 					for j := 0; j < s.out; j++ {
 						lt.u[i*s.out+j] = z[i*s.out+j] / rms

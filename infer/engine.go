@@ -1,0 +1,276 @@
+package infer
+
+import (
+	"fmt"
+	"slices"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/grid"
+	"scalegnn/spmm"
+)
+
+// Weights are a model's parameters, whole, row-major, by gcn.Param name.
+type Weights map[string][]float32
+
+// ModelWeights downloads m's parameters. Every one must be whole on this
+// rank (an isolated worker's model, on its 1×1×1 grid); a sharded model's
+// blocks are misuse.
+func ModelWeights(m *gcn.Model) Weights {
+	w := Weights{}
+	for _, p := range m.Params {
+		if p.R0 != 0 || p.C0 != 0 || p.R1 != p.Rows || p.C1 != p.Cols {
+			panic(fmt.Sprintf("infer: parameter %s is a block (%d:%d × %d:%d of %d×%d), not whole", p.Name, p.R0, p.R1, p.C0, p.C1, p.Rows, p.Cols))
+		}
+		v := make([]float32, p.Len())
+		p.Download(v)
+		w[p.Name] = v
+	}
+	return w
+}
+
+// Engine is one rank's layer-wise inference over a source: the ranks of
+// comm split the row blocks into contiguous runs, each rank computing its
+// own rows; a layer's transformed input is all-gathered (N × width values
+// on every rank), the one collective besides the accuracy's sums.
+type Engine struct {
+	comm   collectives.Comm
+	dev    device.Device
+	cfg    gcn.Config
+	specs  []gcn.LayerSpec
+	src    gcn.Source
+	n      int
+	blocks [][2]int // this rank's row blocks, contiguous
+	lo, hi int      // this rank's rows
+	counts []int    // the rows of every rank
+	store  *store
+
+	// Read is the bytes read from the source so far (adjacency strips,
+	// features and labels).
+	Read int64
+}
+
+// New returns this rank's engine over src for the model cfg, with the N
+// vertices cut into blocks row blocks (at least one per rank); dir, when
+// not empty, holds the layers' outputs between layers instead of memory.
+func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Source, blocks int, dir string) (*Engine, error) {
+	o := src.Orders()
+	if !slices.Equal(o.Order[0], o.Order[1]) {
+		return nil, fmt.Errorf("infer: layer-wise inference reads a block's rows and columns in one vertex order, and the graph has two (double permutation): use a single permutation")
+	}
+	n, m := src.Sizes().N, comm.Size()
+	if blocks < m || blocks > n {
+		return nil, fmt.Errorf("infer: %d row blocks for %d ranks and %d vertices: want at least one per rank and at most one per vertex", blocks, m, n)
+	}
+	e := &Engine{comm: comm, dev: dev, cfg: cfg, specs: cfg.LayerSpecs(), src: src, n: n, counts: make([]int, m)}
+	for r := range m {
+		b0, b1 := grid.Block(blocks, m, r)
+		lo, _ := grid.Block(n, blocks, b0)
+		_, hi := grid.Block(n, blocks, b1-1)
+		e.counts[r] = hi - lo
+		if r == comm.Rank() {
+			e.lo, e.hi = lo, hi
+			for k := b0; k < b1; k++ {
+				r0, r1 := grid.Block(n, blocks, k)
+				e.blocks = append(e.blocks, [2]int{r0, r1})
+			}
+		}
+	}
+	e.store = &store{dir: dir, rank: comm.Rank(), mem: map[[2]int][]float32{}}
+	return e, nil
+}
+
+// Close removes the files of a store in a directory.
+func (e *Engine) Close() error { return e.store.clear() }
+
+// rowsOut is what forward hands its visitor for one block of the last
+// layer it computes: the block's first row, the rows computed (indices
+// into the block, ascending), their outputs (len(rows) × width,
+// row-major), and the block's labels and split.
+type rowsOut struct {
+	r0      int
+	rows    []int32
+	out     []float32
+	width   int
+	labels  []int32
+	masks   [3][]bool
+	allRows bool
+}
+
+// forward runs the layers up to last (the logits, after the output head,
+// when last is the final layer) and calls visit with each of this rank's
+// blocks of its output: every row when all, else only the rows in a split
+// in the final layer.
+func (e *Engine) forward(w Weights, last int, all bool, visit func(rowsOut) error) error {
+	if err := e.check(w); err != nil {
+		return err
+	}
+	defer e.store.clear()
+	for l := 0; l <= last; l++ {
+		s := e.specs[l]
+		final := l == last
+		width := s.Out
+		if s.Heads > 0 {
+			width = s.ProjWidth
+		}
+		// Phase A: this rank's rows of T = H·W, gathered into every
+		// vertex's.
+		local := make([]float32, (e.hi-e.lo)*width)
+		for k, b := range e.blocks {
+			h, err := e.input(w, k, l)
+			if err != nil {
+				return err
+			}
+			rows := b[1] - b[0]
+			e.gemm(local[(b[0]-e.lo)*width:(b[1]-e.lo)*width], h, rows, s.In, w[weightName(l)], width, false)
+		}
+		full := make([]float32, e.n*width)
+		counts := make([]int, len(e.counts))
+		for r, c := range e.counts {
+			counts[r] = c * width
+		}
+		if err := e.comm.AllGatherVF32(full, local, counts); err != nil {
+			return fmt.Errorf("infer: gathering layer %d's transformed input: %w", l, err)
+		}
+		lay := &layerRun{e: e, w: w, l: l, s: s, width: width, full: full, local: local}
+		if err := lay.start(); err != nil {
+			return err
+		}
+		// Phase B: each block's rows aggregated from its strip.
+		for k, b := range e.blocks {
+			var ro rowsOut
+			ro.r0, ro.allRows = b[0], all || !final || l < len(e.specs)-1
+			if final {
+				var err error
+				ro.labels, ro.masks[0], ro.masks[1], ro.masks[2], err = e.src.Labels(0, b[0], b[1])
+				if err != nil {
+					return err
+				}
+				e.Read += 5 * int64(b[1]-b[0])
+			}
+			ro.rows = neededRows(b[1]-b[0], ro)
+			out, err := lay.block(k, b, ro.rows)
+			if err != nil {
+				return err
+			}
+			ro.out, ro.width = out, s.Out
+			if final && l == len(e.specs)-1 && e.cfg.OutputHead {
+				head := w["head"]
+				logits := make([]float32, len(ro.rows)*e.cfg.Classes)
+				e.gemm(logits, out, len(ro.rows), s.Out, head, e.cfg.Classes, false)
+				ro.out, ro.width = logits, e.cfg.Classes
+			}
+			if final {
+				if err := visit(ro); err != nil {
+					return err
+				}
+				continue
+			}
+			if err := e.store.put(k, l+1, out); err != nil {
+				return err
+			}
+		}
+		e.store.drop(l)
+	}
+	return nil
+}
+
+// neededRows is every row of a block of n rows, or in the final layer of
+// an evaluation only those in a split.
+func neededRows(n int, ro rowsOut) []int32 {
+	rows := make([]int32, 0, n)
+	for i := range n {
+		if ro.allRows || ro.masks[0][i] || ro.masks[1][i] || ro.masks[2][i] {
+			rows = append(rows, int32(i))
+		}
+	}
+	return rows
+}
+
+// input is layer l's input on this rank's block k: the features (through
+// the input projection) for the first layer, else the previous layer's
+// output from the store.
+func (e *Engine) input(w Weights, k, l int) ([]float32, error) {
+	if l > 0 {
+		return e.store.get(k, l)
+	}
+	b := e.blocks[k]
+	f := e.src.Sizes().Features
+	x, err := e.src.FeatureBlock(1, b[0], b[1], 0, f)
+	if err != nil {
+		return nil, err
+	}
+	e.Read += 4 * int64(len(x))
+	if !e.cfg.InputProjection {
+		return x, nil
+	}
+	rows := b[1] - b[0]
+	h := make([]float32, rows*e.cfg.Hidden)
+	e.gemm(h, x, rows, f, w["proj"], e.cfg.Hidden, false)
+	return h, nil
+}
+
+// gemm is dst = a·b (or dst += a·b when add) for a of rows × k and b of
+// k × c, host slices, on the device.
+func (e *Engine) gemm(dst, a []float32, rows, k int, b []float32, c int, add bool) {
+	if rows == 0 {
+		return
+	}
+	dev := e.dev
+	am, bm, dm := e.upload(a, rows, k), e.upload(b, k, c), e.upload(dst, rows, c)
+	beta := float32(0)
+	if add {
+		beta = 1
+	}
+	dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, am, bm, beta, dm)
+	device.DownloadMat(dev, dst, dm)
+}
+
+// upload copies a host matrix to a new device matrix (host devices share
+// nothing either: the copies keep the engine free of aliasing).
+func (e *Engine) upload(x []float32, rows, cols int) device.Mat {
+	m := device.Matrix(device.Alloc[float32](e.dev, rows*cols), rows, cols)
+	device.UploadMat(e.dev, m, x)
+	return m
+}
+
+// check refuses weights that do not fit the model.
+func (e *Engine) check(w Weights) error {
+	want := map[string]int{}
+	c := e.cfg
+	if c.InputProjection {
+		want["proj"] = c.Features * c.Hidden
+	}
+	for l, s := range e.specs {
+		if s.Heads > 0 {
+			want[weightName(l)] = s.In * s.ProjWidth
+			hw := s.ProjWidth / s.Heads
+			want[fmt.Sprintf("gcn%d.att_src", l)] = s.Heads * hw
+			want[fmt.Sprintf("gcn%d.att_dst", l)] = s.Heads * hw
+			want[fmt.Sprintf("gcn%d.bias", l)] = s.ProjWidth
+			continue
+		}
+		want[weightName(l)] = s.In * s.Out
+		if s.Self {
+			want[fmt.Sprintf("gcn%d.self", l)] = s.In * s.Out
+		}
+		if s.Norm {
+			want[fmt.Sprintf("gcn%d.norm", l)] = s.Out
+		}
+	}
+	if c.OutputHead {
+		want["head"] = e.specs[len(e.specs)-1].Out * c.Classes
+	}
+	for name, n := range want {
+		if len(w[name]) != n {
+			return fmt.Errorf("infer: parameter %s has %d values, the model needs %d", name, len(w[name]), n)
+		}
+	}
+	if len(w) != len(want) {
+		return fmt.Errorf("infer: %d parameters for a model of %d", len(w), len(want))
+	}
+	return nil
+}
+
+func weightName(l int) string { return fmt.Sprintf("gcn%d.weight", l) }

@@ -1,0 +1,126 @@
+package infer
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/grid"
+	"scalegnn/permute"
+)
+
+var configs = map[string]gcn.Config{
+	"gcn":      {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Seed: 3},
+	"deep":     {Features: 11, Hidden: 6, Classes: 5, Layers: 3, Dropout: 0.3, Seed: 4},
+	"extras":   {Features: 11, Hidden: 7, Classes: 5, Layers: 4, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Seed: 5},
+	"sage":     {Features: 11, Hidden: 6, Classes: 5, Layers: 2, Dropout: 0.5, Layer: gcn.SAGELayer, Seed: 8},
+	"sagefull": {Features: 11, Hidden: 7, Classes: 5, Layers: 3, Dropout: 0.3, InputProjection: true, OutputHead: true, Norm: true, Residual: true, Layer: gcn.SAGELayer, Seed: 9},
+	"gat":      {Features: 11, Hidden: 3, Classes: 5, Layers: 2, Heads: 3, OutputHeads: 2, Dropout: 0.5, Layer: gcn.GATLayer, Seed: 7},
+	"gatfull":  {Features: 11, Hidden: 4, Classes: 5, Layers: 3, Heads: 2, Dropout: 0.3, Layer: gcn.GATLayer, InputProjection: true, OutputHead: true, Seed: 8},
+}
+
+// trained is the model cfg on g after three steps on one rank (so that
+// biases and norm scales are off their initial values), its weights, its
+// full-graph accuracy and logits.
+func trained(t *testing.T, cfg gcn.Config, g *gcn.Graph, o *gcn.Orders) (Weights, gcn.Accuracy, []float32) {
+	t.Helper()
+	var w Weights
+	var acc gcn.Accuracy
+	var logits []float32
+	for r, err := range collectives.RunLocal(1, func(c collectives.Comm) error {
+		gr, err := grid.New(c, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
+		if err != nil {
+			return err
+		}
+		m, err := gcn.Build(gr, device.NewNative(1), cfg, gcn.DefaultOptimizer(), g, o, gcn.Options{})
+		if err != nil {
+			return err
+		}
+		for step := range 3 {
+			if _, err := m.TrainStep(step); err != nil {
+				return err
+			}
+		}
+		w = ModelWeights(m)
+		if acc, err = m.Evaluate(); err != nil {
+			return err
+		}
+		logits, err = m.Logits()
+		return err
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
+		}
+	}
+	return w, acc, logits
+}
+
+// TestMatchesModel: layer-wise inference gives the full-graph
+// evaluation's accuracies exactly and its validation loss and logits
+// within 1e-5, for GCN, SAGE and GAT models with and without input
+// projection, norm, residual and output head, on 1, 2 and 3 ranks with
+// row blocks that split unevenly, its activations in memory and in files.
+func TestMatchesModel(t *testing.T) {
+	g := gcn.RandomGraph(41, 61, 11, 5, 6)
+	perms := permute.New(61, permute.Single, 9)
+	o := gcn.NewOrders(61, perms.P1, perms.P1)
+	src, err := gcn.NewMemorySource(g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, cfg := range configs {
+		w, want, wantLogits := trained(t, cfg, g, o)
+		for _, tc := range []struct {
+			ranks, blocks int
+			files         bool
+		}{{1, 1, false}, {1, 4, true}, {2, 5, false}, {3, 7, true}} {
+			t.Run(fmt.Sprintf("%s/%d ranks/%d blocks/files %v", name, tc.ranks, tc.blocks, tc.files), func(t *testing.T) {
+				dir := ""
+				if tc.files {
+					dir = t.TempDir()
+				}
+				logits := make([][]float32, tc.ranks)
+				for r, err := range collectives.RunLocal(tc.ranks, func(c collectives.Comm) error {
+					e, err := New(c, device.NewNative(1), cfg, src, tc.blocks, dir)
+					if err != nil {
+						return err
+					}
+					defer e.Close()
+					got, err := e.Evaluate(w)
+					if err != nil {
+						return err
+					}
+					if got.Train != want.Train || got.Val != want.Val || got.Test != want.Test ||
+						math.Abs(got.ValLoss-want.ValLoss) > 1e-5*math.Max(1, want.ValLoss) {
+						return fmt.Errorf("accuracy %+v, the model's %+v", got, want)
+					}
+					logits[c.Rank()], err = e.Logits(w)
+					return err
+				}) {
+					if err != nil {
+						t.Fatalf("rank %d: %v", r, err)
+					}
+				}
+				var all []float32
+				for _, l := range logits {
+					all = append(all, l...)
+				}
+				if len(all) != len(wantLogits) {
+					t.Fatalf("%d logits, the model's %d", len(all), len(wantLogits))
+				}
+				scale := 0.0
+				for _, v := range wantLogits {
+					scale = math.Max(scale, math.Abs(float64(v)))
+				}
+				for i, v := range all {
+					if d := math.Abs(float64(v - wantLogits[i])); d > 1e-5*scale {
+						t.Fatalf("logit %d (row %d): %g, the model's %g", i, i/cfg.Classes, v, wantLogits[i])
+					}
+				}
+			})
+		}
+	}
+}

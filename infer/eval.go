@@ -1,0 +1,79 @@
+package infer
+
+import (
+	"math"
+
+	"scalegnn/collectives"
+	"scalegnn/gcn"
+)
+
+// Evaluate returns the accuracies on the train, validation and test
+// vertices and the mean cross-entropy over the validation vertices, as
+// gcn.Model.Evaluate defines them, computing the last layer on the rows
+// in a split only. Every rank of the engine's communicator must call it.
+func (e *Engine) Evaluate(w Weights) (gcn.Accuracy, error) {
+	t := make([]float64, 7) // hits and sizes of the three splits, the loss sum
+	err := e.forward(w, len(e.specs)-1, false, func(ro rowsOut) error {
+		c := ro.width
+		for i, r := range ro.rows {
+			row := ro.out[i*c : (i+1)*c]
+			best, mx := 0, row[0]
+			for j, v := range row {
+				if v > mx {
+					best, mx = j, v
+				}
+			}
+			lab := int(ro.labels[r])
+			for k, m := range ro.masks {
+				if m[r] {
+					t[3+k]++
+					if best == lab {
+						t[k]++
+					}
+				}
+			}
+			if ro.masks[1][r] {
+				sum := 0.0
+				for _, v := range row {
+					sum += math.Exp(float64(v - mx))
+				}
+				t[6] += math.Log(sum) - float64(row[lab]-mx)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return gcn.Accuracy{}, err
+	}
+	if err := e.comm.AllReduceF64(t, collectives.Sum); err != nil {
+		return gcn.Accuracy{}, err
+	}
+	frac := func(h, n float64) float64 {
+		if n == 0 {
+			return 0
+		}
+		return h / n
+	}
+	return gcn.Accuracy{Train: frac(t[0], t[3]), Val: frac(t[1], t[4]), Test: frac(t[2], t[5]), ValLoss: frac(t[6], t[4])}, nil
+}
+
+// Logits returns this rank's rows of the logits (positions Lo to Hi of
+// the vertex order, row-major, Classes wide).
+func (e *Engine) Logits(w Weights) ([]float32, error) {
+	return e.Output(w, len(e.specs)-1)
+}
+
+// Output returns this rank's rows of layer l's output (the logits for the
+// last layer, after the output head).
+func (e *Engine) Output(w Weights, l int) ([]float32, error) {
+	var out []float32
+	err := e.forward(w, l, true, func(ro rowsOut) error {
+		out = append(out, ro.out...)
+		return nil
+	})
+	return out, err
+}
+
+// Rows is this rank's rows of Logits' and Output's blocks: positions
+// [lo, hi) of the vertex order.
+func (e *Engine) Rows() (lo, hi int) { return e.lo, e.hi }

@@ -1,0 +1,186 @@
+package infer
+
+import (
+	"fmt"
+
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/spmm"
+)
+
+// layerRun is one layer of a forward pass: every vertex's transformed
+// input (T = H·W, a GAT layer's projection) on the device, and for a GAT
+// layer every vertex's t = a_dst·T per head.
+type layerRun struct {
+	e     *Engine
+	w     Weights
+	l     int
+	s     gcn.LayerSpec
+	width int
+	full  []float32 // every vertex's T, n × width
+	local []float32 // this rank's rows of T
+	fullM device.Mat
+	t     device.Buffer[float32]
+}
+
+func (lr *layerRun) start() error {
+	e := lr.e
+	lr.fullM = e.upload(lr.full, e.n, lr.width)
+	if lr.s.Heads > 0 {
+		lr.t = device.Alloc[float32](e.dev, e.n*lr.s.Heads)
+		e.dev.HeadDot(lr.t, lr.fullM, lr.param("att_dst"), lr.s.Heads)
+	}
+	return nil
+}
+
+// param uploads layer l's parameter gcn<l>.<name>.
+func (lr *layerRun) param(name string) device.Buffer[float32] {
+	v := lr.w[fmt.Sprintf("gcn%d.%s", lr.l, name)]
+	b := device.Alloc[float32](lr.e.dev, len(v))
+	device.Upload(lr.e.dev, b, 0, v)
+	return b
+}
+
+// block computes the layer's output on rows (indices into block b, which
+// is this rank's k-th) and returns it, len(rows) × s.Out, on the host.
+func (lr *layerRun) block(k int, b [2]int, rows []int32) ([]float32, error) {
+	e, s := lr.e, lr.s
+	strip, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
+	if err != nil {
+		return nil, err
+	}
+	e.Read += 8*int64(strip.Rows+1) + 8*int64(strip.NNZ())
+	a := selectRows(strip, rows)
+	if s.Self {
+		if a, err = meanRows(a, b[0], rows, e.src.Orders().Order[0]); err != nil {
+			return nil, err
+		}
+	}
+	n := len(rows)
+	out := make([]float32, n*s.Out)
+	if n == 0 {
+		return out, nil
+	}
+	csr := e.dev.UploadCSR(a)
+	if s.Heads > 0 {
+		return lr.gat(b, rows, csr)
+	}
+	z := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
+	e.dev.SpMM(z, csr, lr.fullM)
+	var in []float32 // the layer's input on rows
+	if s.Self || s.Residual {
+		h, err := e.input(lr.w, k, lr.l)
+		if err != nil {
+			return nil, err
+		}
+		in = gatherRows(h, rows, s.In)
+	}
+	if s.Self {
+		e.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, e.upload(in, n, s.In), e.upload(lr.w[fmt.Sprintf("gcn%d.self", lr.l)], s.In, s.Out), 1, z)
+	}
+	if s.Hidden {
+		if s.Norm {
+			ss := device.Alloc[float32](e.dev, n)
+			rms := device.Alloc[float32](e.dev, n)
+			u := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
+			e.dev.SumSquares(ss, z)
+			e.dev.RMSNormApply(z, u, rms, z, ss, lr.param("norm"), device.RMSNorm{N: s.Out, Eps: gcn.NormEps}, true)
+		} else {
+			e.dev.ReLU(z, z)
+		}
+	}
+	device.DownloadMat(e.dev, out, z)
+	if s.Residual {
+		for i, v := range in {
+			out[i] += v
+		}
+	}
+	return out, nil
+}
+
+// gat is a GAT layer's output on rows of block b: scores of the rows'
+// neighbourhoods from their s and every vertex's t, the softmax, the
+// aggregation of every head, the bias, and ELU (hidden) or the heads'
+// mean (last).
+func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) ([]float32, error) {
+	e, s := lr.e, lr.s
+	n, K, P := len(rows), s.Heads, s.ProjWidth
+	y := gatherRows(lr.local[(b[0]-e.lo)*P:(b[1]-e.lo)*P], rows, P)
+	sv := device.Alloc[float32](e.dev, n*K)
+	e.dev.HeadDot(sv, e.upload(y, n, P), lr.param("att_src"), K)
+	spec := device.GAT{Heads: K, Slope: gcn.GATSlope}
+	nnz := csr.NNZ()
+	alpha := device.Alloc[float32](e.dev, nnz*K)
+	mx, sums := device.Alloc[float32](e.dev, n*K), device.Alloc[float32](e.dev, n*K)
+	e.dev.GATScores(alpha, mx, csr, sv, lr.t, spec)
+	e.dev.GATExpSum(alpha, sums, csr, mx, spec)
+	e.dev.GATNormalize(alpha, device.Buffer[float32]{}, csr, alpha, sums, spec)
+	o := device.Matrix(device.Alloc[float32](e.dev, n*P), n, P)
+	e.dev.SpMMHeads(o, csr, alpha, device.Buffer[int32]{}, lr.fullM, K)
+	ones := device.Alloc[float32](e.dev, n)
+	e.dev.Fill(device.Matrix(ones, n, 1), 1)
+	e.dev.HeadDotBackward(o, ones, lr.param("bias"), 1)
+	out := make([]float32, n*s.Out)
+	if s.Hidden {
+		e.dev.ELU(o, o)
+		device.DownloadMat(e.dev, out, o)
+		return out, nil
+	}
+	z := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
+	e.dev.HeadMean(z, o, K)
+	device.DownloadMat(e.dev, out, z)
+	return out, nil
+}
+
+// selectRows returns a's rows (ascending indices), all of them when rows
+// lists every row.
+func selectRows(a *spmm.CSR, rows []int32) *spmm.CSR {
+	if len(rows) == a.Rows {
+		return a
+	}
+	out := &spmm.CSR{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int64, len(rows)+1)}
+	for i, r := range rows {
+		p, q := a.RowPtr[r], a.RowPtr[r+1]
+		out.ColIdx = append(out.ColIdx, a.ColIdx[p:q]...)
+		out.Val = append(out.Val, a.Val[p:q]...)
+		out.RowPtr[i+1] = int64(len(out.ColIdx))
+	}
+	return out
+}
+
+// meanRows turns rows of Â (row i is position r0 + rows[i], columns are
+// positions) into SAGE's D^-1 A: the entries off the diagonal, each
+// float32(1/d) for the row's d of them, as gcn.MeanAdjacency defines it.
+func meanRows(a *spmm.CSR, r0 int, rows []int32, order []int32) (*spmm.CSR, error) {
+	out := &spmm.CSR{Rows: a.Rows, Cols: a.Cols, RowPtr: make([]int64, a.Rows+1),
+		ColIdx: make([]int32, 0, len(a.ColIdx)), Val: make([]float32, 0, len(a.Val))}
+	for i := range a.Rows {
+		self := int32(r0) + rows[i]
+		d := 0
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			if a.ColIdx[p] != self {
+				d++
+			}
+		}
+		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
+			if a.ColIdx[p] != self {
+				out.ColIdx = append(out.ColIdx, a.ColIdx[p])
+				out.Val = append(out.Val, float32(1/float64(d)))
+			}
+		}
+		if a.RowPtr[i+1]-a.RowPtr[i] == int64(d) && d > 0 {
+			return nil, fmt.Errorf("infer: vertex %d has no diagonal entry in Â: SAGE layers need the GCN-normalised adjacency of a graph without self loops", order[self])
+		}
+		out.RowPtr[i+1] = int64(len(out.ColIdx))
+	}
+	return out, nil
+}
+
+// gatherRows copies rows of the row-major matrix x (width w).
+func gatherRows(x []float32, rows []int32, w int) []float32 {
+	out := make([]float32, len(rows)*w)
+	for i, r := range rows {
+		copy(out[i*w:(i+1)*w], x[int(r)*w:int(r+1)*w])
+	}
+	return out
+}

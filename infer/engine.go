@@ -98,11 +98,11 @@ type rowsOut struct {
 	allRows bool
 }
 
-// forward runs the layers up to last (the logits, after the output head,
-// when last is the final layer) and calls visit with each of this rank's
-// blocks of its output: every row when all, else only the rows in a split
-// in the final layer.
-func (e *Engine) forward(w Weights, last int, all bool, visit func(rowsOut) error) error {
+// forward runs the layers up to last and calls visit with each of this
+// rank's blocks of its output: with emb, layer last's activation
+// (Embeddings'); else the logits (last is the final layer; after the
+// output head), of every row when all, else only of the rows in a split.
+func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut) error) error {
 	if err := e.check(w); err != nil {
 		return err
 	}
@@ -140,7 +140,7 @@ func (e *Engine) forward(w Weights, last int, all bool, visit func(rowsOut) erro
 		// Phase B: each block's rows aggregated from its strip.
 		for k, b := range e.blocks {
 			var ro rowsOut
-			ro.r0, ro.allRows = b[0], all || !final || l < len(e.specs)-1
+			ro.r0, ro.allRows = b[0], all || !final || emb
 			if final {
 				var err error
 				ro.labels, ro.masks[0], ro.masks[1], ro.masks[2], err = e.src.Labels(0, b[0], b[1])
@@ -150,12 +150,14 @@ func (e *Engine) forward(w Weights, last int, all bool, visit func(rowsOut) erro
 				e.Read += 5 * int64(b[1]-b[0])
 			}
 			ro.rows = neededRows(b[1]-b[0], ro)
-			out, err := lay.block(k, b, ro.rows)
+			out, act, err := lay.block(k, b, ro.rows)
 			if err != nil {
 				return err
 			}
 			ro.out, ro.width = out, s.Out
-			if final && l == len(e.specs)-1 && e.cfg.OutputHead {
+			if final && emb {
+				ro.out = act
+			} else if final && e.cfg.OutputHead {
 				head := w["head"]
 				logits := make([]float32, len(ro.rows)*e.cfg.Classes)
 				e.gemm(logits, out, len(ro.rows), s.Out, head, e.cfg.Classes, false)

@@ -3,6 +3,7 @@ package infer
 import (
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"scalegnn/collectives"
@@ -24,12 +25,13 @@ var configs = map[string]gcn.Config{
 
 // trained is the model cfg on g after three steps on one rank (so that
 // biases and norm scales are off their initial values), its weights, its
-// full-graph accuracy and logits.
-func trained(t *testing.T, cfg gcn.Config, g *gcn.Graph, o *gcn.Orders) (Weights, gcn.Accuracy, []float32) {
+// full-graph accuracy, logits and hidden layers' embeddings.
+func trained(t *testing.T, cfg gcn.Config, g *gcn.Graph, o *gcn.Orders) (Weights, gcn.Accuracy, []float32, [][]float32) {
 	t.Helper()
 	var w Weights
 	var acc gcn.Accuracy
 	var logits []float32
+	var emb [][]float32
 	for r, err := range collectives.RunLocal(1, func(c collectives.Comm) error {
 		gr, err := grid.New(c, grid.Shape{D: 1, X: 1, Y: 1, Z: 1})
 		if err != nil {
@@ -48,6 +50,13 @@ func trained(t *testing.T, cfg gcn.Config, g *gcn.Graph, o *gcn.Orders) (Weights
 		if acc, err = m.Evaluate(); err != nil {
 			return err
 		}
+		for l := 0; l <= gcn.LastHidden(cfg); l++ {
+			b, err := m.Embeddings(l)
+			if err != nil {
+				return err
+			}
+			emb = append(emb, b.Data)
+		}
 		logits, err = m.Logits()
 		return err
 	}) {
@@ -55,7 +64,24 @@ func trained(t *testing.T, cfg gcn.Config, g *gcn.Graph, o *gcn.Orders) (Weights
 			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
-	return w, acc, logits
+	return w, acc, logits, emb
+}
+
+// near fails unless got is want within 1e-5 of want's largest entry.
+func near(t *testing.T, what string, got, want []float32) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%s: %d values, the model's %d", what, len(got), len(want))
+	}
+	scale := 0.0
+	for _, v := range want {
+		scale = math.Max(scale, math.Abs(float64(v)))
+	}
+	for i, v := range got {
+		if d := math.Abs(float64(v - want[i])); d > 1e-5*scale {
+			t.Fatalf("%s, value %d: %g, the model's %g", what, i, v, want[i])
+		}
+	}
 }
 
 // TestMatchesModel: layer-wise inference gives the full-graph
@@ -72,7 +98,7 @@ func TestMatchesModel(t *testing.T) {
 		t.Fatal(err)
 	}
 	for name, cfg := range configs {
-		w, want, wantLogits := trained(t, cfg, g, o)
+		w, want, wantLogits, wantEmb := trained(t, cfg, g, o)
 		for _, tc := range []struct {
 			ranks, blocks int
 			files         bool
@@ -83,6 +109,10 @@ func TestMatchesModel(t *testing.T) {
 					dir = t.TempDir()
 				}
 				logits := make([][]float32, tc.ranks)
+				emb := make([][][]float32, len(wantEmb))
+				for l := range emb {
+					emb[l] = make([][]float32, tc.ranks)
+				}
 				for r, err := range collectives.RunLocal(tc.ranks, func(c collectives.Comm) error {
 					e, err := New(c, device.NewNative(1), cfg, src, tc.blocks, dir)
 					if err != nil {
@@ -97,6 +127,11 @@ func TestMatchesModel(t *testing.T) {
 						math.Abs(got.ValLoss-want.ValLoss) > 1e-5*math.Max(1, want.ValLoss) {
 						return fmt.Errorf("accuracy %+v, the model's %+v", got, want)
 					}
+					for l := range emb {
+						if emb[l][c.Rank()], err = e.Embeddings(w, l); err != nil {
+							return err
+						}
+					}
 					logits[c.Rank()], err = e.Logits(w)
 					return err
 				}) {
@@ -104,21 +139,9 @@ func TestMatchesModel(t *testing.T) {
 						t.Fatalf("rank %d: %v", r, err)
 					}
 				}
-				var all []float32
-				for _, l := range logits {
-					all = append(all, l...)
-				}
-				if len(all) != len(wantLogits) {
-					t.Fatalf("%d logits, the model's %d", len(all), len(wantLogits))
-				}
-				scale := 0.0
-				for _, v := range wantLogits {
-					scale = math.Max(scale, math.Abs(float64(v)))
-				}
-				for i, v := range all {
-					if d := math.Abs(float64(v - wantLogits[i])); d > 1e-5*scale {
-						t.Fatalf("logit %d (row %d): %g, the model's %g", i, i/cfg.Classes, v, wantLogits[i])
-					}
+				near(t, "logits", slices.Concat(logits...), wantLogits)
+				for l := range emb {
+					near(t, fmt.Sprintf("layer %d's embeddings", l), slices.Concat(emb[l]...), wantEmb[l])
 				}
 			})
 		}

@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"fmt"
 	"math"
 
 	"scalegnn/collectives"
@@ -13,7 +14,7 @@ import (
 // in a split only. Every rank of the engine's communicator must call it.
 func (e *Engine) Evaluate(w Weights) (gcn.Accuracy, error) {
 	t := make([]float64, 7) // hits and sizes of the three splits, the loss sum
-	err := e.forward(w, len(e.specs)-1, false, func(ro rowsOut) error {
+	err := e.forward(w, len(e.specs)-1, false, false, func(ro rowsOut) error {
 		c := ro.width
 		for i, r := range ro.rows {
 			row := ro.out[i*c : (i+1)*c]
@@ -57,23 +58,31 @@ func (e *Engine) Evaluate(w Weights) (gcn.Accuracy, error) {
 	return gcn.Accuracy{Train: frac(t[0], t[3]), Val: frac(t[1], t[4]), Test: frac(t[2], t[5]), ValLoss: frac(t[6], t[4])}, nil
 }
 
-// Logits returns this rank's rows of the logits (positions Lo to Hi of
-// the vertex order, row-major, Classes wide).
+// Logits returns this rank's rows of the logits (positions Rows of the
+// vertex order, row-major, Classes wide).
 func (e *Engine) Logits(w Weights) ([]float32, error) {
-	return e.Output(w, len(e.specs)-1)
+	return e.collect(w, len(e.specs)-1, false)
 }
 
-// Output returns this rank's rows of layer l's output (the logits for the
-// last layer, after the output head).
-func (e *Engine) Output(w Weights, l int) ([]float32, error) {
+// Embeddings returns this rank's rows of hidden layer l's activation
+// (ReLU's, GAT: ELU's, before a residual), as gcn.Model.Embeddings: 0 ≤ l
+// ≤ gcn.LastHidden.
+func (e *Engine) Embeddings(w Weights, l int) ([]float32, error) {
+	if l < 0 || l > gcn.LastHidden(e.cfg) {
+		return nil, fmt.Errorf("infer: embeddings of layer %d: the model's hidden layers are 0 to %d", l, gcn.LastHidden(e.cfg))
+	}
+	return e.collect(w, l, true)
+}
+
+func (e *Engine) collect(w Weights, l int, emb bool) ([]float32, error) {
 	var out []float32
-	err := e.forward(w, l, true, func(ro rowsOut) error {
+	err := e.forward(w, l, true, emb, func(ro rowsOut) error {
 		out = append(out, ro.out...)
 		return nil
 	})
 	return out, err
 }
 
-// Rows is this rank's rows of Logits' and Output's blocks: positions
+// Rows is this rank's rows of Logits' and Embeddings' blocks: positions
 // [lo, hi) of the vertex order.
 func (e *Engine) Rows() (lo, hi int) { return e.lo, e.hi }

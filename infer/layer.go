@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"slices"
 
 	"scalegnn/device"
 	"scalegnn/gcn"
@@ -42,28 +43,31 @@ func (lr *layerRun) param(name string) device.Buffer[float32] {
 }
 
 // block computes the layer's output on rows (indices into block b, which
-// is this rank's k-th) and returns it, len(rows) × s.Out, on the host.
-func (lr *layerRun) block(k int, b [2]int, rows []int32) ([]float32, error) {
+// is this rank's k-th) and returns it, len(rows) × s.Out, on the host, and
+// its activation before the residual is added (the same slice without a
+// residual): what gcn.Model.Embeddings returns.
+func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, err error) {
 	e, s := lr.e, lr.s
 	strip, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	e.Read += 8*int64(strip.Rows+1) + 8*int64(strip.NNZ())
 	a := selectRows(strip, rows)
 	if s.Self {
 		if a, err = meanRows(a, b[0], rows, e.src.Orders().Order[0]); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	n := len(rows)
-	out := make([]float32, n*s.Out)
+	out = make([]float32, n*s.Out)
 	if n == 0 {
-		return out, nil
+		return out, out, nil
 	}
 	csr := e.dev.UploadCSR(a)
 	if s.Heads > 0 {
-		return lr.gat(b, rows, csr)
+		out = lr.gat(b, rows, csr)
+		return out, out, nil
 	}
 	z := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
 	e.dev.SpMM(z, csr, lr.fullM)
@@ -71,7 +75,7 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32) ([]float32, error) {
 	if s.Self || s.Residual {
 		h, err := e.input(lr.w, k, lr.l)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		in = gatherRows(h, rows, s.In)
 	}
@@ -90,19 +94,21 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32) ([]float32, error) {
 		}
 	}
 	device.DownloadMat(e.dev, out, z)
+	act = out
 	if s.Residual {
+		act = slices.Clone(out)
 		for i, v := range in {
 			out[i] += v
 		}
 	}
-	return out, nil
+	return out, act, nil
 }
 
 // gat is a GAT layer's output on rows of block b: scores of the rows'
 // neighbourhoods from their s and every vertex's t, the softmax, the
 // aggregation of every head, the bias, and ELU (hidden) or the heads'
 // mean (last).
-func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) ([]float32, error) {
+func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) []float32 {
 	e, s := lr.e, lr.s
 	n, K, P := len(rows), s.Heads, s.ProjWidth
 	y := gatherRows(lr.local[(b[0]-e.lo)*P:(b[1]-e.lo)*P], rows, P)
@@ -124,12 +130,12 @@ func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) ([]float32, err
 	if s.Hidden {
 		e.dev.ELU(o, o)
 		device.DownloadMat(e.dev, out, o)
-		return out, nil
+		return out
 	}
 	z := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
 	e.dev.HeadMean(z, o, K)
 	device.DownloadMat(e.dev, out, z)
-	return out, nil
+	return out
 }
 
 // selectRows returns a's rows (ascending indices), all of them when rows

@@ -20,6 +20,8 @@ func TestPredictEveryMethod(t *testing.T) {
 		{"minibatch 4d", "mode = \"minibatch\"\nbatch_size = 1000\n"},
 		{"neighbor", "mode = \"neighbor\"\nbatch_size = 64\nfanouts = [10, 5]\n"},
 		{"isolated", "mode = \"isolated\"\n"},
+		{"isolated layer-wise", "mode = \"isolated\"\n[grappa]\nevaluation = \"layerwise\"\nchunks = 3\n"},
+		{"isolated out of core", "mode = \"isolated\"\n[grappa]\nout_of_core = true\npartitions = 2\n[permute]\nscheme = \"single\"\n"},
 		{"fullgraph 1.5d", "algorithm = \"1.5d\"\n"},
 		{"minibatch 1.5d", "mode = \"minibatch\"\nalgorithm = \"1.5d\"\nbatch_size = 1000\n"},
 	}

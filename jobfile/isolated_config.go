@@ -29,6 +29,15 @@ type GrappaConfig struct {
 	// chunks are "blocks", the partitions induced and whole (batch_size
 	// = 0), and the vertex orders one (no double permutation).
 	OutOfCore bool `toml:"out_of_core"`
+	// Evaluation is how the trained model is evaluated: "grid" (the
+	// workers form one 3D grid, EvalGrid) or "layerwise" (package infer:
+	// layer by layer over the chunks' row blocks read from the source,
+	// no rank holding the graph). Empty: "layerwise" with OutOfCore, else
+	// "grid".
+	Evaluation string `toml:"evaluation"`
+	// EvalDir, with layer-wise evaluation, keeps each layer's output in
+	// files there between layers instead of memory.
+	EvalDir string `toml:"eval_dir"`
 	// EpochsPerSuperEpoch is how many epochs a partition trains before
 	// the sweep moves on (default 1).
 	EpochsPerSuperEpoch int `toml:"epochs_per_super_epoch"`
@@ -51,6 +60,12 @@ func (g GrappaConfig) EvalShape() grid.Shape {
 		return grid.Shape{}
 	}
 	return grid.Shape{D: 1, X: g.EvalGrid[0], Y: g.EvalGrid[1], Z: g.EvalGrid[2]}
+}
+
+// Layerwise reports whether the evaluation is layer by layer
+// (Evaluation, whose default follows OutOfCore).
+func (g GrappaConfig) Layerwise() bool {
+	return g.Evaluation == "layerwise" || g.Evaluation == "" && g.OutOfCore
 }
 
 // SplitBlocks reports whether the chunks are row blocks of the vertex

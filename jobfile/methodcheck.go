@@ -131,6 +131,14 @@ func checkOutOfCore(file string, c *Config) error {
 	switch {
 	case gr.Split != "" && gr.Split != "random" && gr.Split != "blocks":
 		return fmt.Errorf(`%s: grappa.split = %q: expected "random" (a seeded random split) or "blocks" (row blocks of the vertex order)`, file, gr.Split)
+	case gr.Evaluation != "" && gr.Evaluation != "grid" && gr.Evaluation != "layerwise":
+		return fmt.Errorf(`%s: grappa.evaluation = %q: expected "grid" (the workers' 3D grid) or "layerwise" (layer by layer over row blocks)`, file, gr.Evaluation)
+	case gr.Layerwise() && len(gr.EvalGrid) != 0:
+		return fmt.Errorf(`%s: grappa.eval_grid applies to grappa.evaluation = "grid": remove it, or set evaluation = "grid"`, file)
+	case gr.Layerwise() && c.Permute.Scheme == permute.Double:
+		return fmt.Errorf(`%s: permute.scheme = "double": layer-wise evaluation reads a block's rows and columns in one vertex order; use "single", or set grappa.evaluation = "grid"`, file)
+	case gr.EvalDir != "" && !gr.Layerwise():
+		return fmt.Errorf(`%s: grappa.eval_dir applies to layer-wise evaluation: set grappa.evaluation = "layerwise" or remove it`, file)
 	case !gr.OutOfCore:
 		return nil
 	case gr.Split == "random":

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"fmt"
+	"math"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,5 +94,80 @@ func TestIsolatedOutOfCoreConfig(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v, want one naming %q", tc.extra, err, tc.want)
 		}
+	}
+}
+
+// TestIsolatedLayerwiseEvaluation: layer-wise evaluation (package infer)
+// gives the accuracies of the evaluation grid (or, on one worker, of the
+// worker's own model) exactly and its validation loss within 1e-5, every
+// evaluated epoch, training untouched; with its activations in memory
+// and in files, from memory and, out of core, from a prepared dataset.
+func TestIsolatedLayerwiseEvaluation(t *testing.T) {
+	for _, tc := range []struct {
+		ranks, partitions, chunks int
+		layer                     gcn.Layer
+		files, outOfCore          bool
+	}{
+		{1, 1, 3, gcn.GCNLayer, false, false},
+		{2, 2, 5, gcn.GCNLayer, true, false},
+		{4, 4, 4, gcn.SAGELayer, false, true},
+		{2, 4, 4, gcn.GATLayer, true, true},
+	} {
+		name := fmt.Sprintf("%s M=%d P=%d C=%d files %v out of core %v", tc.layer, tc.ranks, tc.partitions, tc.chunks, tc.files, tc.outOfCore)
+		t.Run(name, func(t *testing.T) {
+			if testing.Short() && tc.layer == gcn.GATLayer {
+				t.Skip("GCN's and SAGE's cases cover the engine's use")
+			}
+			tmp := t.TempDir()
+			cfg := isolatedConfig(t, fmt.Sprintf("mode = \"isolated\"\n[grappa]\npartitions = %d\nchunks = %d\nsplit = \"blocks\"\nevaluation = \"grid\"",
+				tc.partitions, tc.chunks), filepath.Join(tmp, "grid"))
+			cfg.Grid.D, cfg.Permute = tc.ranks, jobfile.PermuteConfig{Scheme: permute.Single, Seed: 5}
+			cfg.Model.Layer = tc.layer
+			if tc.layer == gcn.GATLayer {
+				cfg.Model.Hidden, cfg.Model.Heads, cfg.Model.OutputHeads = 4, 2, 1
+			}
+			_, wantM := trainLocal(t, cfg)
+			c := cfg
+			c.Grappa.Evaluation, c.Grappa.EvalGrid, c.Output.Dir = "layerwise", nil, filepath.Join(tmp, "layerwise")
+			if tc.files {
+				c.Grappa.EvalDir = filepath.Join(tmp, "activations")
+			}
+			if tc.outOfCore {
+				g, err := dataset.Builtin("cora")
+				if err != nil {
+					t.Fatal(err)
+				}
+				dir := filepath.Join(tmp, "cora-prepared")
+				if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: tc.chunks, Scheme: permute.Single, Seed: 5}); err != nil {
+					t.Fatal(err)
+				}
+				c.Dataset.Source, c.Dataset.Path, c.Grappa.OutOfCore = jobfile.SourcePrepared, dir, true
+			}
+			_, gotM := trainLocal(t, c)
+			evaluated := 0
+			for e, w := range wantM {
+				g := gotM[e]
+				if g.Loss != w.Loss {
+					t.Fatalf("epoch %d: loss %v with layer-wise evaluation, %v with the grid's", e+1, g.Loss, w.Loss)
+				}
+				if w.ValAcc == nil {
+					continue
+				}
+				evaluated++
+				if g.ValAcc == nil || *g.TrainAcc != *w.TrainAcc || *g.ValAcc != *w.ValAcc || *g.TestAcc != *w.TestAcc ||
+					math.Abs(*g.ValLoss-*w.ValLoss) > 1e-5*math.Max(1, *w.ValLoss) {
+					t.Fatalf("epoch %d: layer-wise accuracies %v/%v/%v, validation loss %v; the grid's %v/%v/%v, %v",
+						e+1, *g.TrainAcc, *g.ValAcc, *g.TestAcc, *g.ValLoss, *w.TrainAcc, *w.ValAcc, *w.TestAcc, *w.ValLoss)
+				}
+			}
+			if evaluated == 0 {
+				t.Fatal("no epoch was evaluated")
+			}
+			if tc.files {
+				if left, _ := filepath.Glob(filepath.Join(c.Grappa.EvalDir, "*")); len(left) != 0 {
+					t.Errorf("the evaluation left %d files in its directory: %v", len(left), left)
+				}
+			}
+		})
 	}
 }

@@ -2,14 +2,17 @@ package jobs
 
 import (
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
 	"go.uber.org/zap"
 
+	"scalegnn/collectives"
 	"scalegnn/dataset"
 	"scalegnn/gcn"
 	"scalegnn/grappa"
+	"scalegnn/infer"
 	"scalegnn/jobfile"
 	"scalegnn/sampler"
 	"scalegnn/spmm"
@@ -36,6 +39,8 @@ import (
 // coverage-deficit switch is computed by every rank for every worker
 // alike, with no vote to exchange.
 type isolatedRun struct {
+	n     int
+	order []int32 // the vertex at each position of the source's order 0
 	adj   *spmm.CSR
 	train []bool
 	ch    *grappa.Chunks
@@ -56,9 +61,12 @@ type isolatedRun struct {
 	ctl       grappa.Controller
 	log       *zap.Logger
 	// eval is the distributed evaluation over all the workers (nil on
-	// one worker, whose own model evaluates); chunkBytes is
+	// one worker, whose own model evaluates), or layers the layer-wise
+	// one (grappa.evaluation = "layerwise") on evalComm; chunkBytes is
 	// loader.Bytes at the last epoch's end.
 	eval       *isolatedEval
+	layers     *infer.Engine
+	evalComm   collectives.Comm
 	chunkBytes int64
 
 	superEpoch int
@@ -117,7 +125,7 @@ func setupIsolated(s setup) (Method, error) {
 	if gr.DeficitEpochs == 0 {
 		deficit = 2 // never exceeded: 1 − ĉ ≤ 1
 	}
-	iso := &isolatedRun{sc: sc, kind: kind, hops: cfg.Model.Layers, outOfCore: gr.OutOfCore,
+	iso := &isolatedRun{n: s.src.Sizes().N, order: s.src.Orders().Order[0], sc: sc, kind: kind, hops: cfg.Model.Layers, outOfCore: gr.OutOfCore,
 		corr: corr, rank: s.g.CD, phase: -1, covS: -1, phases: phases, log: s.log, batch: cfg.Train.BatchSize, seed: uint64(cfg.Train.Seed),
 		ctl: grappa.Controller{EpochsPerSuperEpoch: eps, Deficit: deficit, Patience: gr.DeficitEpochs}}
 	iso.draw = make([]int32, iso.batch)
@@ -136,7 +144,19 @@ func setupIsolated(s setup) (Method, error) {
 	if eg == nil && gr.OutOfCore {
 		eg = s.g // one worker: its 1×1×1 grid, on shards of its own
 	}
-	if eg != nil {
+	switch {
+	case gr.Layerwise():
+		if gr.EvalDir != "" {
+			if err := os.MkdirAll(gr.EvalDir, 0o755); err != nil {
+				return nil, fmt.Errorf("%s: grappa.eval_dir: %w", cfg.Label(), err)
+			}
+		}
+		if iso.layers, err = infer.New(s.evalComm, s.dev, s.mcfg, s.src, c, gr.EvalDir); err != nil {
+			return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
+		}
+		iso.evalComm = s.evalComm
+		evalGrid = fmt.Sprintf("layer-wise over %d row blocks", c)
+	case eg != nil:
 		if iso.eval, err = newIsolatedEval(eg, j.m, s.src, OptimizerFor(cfg), RunOptions(cfg), s.log); err != nil {
 			return nil, err
 		}
@@ -279,6 +299,14 @@ func (m *isolated) Evaluate() (gcn.Accuracy, int64, error) { return m.iso.evalua
 // when the worker holds partitions only (grappa.out_of_core); otherwise
 // on the worker's whole graph, as a plexus's.
 func (m *isolated) Probabilities() (gcn.Block, error) {
+	if l := m.iso.layers; l != nil {
+		p, err := l.Logits(infer.ModelWeights(m.m))
+		if err != nil {
+			return gcn.Block{}, err
+		}
+		gcn.SoftmaxRows(p, m.m.Cfg.Classes)
+		return m.iso.layerBlock(p, m.m.Cfg.Classes), nil
+	}
 	if m.iso.outOfCore {
 		return m.iso.eval.model(m.m).Probabilities()
 	}
@@ -286,6 +314,13 @@ func (m *isolated) Probabilities() (gcn.Block, error) {
 }
 
 func (m *isolated) Embeddings(l int) (gcn.Block, error) {
+	if e := m.iso.layers; e != nil {
+		x, err := e.Embeddings(infer.ModelWeights(m.m), l)
+		if err != nil {
+			return gcn.Block{}, err
+		}
+		return m.iso.layerBlock(x, m.m.Cfg.LayerSpecs()[l].Out), nil
+	}
 	if m.iso.outOfCore {
 		return m.iso.eval.model(m.m).Embeddings(l)
 	}
@@ -293,10 +328,20 @@ func (m *isolated) Embeddings(l int) (gcn.Block, error) {
 }
 
 func (m *isolated) Vertices() int {
+	if m.iso.layers != nil {
+		return m.iso.n
+	}
 	if m.iso.outOfCore {
 		return m.iso.eval.m.Shards().N
 	}
 	return m.plexus.Vertices()
+}
+
+// layerBlock is the layer-wise engine's rows of this rank, x of width
+// cols, as the block predictions write.
+func (iso *isolatedRun) layerBlock(x []float32, cols int) gcn.Block {
+	lo, hi := iso.layers.Rows()
+	return gcn.Block{Vertices: iso.order[lo:hi], Cols: cols, C0: 0, C1: cols, Data: x, Owner: true}
 }
 
 func (m *isolated) Split(train time.Duration) Split {
@@ -314,6 +359,11 @@ func (m *isolated) Close() {
 // evaluation grid when there is one, and the bytes this rank's
 // evaluation handed to collectives.
 func (iso *isolatedRun) evaluate(m *gcn.Model) (gcn.Accuracy, int64, error) {
+	if iso.layers != nil {
+		b0 := iso.evalComm.Counters().TotalBytes()
+		acc, err := iso.layers.Evaluate(infer.ModelWeights(m))
+		return acc, iso.evalComm.Counters().TotalBytes() - b0, err
+	}
 	if iso.eval == nil {
 		acc, err := m.Evaluate()
 		return acc, 0, err
@@ -488,5 +538,11 @@ func (iso *isolatedRun) endEpoch() error {
 	return iso.enter(0)
 }
 
-// close stops the Loader's prefetch.
-func (iso *isolatedRun) close() { iso.loader.Close() }
+// close stops the Loader's prefetch and removes the layer-wise
+// evaluation's files.
+func (iso *isolatedRun) close() {
+	iso.loader.Close()
+	if iso.layers != nil {
+		iso.layers.Close()
+	}
+}

@@ -38,6 +38,9 @@ type setup struct {
 	cfg      *jobfile.Config
 	g        *grid.Grid
 	evalGrid *grid.Grid
+	// evalComm is an isolated job's layer-wise evaluation's communicator
+	// (the world's ranks, counted apart from training).
+	evalComm collectives.Comm
 	src      gcn.Source
 	mcfg     gcn.Config
 	world    collectives.Comm

@@ -67,7 +67,13 @@ func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *
 	// An isolated job's evaluation grid (jobs/isolated_eval.go) is split
 	// here too, before anything can fail on one rank only.
 	var evalGrid *grid.Grid
-	if cfg.Train.Mode == gcn.Isolated && cfg.Grid.D > 1 {
+	var evalComm collectives.Comm
+	switch {
+	case cfg.Train.Mode == gcn.Isolated && cfg.Grappa.Layerwise():
+		if evalComm, err = world.Split(0, world.Rank()); err != nil {
+			return nil, err
+		}
+	case cfg.Train.Mode == gcn.Isolated && cfg.Grid.D > 1:
 		if evalGrid, err = grid.New(world, cfg.Grappa.EvalShape()); err != nil {
 			return nil, err
 		}
@@ -85,7 +91,7 @@ func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *
 	if err := mcfg.Validate(); err != nil {
 		return nil, err
 	}
-	m, err := registry[cfg.Method()].setup(setup{cfg: cfg, g: g, evalGrid: evalGrid, src: src, mcfg: mcfg, world: world, dev: dev, log: log})
+	m, err := registry[cfg.Method()].setup(setup{cfg: cfg, g: g, evalGrid: evalGrid, evalComm: evalComm, src: src, mcfg: mcfg, world: world, dev: dev, log: log})
 	if err != nil {
 		return nil, err
 	}

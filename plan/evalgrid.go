@@ -13,7 +13,7 @@ import (
 // calls it too, for callers that did not.
 func ResolveEvalGrid(cfg *jobfile.Config) error {
 	gr := &cfg.Grappa
-	if cfg.Train.Mode != gcn.Isolated || cfg.Grid.D <= 1 || len(gr.EvalGrid) != 0 {
+	if cfg.Train.Mode != gcn.Isolated || cfg.Grid.D <= 1 || len(gr.EvalGrid) != 0 || gr.Layerwise() {
 		return nil
 	}
 	gs, err := EstimateGraphSize(cfg.Dataset)

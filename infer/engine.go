@@ -125,13 +125,19 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 			rows := b[1] - b[0]
 			e.gemm(local[(b[0]-e.lo)*width:(b[1]-e.lo)*width], h, rows, s.In, w[weightName(l)], width, false)
 		}
-		full := make([]float32, e.n*width)
-		counts := make([]int, len(e.counts))
-		for r, c := range e.counts {
-			counts[r] = c * width
-		}
-		if err := e.comm.AllGatherVF32(full, local, counts); err != nil {
-			return fmt.Errorf("infer: gathering layer %d's transformed input: %w", l, err)
+		full := local // one rank: its rows are every vertex's
+		if len(e.counts) > 1 {
+			full = make([]float32, e.n*width)
+			counts := make([]int, len(e.counts))
+			for r, c := range e.counts {
+				counts[r] = c * width
+			}
+			if err := e.comm.AllGatherVF32(full, local, counts); err != nil {
+				return fmt.Errorf("infer: gathering layer %d's transformed input: %w", l, err)
+			}
+			if s.Heads == 0 {
+				local = nil // only a GAT layer reads its own rows again
+			}
 		}
 		lay := &layerRun{e: e, w: w, l: l, s: s, width: width, full: full, local: local}
 		if err := lay.start(); err != nil {
@@ -220,7 +226,7 @@ func (e *Engine) gemm(dst, a []float32, rows, k int, b []float32, c int, add boo
 		return
 	}
 	dev := e.dev
-	am, bm, dm := e.upload(a, rows, k), e.upload(b, k, c), e.upload(dst, rows, c)
+	am, bm, dm := e.share(a, rows, k), e.share(b, k, c), e.share(dst, rows, c)
 	beta := float32(0)
 	if add {
 		beta = 1
@@ -229,12 +235,10 @@ func (e *Engine) gemm(dst, a []float32, rows, k int, b []float32, c int, add boo
 	device.DownloadMat(dev, dst, dm)
 }
 
-// upload copies a host matrix to a new device matrix (host devices share
-// nothing either: the copies keep the engine free of aliasing).
-func (e *Engine) upload(x []float32, rows, cols int) device.Mat {
-	m := device.Matrix(device.Alloc[float32](e.dev, rows*cols), rows, cols)
-	device.UploadMat(e.dev, m, x)
-	return m
+// share hands a host matrix to the device: host devices adopt it (an
+// output written there is the host slice), others copy it.
+func (e *Engine) share(x []float32, rows, cols int) device.Mat {
+	return device.Matrix(device.Share(e.dev, x), rows, cols)
 }
 
 // check refuses weights that do not fit the model.

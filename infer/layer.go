@@ -26,7 +26,7 @@ type layerRun struct {
 
 func (lr *layerRun) start() error {
 	e := lr.e
-	lr.fullM = e.upload(lr.full, e.n, lr.width)
+	lr.fullM = e.share(lr.full, e.n, lr.width)
 	if lr.s.Heads > 0 {
 		lr.t = device.Alloc[float32](e.dev, e.n*lr.s.Heads)
 		e.dev.HeadDot(lr.t, lr.fullM, lr.param("att_dst"), lr.s.Heads)
@@ -36,10 +36,7 @@ func (lr *layerRun) start() error {
 
 // param uploads layer l's parameter gcn<l>.<name>.
 func (lr *layerRun) param(name string) device.Buffer[float32] {
-	v := lr.w[fmt.Sprintf("gcn%d.%s", lr.l, name)]
-	b := device.Alloc[float32](lr.e.dev, len(v))
-	device.Upload(lr.e.dev, b, 0, v)
-	return b
+	return device.Share(lr.e.dev, lr.w[fmt.Sprintf("gcn%d.%s", lr.l, name)])
 }
 
 // block computes the layer's output on rows (indices into block b, which
@@ -80,7 +77,7 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, er
 		in = gatherRows(h, rows, s.In)
 	}
 	if s.Self {
-		e.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, e.upload(in, n, s.In), e.upload(lr.w[fmt.Sprintf("gcn%d.self", lr.l)], s.In, s.Out), 1, z)
+		e.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, e.share(in, n, s.In), e.share(lr.w[fmt.Sprintf("gcn%d.self", lr.l)], s.In, s.Out), 1, z)
 	}
 	if s.Hidden {
 		if s.Norm {
@@ -113,7 +110,7 @@ func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) []float32 {
 	n, K, P := len(rows), s.Heads, s.ProjWidth
 	y := gatherRows(lr.local[(b[0]-e.lo)*P:(b[1]-e.lo)*P], rows, P)
 	sv := device.Alloc[float32](e.dev, n*K)
-	e.dev.HeadDot(sv, e.upload(y, n, P), lr.param("att_src"), K)
+	e.dev.HeadDot(sv, e.share(y, n, P), lr.param("att_src"), K)
 	spec := device.GAT{Heads: K, Slope: gcn.GATSlope}
 	nnz := csr.NNZ()
 	alpha := device.Alloc[float32](e.dev, nnz*K)

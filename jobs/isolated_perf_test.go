@@ -30,6 +30,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 		{"whole-induced", "[grappa]\npartition = \"induced\"", 4},
 		{"batches-halo", "batch_size = 12\n[grappa]\npartition = \"halo\"\nchunks = 5", 3},
 		{"phases-induced", "batch_size = 12\n[grappa]\npartition = \"induced\"\npartitions = 6\nchunks = 7\nepochs_per_super_epoch = 2", 3},
+		{"layerwise", "[grappa]\nevaluation = \"layerwise\"\nchunks = 5", 3},
 	} {
 		cfg := isolatedConfig(t, "mode = \"isolated\"\n"+tc.extra, filepath.Join(tmp, tc.name))
 		cfg.Grid.D = tc.workers
@@ -48,6 +49,9 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 		_, ms := trainLocal(t, cfg)
 		chunks := wantChunkBytes(t, cfg)
 		evalBytes := plan.PerfJob(&cfg, gs).IsolatedEvalBytes(tc.workers)
+		if cfg.Grappa.Layerwise() {
+			evalBytes = plan.PerfJob(&cfg, gs).LayerwiseEvalBytes(tc.workers)
+		}
 		if evalBytes <= 0 {
 			t.Fatalf("%s: %d evaluation bytes predicted on %d workers", tc.name, evalBytes, tc.workers)
 		}
@@ -64,7 +68,7 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 				want = evalBytes
 			}
 			if m.EvalBytes != want {
-				t.Errorf("%s epoch %d: evaluation handed %d bytes to collectives; predicted %d (IsolatedEvalBytes)", tc.name, m.Epoch, m.EvalBytes, want)
+				t.Errorf("%s epoch %d: evaluation handed %d bytes to collectives; predicted %d (IsolatedEvalBytes, LayerwiseEvalBytes)", tc.name, m.Epoch, m.EvalBytes, want)
 			}
 		}
 	}

@@ -52,6 +52,10 @@ type IsolatedJob struct {
 	// reads cost disk time (Machine.Disk), and one worker evaluates on its
 	// own 1×1×1 evaluation model.
 	OutOfCore bool
+	// Layerwise: the evaluation is layer by layer over Chunks row blocks
+	// (grappa.evaluation = "layerwise", package infer), its activations
+	// between layers in files when EvalFiles.
+	Layerwise, EvalFiles bool
 }
 
 // DefaultIsolatedBuildNNZ is the build time per walked nonzero measured
@@ -261,6 +265,18 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 	v, _ := j.IsolatedSize(workers)
 	mem.Adjacency += pm.Adjacency + csrBytes(j.N, float64(j.NNZ))
 	mem.Features += pm.Features + int64(j.N)
+	if j.Isolated.Layerwise {
+		// The worker's own full-graph arena stays empty; the engine's
+		// memory comes on top.
+		mem.Activations = pm.Activations + int64(2*4*v)
+		mem.Attention = pm.Attention
+		ev := j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles)
+		mem.Adjacency += ev.Adjacency
+		mem.Features += ev.Features
+		mem.Activations += ev.Activations
+		mem.Attention += ev.Attention
+		return mem
+	}
 	if workers <= 1 {
 		mem.Activations += pm.Activations + int64(2*4*v)
 		mem.Attention += pm.Attention
@@ -325,10 +341,16 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	es := j.IsolatedEvalShape(workers)
 	if j.EvalEvery > 0 {
-		// The evaluation grid's forward pass (one rank's on one worker);
-		// its bytes are evaluation's, not in CommBytes.
+		// The evaluation grid's forward pass (one rank's on one worker),
+		// or the layer-wise one; its bytes are evaluation's, not in
+		// CommBytes.
 		var ev Prediction
-		ev.addEval(j.fullGraph(), m, es, m.Links(es, ranksPerNode), 1/float64(j.EvalEvery))
+		if j.Isolated.Layerwise {
+			ev.addLayerwiseEval(j, m, workers, link, 1/float64(j.EvalEvery))
+			pr.Disk += ev.Disk
+		} else {
+			ev.addEval(j.fullGraph(), m, es, m.Links(es, ranksPerNode), 1/float64(j.EvalEvery))
+		}
 		pr.Comm += ev.Comm
 		pr.SpMM += ev.SpMM
 		pr.GEMM += ev.GEMM
@@ -343,9 +365,9 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 		read := m.Disk.ReadTime(j.OutOfCoreReadBytes(workers))
 		switch ph := float64(j.isolatedPhases(workers)); {
 		case ph > 1:
-			pr.Disk = ph * math.Max(0, read-train/ph)
+			pr.Disk += ph * math.Max(0, read-train/ph)
 		case j.isolatedChunks(workers) > 1:
-			pr.Disk = math.Max(0, read-eps*train) / eps
+			pr.Disk += math.Max(0, read-eps*train) / eps
 		}
 	} else if j.isolatedChunks(workers) > 1 {
 		// The next partition's build (a walk of its rows, like a step's
@@ -377,7 +399,10 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 	mem.Features = 3*mem.Features + 23*int64(j.N)
 	mem.Dataset = 0
 	ev := j.isolatedEvalMemory(one)
-	if workers > 1 {
+	switch {
+	case j.Isolated.Layerwise:
+		ev = j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles)
+	case workers > 1:
 		ev = j.isolatedEvalMemory(es)
 	}
 	mem.Adjacency += ev.Adjacency

@@ -62,3 +62,31 @@ func TestOutOfCoreDisk(t *testing.T) {
 		t.Errorf("reading the whole graph as one partition: %g B, want %g", got, want)
 	}
 }
+
+// TestLayerwiseMemory: layer-wise evaluation holds a layer's transformed
+// input for every vertex and a strip, not the graph: far below the
+// whole-graph evaluation model on one worker, lower still with its
+// activations in files; an out-of-core job on one worker then fits where
+// the evaluation model did not.
+func TestLayerwiseMemory(t *testing.T) {
+	j := Job{N: 1 << 25, NNZ: 1 << 30, Features: 128, Hidden: 32, Classes: 16, Layers: 3, Mode: gcn.Isolated, EvalEvery: 1,
+		Isolated: IsolatedJob{TrainVertices: 1 << 22, Partitions: 32, Chunks: 64, OutOfCore: true}}
+	one := j.isolatedEvalMemory(j.IsolatedEvalShape(1)).Total()
+	mem := j.layerwiseEvalMemory(1, 64, false).Total()
+	files := j.layerwiseEvalMemory(1, 64, true).Total()
+	if !(2*files < mem && 4*mem < one) {
+		t.Errorf("layer-wise %d B (%d B with files), the evaluation model's %d B: want far below", mem, files, one)
+	}
+	k := j
+	k.Isolated.Layerwise, k.Isolated.EvalFiles = true, true
+	if a, b := k.IsolatedMemory(1).Total(), j.IsolatedMemory(1).Total(); !(2*a < b) {
+		t.Errorf("out of core on one worker: %d B with layer-wise evaluation, %d B with its own model", a, b)
+	}
+	p, err := PredictIsolated(k, DefaultMachine(), 1, 0, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !(p.Disk > 0) {
+		t.Errorf("out of core with layer-wise evaluation: no disk time predicted (%+v)", p)
+	}
+}

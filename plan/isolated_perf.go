@@ -14,7 +14,8 @@ import (
 func isolatedPerfJob(cfg *jobfile.Config, train int) perfmodel.IsolatedJob {
 	gr := cfg.Grappa
 	iso := perfmodel.IsolatedJob{Partitions: gr.Partitions, Chunks: gr.Chunks, Halo: gr.Partition == "halo", EpochsPerSuperEpoch: gr.EpochsPerSuperEpoch, TrainVertices: train,
-		EvalShape: gr.EvalShape(), OutOfCore: gr.OutOfCore && cfg.Train.Mode == gcn.Isolated}
+		EvalShape: gr.EvalShape(), OutOfCore: gr.OutOfCore && cfg.Train.Mode == gcn.Isolated,
+		Layerwise: gr.Layerwise() && cfg.Train.Mode == gcn.Isolated, EvalFiles: gr.EvalDir != ""}
 	if cfg.Train.Mode == gcn.Isolated {
 		iso.BatchSize, iso.StepsPerEpoch = cfg.Train.BatchSize, cfg.Train.StepsPerEpoch
 	}

@@ -1,0 +1,98 @@
+package perfmodel
+
+import (
+	"math"
+
+	"scalegnn/collectives"
+	"scalegnn/grid"
+)
+
+// Layer-wise evaluation (package infer; grappa.evaluation = "layerwise"):
+// the workers split the vertices' row blocks; every layer transforms the
+// rank's rows (T = H·W), all-gathers every vertex's T, and aggregates each
+// row block from a strip of the adjacency read from the source.
+
+// layerwiseWidths are the widths T has in each layer: a layer's output,
+// a GAT layer's projection.
+func (j Job) layerwiseWidths() []int {
+	var w []int
+	for _, s := range j.gcnConfig().LayerSpecs() {
+		if s.Heads > 0 {
+			w = append(w, s.ProjWidth)
+		} else {
+			w = append(w, s.Out)
+		}
+	}
+	return w
+}
+
+// layerwiseEvalMemory is a rank's peak in a layer-wise evaluation on
+// workers ranks over blocks row blocks: every vertex's T at the widest
+// layer (the device adopts the host's copy; on several ranks also the
+// rank's own rows before the gather), the rank's activations between
+// layers (a layer's input and output, in memory unless kept in files),
+// one strip of the adjacency with the device's copy, a block of features,
+// and a GAT strip's scores per head.
+func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
+	n := float64(j.N)
+	wT, wH := 0, 0
+	for l, s := range j.gcnConfig().LayerSpecs() {
+		wT = max(wT, j.layerwiseWidths()[l])
+		if s.Hidden {
+			wH = max(wH, s.Out)
+		}
+	}
+	own := n / float64(max(1, workers))
+	var mem Memory
+	mem.Activations = int64(4 * float64(wT) * n)
+	if workers > 1 {
+		mem.Activations += int64(4 * float64(wT) * own)
+	}
+	if !files {
+		mem.Activations += int64(2 * 4 * float64(wH) * own)
+	}
+	rows := n / float64(max(1, blocks))
+	nnz := float64(j.NNZ) / float64(max(1, blocks))
+	mem.Adjacency = 2 * int64(csrBytes(int(math.Round(rows)), nnz))
+	if j.isGAT() {
+		mem.Attention = int64(4 * nnz * float64(max(j.Heads, j.OutputHeads)))
+	}
+	mem.Features = int64(4*float64(max(j.Features, wH))*rows + 5*rows)
+	return mem
+}
+
+// addLayerwiseEval adds weight times one layer-wise evaluation on workers
+// ranks: the full graph's evaluation compute split over the ranks, one
+// all-gather of every vertex's T a layer on link, and, when the graph is
+// read from disk (out of core), the strips and features read cold.
+func (pr *Prediction) addLayerwiseEval(j Job, m *Machine, workers int, link Link, weight float64) {
+	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
+	tr := EvalTrace(j.fullGraph(), one, Coords{}, Local{})
+	pr.addKernels(m, tr.Kernels, weight/float64(workers))
+	for l, w := range j.layerwiseWidths() {
+		c := Collective{Phase: PhaseForward, Name: "layerwise.T", Layer: l, Kind: collectives.KindAllGather, Group: GroupDP, Size: workers,
+			Elems: int64(math.Ceil(float64(j.N) * float64(w) / float64(workers))), ElemBytes: 4}
+		if workers > 1 {
+			pr.Comm += weight * CollectiveTime(c, link)
+		}
+	}
+	if j.Isolated.OutOfCore {
+		per := (8*float64(j.N)+8*float64(j.NNZ))*float64(j.Layers) + (4*float64(j.Features)+5)*float64(j.N)
+		pr.Disk += weight * m.Disk.ReadTime(per/float64(workers))
+	}
+}
+
+// LayerwiseEvalBytes is what one layer-wise evaluation hands to
+// collectives, summed over its workers ranks (the metrics' eval_bytes):
+// every vertex's T once a layer, 4 bytes a value, and every rank's
+// accuracy sums (7 float64 all-reduced); 0 on one rank.
+func (j Job) LayerwiseEvalBytes(workers int) int64 {
+	if workers <= 1 {
+		return 0
+	}
+	var b int64
+	for _, w := range j.layerwiseWidths() {
+		b += 4 * int64(j.N) * int64(w)
+	}
+	return b + int64(workers)*7*8
+}

@@ -113,6 +113,7 @@ mpitest: build threadtest
 	scripts/resume.sh # checkpoints (45 s): kill -9 and SIGTERM resumes, other grids (mini-batch too), predictions on 8 ranks exact, bad checkpoints
 	scripts/resume-15d.sh # 1.5D checkpoints (~1 min): kill -9 and SIGTERM resumes exact, 2x3 and 3D within 1e-5, prepared exact, predictions on 8 ranks
 	scripts/resume-midepoch.sh ./scalegnn # a stop part-way through an epoch (SIGTERM to all 8 ranks), then -resume latest: exact (compare -tol 0) for 3D, 4D mini-batch, neighbor, isolated, 1.5D and 1.5D mini-batch (~1-2 min; issue 24)
+	scripts/outofcore.sh ./scalegnn 18 # isolated out of core (partitions read from a prepared R-MAT 18) with layer-wise evaluation: equal to the workers holding the graph, 2 ranks and 1 (~1 min; issue 27)
 	./scalegnn prepare -q -force -in cora -format builtin -out runs/cora-prepared -blocks 3 -permute double -seed 7
 	$(MPIRUN) -np 8 ./scalegnn -config examples/cora-prepared.toml 2>runs/cora-prepared-8.log || (cat runs/cora-prepared-8.log; exit 1)
 	./scalegnn compare -tol 0 runs/cora-8/metrics.jsonl runs/cora-prepared-8/metrics.jsonl

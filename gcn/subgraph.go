@@ -43,5 +43,10 @@ func NewSubgraphShards(g *grid.Grid, cfg Config, parent *Orders, pos []int32, su
 		return nil, err
 	}
 	sh.Orders = &Orders{Order: [2][]int32{ids, ids}, parent: parent, pos: [2][]int32{pos, pos}}
+	// On one rank the feature block is all of sub's features, in order:
+	// keep sub's and let the copy go.
+	if len(sh.X) == len(sub.Features) {
+		sh.X = sub.Features
+	}
 	return sh, nil
 }

@@ -56,24 +56,34 @@ func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 		}
 	}
 	n := len(pos)
-	sub := &gcn.Graph{Adj: &spmm.CSR{Rows: n, Cols: n, RowPtr: make([]int64, n+1)}, Classes: r.cfg.Classes}
+	// The four adjacency blocks first, so that the partition's arrays are
+	// allocated once at their size.
+	adj := make([][]*spmm.CSR, len(blocks))
+	var nnz int64
 	var bytes int64
 	for k, b := range blocks {
 		r0, r1 := grid.Block(r.n, r.c, b)
-		row := make([]*spmm.CSR, len(blocks))
+		adj[k] = make([]*spmm.CSR, len(blocks))
 		for j, c := range blocks {
 			c0, c1 := grid.Block(r.n, r.c, c)
 			a, err := r.src.AdjBlock(0, r0, r1, 0, c0, c1)
 			if err != nil {
 				return isoPart{}, 0, fmt.Errorf("reading chunks %d and %d: %w", base, swept, err)
 			}
-			row[j] = a
+			adj[k][j] = a
+			nnz += int64(a.NNZ())
 			bytes += 8*int64(r1-r0+1) + 8*int64(a.NNZ())
 		}
+	}
+	sub := &gcn.Graph{Adj: &spmm.CSR{Rows: n, Cols: n, RowPtr: make([]int64, n+1), ColIdx: make([]int32, 0, nnz), Val: make([]float32, 0, nnz)},
+		Classes: r.cfg.Classes, Features: make([]float32, 0, n*r.features),
+		Labels: make([]int32, 0, n), Train: make([]bool, 0, n), Val: make([]bool, 0, n), Test: make([]bool, 0, n)}
+	for k, b := range blocks {
+		r0, r1 := grid.Block(r.n, r.c, b)
 		// Row i of the partition: its entries in each column block, the
 		// lower block's first, at that block's local offset.
 		for i := range r1 - r0 {
-			for j, a := range row {
+			for j, a := range adj[k] {
 				for e := a.RowPtr[i]; e < a.RowPtr[i+1]; e++ {
 					sub.Adj.ColIdx = append(sub.Adj.ColIdx, a.ColIdx[e]+off[j])
 					sub.Adj.Val = append(sub.Adj.Val, a.Val[e])
@@ -81,6 +91,7 @@ func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 			}
 			sub.Adj.RowPtr[int(off[k])+i+1] = int64(len(sub.Adj.ColIdx))
 		}
+		adj[k] = nil
 		x, err := r.src.FeatureBlock(1, r0, r1, 0, r.features)
 		if err != nil {
 			return isoPart{}, 0, fmt.Errorf("reading chunks %d and %d: %w", base, swept, err)

@@ -250,7 +250,12 @@ func (iso *isolatedRun) setupOutOfCore(s setup, c int) (*plexus, error) {
 	if err := iso.enter(0); err != nil {
 		return nil, err
 	}
-	m, err := gcn.NewModel(s.g, s.dev, s.mcfg, OptimizerFor(cfg), iso.part.sh, RunOptions(cfg))
+	// The model is built on a copy of the first partition's Shards value
+	// (the same arrays), so that every partition, the first included,
+	// trains through the model's batch binding and only one arena is
+	// ever reserved (a model's own shards would get one of their own).
+	first := *iso.part.sh
+	m, err := gcn.NewModel(s.g, s.dev, s.mcfg, OptimizerFor(cfg), &first, RunOptions(cfg))
 	if err != nil {
 		return nil, err
 	}

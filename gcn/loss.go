@@ -111,11 +111,24 @@ func (m *Model) accuracy(logits device.Mat) (Accuracy, error) {
 			return Accuracy{}, err
 		}
 	}
-	frac := func(h, n int64) float64 {
+	var t [6]float64
+	for k, h := range hits {
+		t[k] = float64(h)
+	}
+	return SplitAccuracy(t, 0), nil
+}
+
+// SplitAccuracy is the accuracy of each split from t, the hits of the
+// train, validation and test vertices then the splits' sizes (CountHits'
+// order; counts below 2^53 are exact in float64), 0 for an empty split,
+// and the validation loss's mean from its sum: the one formula of every
+// evaluation (the model's, neighbor mode's, layer-wise inference's).
+func SplitAccuracy(t [6]float64, valLossSum float64) Accuracy {
+	frac := func(h, n float64) float64 {
 		if n == 0 {
 			return 0
 		}
-		return float64(h) / float64(n)
+		return h / n
 	}
-	return Accuracy{Train: frac(hits[0], hits[3]), Val: frac(hits[1], hits[4]), Test: frac(hits[2], hits[5])}, nil
+	return Accuracy{Train: frac(t[0], t[3]), Val: frac(t[1], t[4]), Test: frac(t[2], t[5]), ValLoss: frac(valLossSum, t[4])}
 }

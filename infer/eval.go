@@ -49,13 +49,7 @@ func (e *Engine) Evaluate(w Weights) (gcn.Accuracy, error) {
 	if err := e.comm.AllReduceF64(t, collectives.Sum); err != nil {
 		return gcn.Accuracy{}, err
 	}
-	frac := func(h, n float64) float64 {
-		if n == 0 {
-			return 0
-		}
-		return h / n
-	}
-	return gcn.Accuracy{Train: frac(t[0], t[3]), Val: frac(t[1], t[4]), Test: frac(t[2], t[5]), ValLoss: frac(t[6], t[4])}, nil
+	return gcn.SplitAccuracy([6]float64(t[:6]), t[6]), nil
 }
 
 // Logits returns this rank's rows of the logits (positions Rows of the

@@ -270,11 +270,7 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 		// memory comes on top.
 		mem.Activations = pm.Activations + int64(2*4*v)
 		mem.Attention = pm.Attention
-		ev := j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles)
-		mem.Adjacency += ev.Adjacency
-		mem.Features += ev.Features
-		mem.Activations += ev.Activations
-		mem.Attention += ev.Attention
+		mem.addEvaluation(j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles))
 		return mem
 	}
 	if workers <= 1 {
@@ -285,12 +281,7 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 	mem.Activations = pm.Activations + int64(2*4*v)
 	mem.Attention = pm.Attention
 	ev := j.isolatedEvalMemory(es)
-	mem.Adjacency += ev.Adjacency
-	mem.Features += ev.Features
-	mem.Activations += ev.Activations
-	mem.Attention += ev.Attention
-	mem.Weights += ev.Weights
-	mem.CommBuffers = max(mem.CommBuffers, ev.CommBuffers)
+	mem.addEvaluation(ev)
 	return mem
 }
 
@@ -384,6 +375,18 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	return pr, nil
 }
 
+// addEvaluation adds an evaluation's memory to a worker's: the
+// evaluation model's (or engine's) blocks, arena and weights on top of
+// training's, the communication buffers shared.
+func (m *Memory) addEvaluation(ev Memory) {
+	m.Adjacency += ev.Adjacency
+	m.Features += ev.Features
+	m.Activations += ev.Activations
+	m.Attention += ev.Attention
+	m.Weights += ev.Weights
+	m.CommBuffers = max(m.CommBuffers, ev.CommBuffers)
+}
+
 // outOfCoreMemory is an out-of-core worker's peak: the step's subgraph
 // as a one-rank full-graph job (partitionJob: its shards, arena and
 // weights), its shards three times over (the partition the model was
@@ -405,12 +408,7 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 	case workers > 1:
 		ev = j.isolatedEvalMemory(es)
 	}
-	mem.Adjacency += ev.Adjacency
-	mem.Features += ev.Features
-	mem.Activations += ev.Activations
-	mem.Attention += ev.Attention
-	mem.Weights += ev.Weights
-	mem.CommBuffers = max(mem.CommBuffers, ev.CommBuffers)
+	mem.addEvaluation(ev)
 	return mem
 }
 

@@ -2,6 +2,7 @@ package infer
 
 import (
 	"fmt"
+	"os"
 	"slices"
 
 	"scalegnn/collectives"
@@ -45,15 +46,12 @@ type Engine struct {
 	lo, hi int      // this rank's rows
 	counts []int    // the rows of every rank
 	store  *store
-
-	// Read is the bytes read from the source so far (adjacency strips,
-	// features and labels).
-	Read int64
 }
 
 // New returns this rank's engine over src for the model cfg, with the N
 // vertices cut into blocks row blocks (at least one per rank); dir, when
-// not empty, holds the layers' outputs between layers instead of memory.
+// not empty, holds the layers' outputs between layers instead of memory,
+// in a directory of the engine's own inside it (removed by Close).
 func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Source, blocks int, dir string) (*Engine, error) {
 	o := src.Orders()
 	if !slices.Equal(o.Order[0], o.Order[1]) {
@@ -77,12 +75,26 @@ func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Sourc
 			}
 		}
 	}
-	e.store = &store{dir: dir, rank: comm.Rank(), mem: map[[2]int][]float32{}}
+	e.store = &store{rank: comm.Rank(), mem: map[[2]int][]float32{}}
+	if dir != "" {
+		// A directory of this engine's own: two jobs, or two ranks, that
+		// share dir never read each other's files.
+		d, err := os.MkdirTemp(dir, fmt.Sprintf(".infer-r%d-*", comm.Rank()))
+		if err != nil {
+			return nil, fmt.Errorf("infer: a directory for the activations in %s: %w", dir, err)
+		}
+		e.store.dir = d
+	}
 	return e, nil
 }
 
-// Close removes the files of a store in a directory.
-func (e *Engine) Close() error { return e.store.clear() }
+// Close removes the engine's directory of activations, if it has one.
+func (e *Engine) Close() error {
+	if e.store.dir == "" {
+		return nil
+	}
+	return os.RemoveAll(e.store.dir)
+}
 
 // rowsOut is what forward hands its visitor for one block of the last
 // layer it computes: the block's first row, the rows computed (indices
@@ -153,7 +165,6 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 				if err != nil {
 					return err
 				}
-				e.Read += 5 * int64(b[1]-b[0])
 			}
 			ro.rows = neededRows(b[1]-b[0], ro)
 			out, act, err := lay.block(k, b, ro.rows)
@@ -209,7 +220,6 @@ func (e *Engine) input(w Weights, k, l int) ([]float32, error) {
 	if err != nil {
 		return nil, err
 	}
-	e.Read += 4 * int64(len(x))
 	if !e.cfg.InputProjection {
 		return x, nil
 	}

@@ -49,7 +49,6 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, er
 	if err != nil {
 		return nil, nil, err
 	}
-	e.Read += 8*int64(strip.Rows+1) + 8*int64(strip.NNZ())
 	a := selectRows(strip, rows)
 	if s.Self {
 		if a, err = meanRows(a, b[0], rows, e.src.Orders().Order[0]); err != nil {

@@ -89,4 +89,17 @@ func TestLayerwiseMemory(t *testing.T) {
 	if !(p.Disk > 0) {
 		t.Errorf("out of core with layer-wise evaluation: no disk time predicted (%+v)", p)
 	}
+	// Partitions chosen from memory: in 12 GiB one rank holding the graph
+	// fits with none; out of core, whose partitions are two of the 64
+	// chunks however many there are, with one.
+	const limit = 12 << 30
+	k.Isolated.Partitions = 0
+	in := k
+	in.Isolated.OutOfCore, in.Isolated.Layerwise, in.Isolated.EvalFiles = false, false, false
+	if _, fits := in.IsolatedPartitionsFor(1, limit); fits {
+		t.Errorf("in memory: the 26 GB graph fits in 12 GiB")
+	}
+	if p, fits := k.IsolatedPartitionsFor(1, limit); !fits || p != 1 {
+		t.Errorf("out of core: %d partitions, fits %v; want 1 that fits in 12 GiB", p, fits)
+	}
 }

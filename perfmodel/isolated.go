@@ -328,6 +328,12 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	walked := verts * float64(j.NNZ) / float64(j.N) // the rows' nonzeros in the graph
 	pr.Comm, pr.SpMM, pr.GEMM = steps*step.Comm, steps*step.SpMM, steps*step.GEMM
 	pr.Other = steps * (step.Other + build*walked)
+	if j.Isolated.OutOfCore {
+		// A partition read from the dataset is a step's batch as it is:
+		// nothing is cut from a whole graph on the critical path (its
+		// reading and assembly run in the prefetch: the disk term).
+		pr.Other = steps * step.Other
+	}
 	pr.CommBytes = int64(steps) * step.CommBytes
 	train := pr.Comm + pr.SpMM + pr.GEMM + pr.Other
 	es := j.IsolatedEvalShape(workers)

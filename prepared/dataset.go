@@ -3,6 +3,7 @@ package prepared
 import (
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"sync"
 
@@ -38,8 +39,13 @@ type Dataset struct {
 	files  map[string]FileMeta
 	orders *gcn.Orders
 
-	vertOnce         sync.Once
-	vertErr          error
+	vertOnce sync.Once
+	vertErr  error
+	// seen are the files verified whole against their digests, as they
+	// were then (verified.close; guarded by seenMu: a loader's prefetch
+	// reads beside the training goroutine).
+	seenMu           sync.Mutex
+	seen             map[string]os.FileInfo
 	labels           []int32
 	train, val, test []bool
 }

@@ -180,3 +180,40 @@ func TestNotPrepared(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// TestReadAgainAfterDamage: a Dataset hashes a file once; a file damaged
+// after it was verified (a new modification time) is hashed again on its
+// next read and refused, by the same Dataset.
+func TestReadAgainAfterDamage(t *testing.T) {
+	dir := prepareFixture(t)
+	d, err := Open(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	read := func() error {
+		_, err := d.FeatureBlock(1, 0, 12, 0, 3)
+		return err
+	}
+	for range 2 {
+		if err := read(); err != nil {
+			t.Fatalf("reading the features of an intact dataset: %v", err)
+		}
+	}
+	p := filepath.Join(dir, "features", "r1.npy")
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b[len(b)-1] ^= 0x01 // the last byte of a float: still finite
+	st, _ := os.Stat(p)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	later := st.ModTime().Add(2e9)
+	if err := os.Chtimes(p, later, later); err != nil {
+		t.Fatal(err)
+	}
+	if err := read(); err == nil || !strings.Contains(err.Error(), "SHA-256 mismatch") || !strings.Contains(err.Error(), "r1.npy") {
+		t.Errorf("reading a feature file damaged after it was verified: error %v, want a SHA-256 mismatch naming it", err)
+	}
+}

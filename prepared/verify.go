@@ -19,14 +19,37 @@ import (
 // checked against meta.toml when it was opened, every byte read passes
 // through SHA-256 on its way into the caller's memory, and close compares
 // the digest with meta.toml. Nothing read from it may be used before close
-// returns nil.
+// returns nil. A file this Dataset has verified before, unchanged since
+// (the same file, size and modification time), is not hashed again (h is
+// nil): out-of-core training and layer-wise evaluation read the same
+// blocks every epoch.
 type verified struct {
 	*npy.Reader
 	f        *os.File
 	h        hash.Hash
+	st       os.FileInfo
+	d        *Dataset
 	want     string
 	rel      string
 	progress func(what string) // LoadOptions.Progress, or nil
+}
+
+// checked reports whether rel was verified before as the file st is.
+func (d *Dataset) checked(rel string, st os.FileInfo) bool {
+	d.seenMu.Lock()
+	defer d.seenMu.Unlock()
+	prev, ok := d.seen[rel]
+	return ok && os.SameFile(prev, st) && prev.Size() == st.Size() && prev.ModTime().Equal(st.ModTime())
+}
+
+// markChecked records that rel, as st, matched its digest.
+func (d *Dataset) markChecked(rel string, st os.FileInfo) {
+	d.seenMu.Lock()
+	defer d.seenMu.Unlock()
+	if d.seen == nil {
+		d.seen = map[string]os.FileInfo{}
+	}
+	d.seen[rel] = st
 }
 
 // open opens the dataset file rel for a verified read: it must be listed in
@@ -53,8 +76,13 @@ func (d *Dataset) open(rel, descr string, shape ...int) (*verified, error) {
 		f.Close()
 		return nil, err
 	}
-	h := sha256.New()
-	r, err := npy.NewReader(io.TeeReader(f, h), path)
+	var h hash.Hash
+	var src io.Reader = f
+	if !d.checked(rel, st) {
+		h = sha256.New()
+		src = io.TeeReader(f, h)
+	}
+	r, err := npy.NewReader(src, path)
 	if err == nil && (r.Descr != descr || !slices.Equal(r.Shape, shape)) {
 		err = fmt.Errorf("%s: dtype %s, shape %v: expected dtype %s, shape %v from %s", path, r.Descr, r.Shape, descr, shape, MetaFile)
 	}
@@ -66,12 +94,16 @@ func (d *Dataset) open(rel, descr string, shape ...int) (*verified, error) {
 		// A damaged file is reported as such, not as the header it now
 		// has: hash the rest and prefer the digest's verdict.
 		defer f.Close()
+		if h == nil {
+			h = sha256.New()
+			f.Seek(0, io.SeekStart)
+		}
 		if _, cerr := io.Copy(h, f); cerr == nil && hex.EncodeToString(h.Sum(nil)) != fm.SHA256 {
 			return nil, shaMismatch(path)
 		}
 		return nil, err
 	}
-	return &verified{Reader: r, f: f, h: h, want: fm.SHA256, rel: rel, progress: d.opt.Progress}, nil
+	return &verified{Reader: r, f: f, h: h, st: st, d: d, want: fm.SHA256, rel: rel, progress: d.opt.Progress}, nil
 }
 
 // elemSize is the size of an element of the dtypes a dataset stores.
@@ -93,8 +125,11 @@ func (v *verified) close() error {
 	if v.Remaining() != 0 {
 		return fmt.Errorf("%s: %d elements left unread", v.Name(), v.Remaining())
 	}
-	if hex.EncodeToString(v.h.Sum(nil)) != v.want {
-		return shaMismatch(v.Name())
+	if v.h != nil {
+		if hex.EncodeToString(v.h.Sum(nil)) != v.want {
+			return shaMismatch(v.Name())
+		}
+		v.d.markChecked(v.rel, v.st)
 	}
 	if v.progress != nil {
 		v.progress(v.rel)
@@ -110,6 +145,13 @@ func shaMismatch(path string) error {
 // file does not match its digest: a corrupt file is reported as such, not
 // for the values the damage made. It hashes the rest of the file.
 func (v *verified) damaged(err error) error {
+	if v.h == nil {
+		// Verified whole before: rehash it from the start.
+		v.h = sha256.New()
+		if _, serr := v.f.Seek(0, io.SeekStart); serr != nil {
+			return err
+		}
+	}
 	if _, cerr := io.Copy(v.h, v.f); cerr == nil && hex.EncodeToString(v.h.Sum(nil)) != v.want {
 		return shaMismatch(v.Name())
 	}

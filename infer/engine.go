@@ -46,6 +46,38 @@ type Engine struct {
 	lo, hi int      // this rank's rows
 	counts []int    // the rows of every rank
 	store  *store
+
+	// strips are this rank's blocks' adjacency strips kept from one read
+	// to the next (nil: not kept), while their bytes stay within
+	// cacheLimit (CacheStrips).
+	strips     []*spmm.CSR
+	cacheBytes int64
+	cacheLimit int64
+}
+
+// CacheStrips lets the engine keep adjacency strips it has read, up to
+// bytes of them, for the next layer and the next evaluation: without a
+// cache every layer reads the whole adjacency from the source again.
+func (e *Engine) CacheStrips(bytes int64) { e.cacheLimit = bytes }
+
+// strip returns the adjacency rows of this rank's block k, every column:
+// from the cache, or read from the source (and kept if the cache has room).
+func (e *Engine) strip(k int) (*spmm.CSR, error) {
+	if e.strips == nil {
+		e.strips = make([]*spmm.CSR, len(e.blocks))
+	}
+	if a := e.strips[k]; a != nil {
+		return a, nil
+	}
+	b := e.blocks[k]
+	a, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
+	if err != nil {
+		return nil, err
+	}
+	if size := 8*int64(a.Rows+1) + 8*int64(a.NNZ()); e.cacheBytes+size <= e.cacheLimit {
+		e.strips[k], e.cacheBytes = a, e.cacheBytes+size
+	}
+	return a, nil
 }
 
 // New returns this rank's engine over src for the model cfg, with the N

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"sync"
 	"testing"
 
 	"scalegnn/collectives"
@@ -11,6 +12,7 @@ import (
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/permute"
+	"scalegnn/spmm"
 )
 
 var configs = map[string]gcn.Config{
@@ -144,6 +146,72 @@ func TestMatchesModel(t *testing.T) {
 					near(t, fmt.Sprintf("layer %d's embeddings", l), slices.Concat(emb[l]...), wantEmb[l])
 				}
 			})
+		}
+	}
+}
+
+// countingSource counts the adjacency strips read.
+type countingSource struct {
+	gcn.Source
+	mu    sync.Mutex
+	reads int
+}
+
+func (c *countingSource) AdjBlock(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error) {
+	c.mu.Lock()
+	c.reads++
+	c.mu.Unlock()
+	return c.Source.AdjBlock(ro, r0, r1, co, c0, c1)
+}
+
+// TestCacheStrips: without a cache every layer of every evaluation reads
+// each block's strip; with room for them, the first evaluation reads each
+// once and the next none; with room for some, some; the accuracies are
+// the same.
+func TestCacheStrips(t *testing.T) {
+	g := gcn.RandomGraph(43, 61, 11, 5, 6)
+	perms := permute.New(61, permute.Single, 9)
+	o := gcn.NewOrders(61, perms.P1, perms.P1)
+	mem, err := gcn.NewMemorySource(g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs["deep"] // 3 layers
+	w, want, _, _ := trained(t, cfg, g, o)
+	const blocks = 5
+	for _, tc := range []struct {
+		name         string
+		limit        int64
+		first, again int
+	}{
+		{"none", 0, 3 * blocks, 3 * blocks},
+		{"all", 1 << 30, blocks, 0},
+	} {
+		src := &countingSource{Source: mem}
+		for r, err := range collectives.RunLocal(1, func(c collectives.Comm) error {
+			e, err := New(c, device.NewNative(1), cfg, src, blocks, "")
+			if err != nil {
+				return err
+			}
+			e.CacheStrips(tc.limit)
+			for k, reads := range []int{tc.first, tc.again} {
+				src.reads = 0
+				got, err := e.Evaluate(w)
+				if err != nil {
+					return err
+				}
+				if got.Test != want.Test || got.Val != want.Val || got.Train != want.Train {
+					return fmt.Errorf("%s: evaluation %d: accuracy %+v, the model's %+v", tc.name, k+1, got, want)
+				}
+				if src.reads != reads {
+					return fmt.Errorf("%s: evaluation %d read %d strips, want %d", tc.name, k+1, src.reads, reads)
+				}
+			}
+			return nil
+		}) {
+			if err != nil {
+				t.Fatalf("rank %d: %v", r, err)
+			}
 		}
 	}
 }

@@ -45,7 +45,7 @@ func (lr *layerRun) param(name string) device.Buffer[float32] {
 // residual): what gcn.Model.Embeddings returns.
 func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, err error) {
 	e, s := lr.e, lr.s
-	strip, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
+	strip, err := e.strip(k)
 	if err != nil {
 		return nil, nil, err
 	}

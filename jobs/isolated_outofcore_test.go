@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"path/filepath"
+	"runtime"
+	"runtime/debug"
 	"strings"
 	"testing"
 
@@ -169,5 +171,22 @@ func TestIsolatedLayerwiseEvaluation(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestStripBudget: layer-wise evaluation keeps no strips without a soft
+// memory limit, and a quarter of what a limit leaves above the heap.
+func TestStripBudget(t *testing.T) {
+	old := debug.SetMemoryLimit(-1)
+	defer debug.SetMemoryLimit(old)
+	debug.SetMemoryLimit(math.MaxInt64)
+	if b := stripBudget(); b != 0 {
+		t.Errorf("no limit: a budget of %d bytes", b)
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	debug.SetMemoryLimit(int64(ms.HeapAlloc) + 4<<30)
+	if b := stripBudget(); b < 900<<20 || b > 1<<30 {
+		t.Errorf("4 GiB above the heap: a budget of %d bytes, want about 1 GiB", b)
 	}
 }

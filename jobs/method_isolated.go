@@ -2,7 +2,10 @@ package jobs
 
 import (
 	"fmt"
+	"math"
 	"os"
+	"runtime"
+	"runtime/debug"
 	"slices"
 	"time"
 
@@ -155,6 +158,7 @@ func setupIsolated(s setup) (Method, error) {
 			return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 		}
 		iso.evalComm = s.evalComm
+		iso.layers.CacheStrips(stripBudget())
 		evalGrid = fmt.Sprintf("layer-wise over %d row blocks", c)
 	case eg != nil:
 		if iso.eval, err = newIsolatedEval(eg, j.m, s.src, OptimizerFor(cfg), RunOptions(cfg), s.log); err != nil {
@@ -340,6 +344,20 @@ func (m *isolated) Vertices() int {
 		return m.iso.eval.m.Shards().N
 	}
 	return m.plexus.Vertices()
+}
+
+// stripBudget is how much of the adjacency a layer-wise evaluation may
+// keep between its reads (infer.Engine.CacheStrips): a quarter of what the
+// rank's soft memory limit (the memory check's limit, set by the
+// launcher) leaves above the heap in use at setup; none without a limit.
+func stripBudget() int64 {
+	limit := debug.SetMemoryLimit(-1)
+	if limit == math.MaxInt64 {
+		return 0
+	}
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return max(0, (limit-int64(ms.HeapAlloc))/4)
 }
 
 // layerBlock is the layer-wise engine's rows of this rank, x of width

@@ -41,6 +41,12 @@ import (
 // grid's shards are all of it, from memory or a prepared dataset), so the
 // coverage-deficit switch is computed by every rank for every worker
 // alike, with no vote to exchange.
+//
+// Out of core (grappa.out_of_core) no rank holds the graph: the loader
+// reads each partition's blocks from the source (chunkReader), the model
+// trains on that partition's own shards (gcn.NewSubgraphShards), whole,
+// and the factor comes from the degrees read with it; the deficit switch
+// is refused (it needs every partition's coverage).
 type isolatedRun struct {
 	n     int
 	order []int32 // the vertex at each position of the source's order 0

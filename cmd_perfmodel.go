@@ -214,7 +214,17 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 // writeTable prints the predictions; measured, when not nil, adds a column.
 func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []float64) {
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	head := "rank\talgorithm\tgrid\tepoch_s\tcomm_s\tspmm_s\tgemm_s\tother_s\tcomm/rank\tmemory/rank\tfits\t"
+	// A disk column only where a prediction reads from disk (out-of-core
+	// isolated training), so that other tables keep their columns.
+	disk := false
+	for _, p := range preds {
+		disk = disk || p.Disk > 0
+	}
+	head := "rank\talgorithm\tgrid\tepoch_s\tcomm_s\tspmm_s\tgemm_s\tother_s\t"
+	if disk {
+		head += "disk_s\t"
+	}
+	head += "comm/rank\tmemory/rank\tfits\t"
 	if measured != nil {
 		head += "measured_s\t"
 	}
@@ -227,8 +237,11 @@ func writeTable(w io.Writer, preds []perfmodel.Prediction, top int, measured []f
 		if !p.Fits {
 			fits = "no"
 		}
-		line := fmt.Sprintf("%d\t%s\t%s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t%s\t%s\t%s\t", i+1, p.Algorithm, p.Grid, p.Epoch, p.Comm, p.SpMM, p.GEMM, p.Other,
-			perfmodel.FormatBytes(p.CommBytes), perfmodel.FormatBytes(p.MemTotal), fits)
+		line := fmt.Sprintf("%d\t%s\t%s\t%.4g\t%.3g\t%.3g\t%.3g\t%.3g\t", i+1, p.Algorithm, p.Grid, p.Epoch, p.Comm, p.SpMM, p.GEMM, p.Other)
+		if disk {
+			line += fmt.Sprintf("%.3g\t", p.Disk)
+		}
+		line += fmt.Sprintf("%s\t%s\t%s\t", perfmodel.FormatBytes(p.CommBytes), perfmodel.FormatBytes(p.MemTotal), fits)
 		if measured != nil {
 			if measured[i] == measured[i] {
 				line += fmt.Sprintf("%.4g\t", measured[i])

@@ -308,3 +308,27 @@ func TestPerfmodelPredictTooManyRanks(t *testing.T) {
 		t.Errorf("-ranks 2700 took %v, want seconds", took)
 	}
 }
+
+// TestPerfmodelPredictDiskColumn: an out-of-core isolated job's table has
+// a disk_s column (its reads, predicted) and the JSON a disk_s; a job
+// that reads nothing from disk keeps the usual columns.
+func TestPerfmodelPredictDiskColumn(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.toml")
+	text := "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 20\nfeatures = 128\n[model]\nlayers = 3\nhidden = 32\n" +
+		"[permute]\nscheme = \"single\"\n[train]\nmode = \"isolated\"\n[grid]\nd = 1\n[grappa]\nout_of_core = true\npartitions = 16\nchunks = 32\n"
+	if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := perfmodelCmd("predict", "-config", job, "-ranks", "1", "-top", "0")
+	if code != 0 || !strings.Contains(out, "disk_s") {
+		t.Errorf("out-of-core job: exit %d, table without disk_s:\n%s%s", code, out, errs)
+	}
+	code, out, errs = perfmodelCmd("predict", "-config", job, "-ranks", "1", "-json")
+	if code != 0 || !strings.Contains(out, `"disk_s"`) {
+		t.Errorf("out-of-core job: exit %d, JSON without disk_s:\n%s%s", code, out, errs)
+	}
+	if code, out, _ := perfmodelCmd("predict", "-config", "examples/cora-8.toml", "-ranks", "8"); code != 0 || strings.Contains(out, "disk_s") {
+		t.Errorf("a full-graph job: exit %d, table:\n%s", code, out)
+	}
+}

@@ -95,6 +95,11 @@ func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *
 	if err != nil {
 		return nil, err
 	}
+	if ds, ok := src.(interface{ EndLoad() }); ok {
+		// Reads from here on (out-of-core partitions, layer-wise
+		// evaluation) are the steps' own work, not the load's.
+		ds.EndLoad()
+	}
 	return &Job{Cfg: cfg, Grid: g, method: m, log: log, world: world}, nil
 }
 

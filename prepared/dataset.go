@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"sync"
+	"sync/atomic"
 
 	"scalegnn/gcn"
 	"scalegnn/internal/hugepage"
@@ -39,18 +40,29 @@ type Dataset struct {
 	files  map[string]FileMeta
 	orders *gcn.Orders
 
-	vertOnce sync.Once
-	vertErr  error
+	vertOnce         sync.Once
+	vertErr          error
+	labels           []int32
+	train, val, test []bool
+
 	// seen are the files verified whole against their digests, as they
 	// were then (verified.close; guarded by seenMu: a loader's prefetch
 	// reads beside the training goroutine).
-	seenMu           sync.Mutex
-	seen             map[string]os.FileInfo
-	labels           []int32
-	train, val, test []bool
+	seenMu sync.Mutex
+	seen   map[string]os.FileInfo
+	// loaded ends the reports to LoadOptions.Progress (EndLoad).
+	loaded atomic.Bool
 }
 
 var _ gcn.Source = (*Dataset)(nil)
+
+// EndLoad says the job's load is over: later reads (out-of-core training
+// reads partitions as it goes, layer-wise evaluation strips) are no
+// longer pieces of the load, and are not reported to
+// LoadOptions.Progress, whose watchdog stage would otherwise replace the
+// step's and count a background read as the step's progress. Safe to call
+// while reads are in flight.
+func (d *Dataset) EndLoad() { d.loaded.Store(true) }
 
 // Open reads the metadata of the prepared dataset in dir and its vertex
 // orders (O(N)); blocks are read on demand.

@@ -61,3 +61,33 @@ func TestLoadProgress(t *testing.T) {
 		}
 	}
 }
+
+// TestEndLoad: after EndLoad a read is no longer reported as a piece of
+// the load (out-of-core training reads beside the steps, and the watchdog
+// must keep the step's stage).
+func TestEndLoad(t *testing.T) {
+	dir := prepareFixture(t)
+	var mu sync.Mutex
+	var seen []string
+	d, err := Open(dir, LoadOptions{Progress: func(what string) { mu.Lock(); seen = append(seen, what); mu.Unlock() }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.FeatureBlock(1, 0, 12, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	before := len(seen)
+	if before == 0 {
+		t.Fatal("reading the features reported no progress while loading")
+	}
+	d.EndLoad()
+	if _, err := d.FeatureBlock(1, 0, 12, 0, 3); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := d.AdjBlock(0, 0, 6, 1, 0, 12); err != nil {
+		t.Fatal(err)
+	}
+	if len(seen) != before {
+		t.Errorf("after EndLoad, reads reported %v as load progress", seen[before:])
+	}
+}

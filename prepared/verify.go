@@ -103,7 +103,11 @@ func (d *Dataset) open(rel, descr string, shape ...int) (*verified, error) {
 		}
 		return nil, err
 	}
-	return &verified{Reader: r, f: f, h: h, st: st, d: d, want: fm.SHA256, rel: rel, progress: d.opt.Progress}, nil
+	v := &verified{Reader: r, f: f, h: h, st: st, d: d, want: fm.SHA256, rel: rel}
+	if !d.loaded.Load() {
+		v.progress = d.opt.Progress
+	}
+	return v, nil
 }
 
 // elemSize is the size of an element of the dtypes a dataset stores.

@@ -186,6 +186,7 @@ bench: build
 	$(GO) test -run '^$$' -bench NeighborSampler -benchtime 20x ./sampler
 	GRID4D="1 2 2 2" LIMIT=600 bash bench/neighbor-vs-4d.sh ./scalegnn 20 # neighbor vs 4D on 8 ranks, R-MAT scale 20 (~5 min; 2x2x2 fits 23 GiB where d=2 does not)
 	EPOCHS=6 LIMIT=600 bash bench/isolated-vs-4d.sh ./scalegnn 20 # Grappa vs 4D vs neighbor on 8 ranks, R-MAT scale 20 (~10 min; isolated needs ~2.3 GiB a rank)
+	bash bench/eval-speed.sh ./scalegnn 19 # one evaluation of 3 SAGE layers on 8 ranks: 3D, neighbor (halo), isolated on its grid and layer-wise, R-MAT scale 19 (issue 27)
 	./scalegnn balance -config examples/rmat.toml -blocks 8
 	$(GO) test -run '^$$' -bench 'CPU|SpMM' -benchtime 3x ./device
 	@if /usr/bin/python3 -c 'import torch' 2>/dev/null; then bash bench/vs-pytorch.sh 16 2; \

@@ -48,14 +48,7 @@ func TestIsolatedOutOfCore(t *testing.T) {
 			}
 			want, wantM := trainLocal(t, cfg)
 
-			g, err := dataset.Builtin("cora")
-			if err != nil {
-				t.Fatal(err)
-			}
-			dir := filepath.Join(tmp, "cora-prepared")
-			if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: tc.chunks, Scheme: permute.Single, Seed: 5}); err != nil {
-				t.Fatal(err)
-			}
+			dir := preparedCora(t, tmp, tc.chunks)
 			for _, src := range []string{"memory", "prepared"} {
 				c := cfg
 				c.Grappa.OutOfCore = true
@@ -78,6 +71,21 @@ func TestIsolatedOutOfCore(t *testing.T) {
 			}
 		})
 	}
+}
+
+// preparedCora prepares Cora in tmp with blocks blocks and the single
+// permutation the tests' jobs draw (seed 5): one block per chunk.
+func preparedCora(t *testing.T, tmp string, blocks int) string {
+	t.Helper()
+	g, err := dataset.Builtin("cora")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(tmp, "cora-prepared")
+	if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: blocks, Scheme: permute.Single, Seed: 5}); err != nil {
+		t.Fatal(err)
+	}
+	return dir
 }
 
 // TestIsolatedOutOfCoreConfig: what out-of-core reading cannot do is
@@ -135,15 +143,7 @@ func TestIsolatedLayerwiseEvaluation(t *testing.T) {
 				c.Grappa.EvalDir = filepath.Join(tmp, "activations")
 			}
 			if tc.outOfCore {
-				g, err := dataset.Builtin("cora")
-				if err != nil {
-					t.Fatal(err)
-				}
-				dir := filepath.Join(tmp, "cora-prepared")
-				if _, err := prepared.Prepare(&prepared.GraphInput{G: g}, dir, prepared.Options{Blocks: tc.chunks, Scheme: permute.Single, Seed: 5}); err != nil {
-					t.Fatal(err)
-				}
-				c.Dataset.Source, c.Dataset.Path, c.Grappa.OutOfCore = jobfile.SourcePrepared, dir, true
+				c.Dataset.Source, c.Dataset.Path, c.Grappa.OutOfCore = jobfile.SourcePrepared, preparedCora(t, tmp, tc.chunks), true
 			}
 			_, gotM := trainLocal(t, c)
 			evaluated := 0

@@ -69,18 +69,28 @@ func meanScales(diag *spmm.CSR, verts []int32) ([]float32, error) {
 				hat = diag.Val[k]
 			}
 		}
-		// float32(1/d̃) inverted is within 2⁻²⁴·d̃ of the integer d̃: far
-		// closer than ¼ for any degree a float32 count can hold.
-		dt := 1 / float64(hat)
-		d := math.Round(dt) - 1
-		if hat <= 0 || d < 0 || math.Abs(dt-math.Round(dt)) > 0.25 {
+		d, ok := DegreeFromDiagonal(hat)
+		if !ok {
 			return nil, fmt.Errorf("gcn: vertex %d: normalised adjacency has diagonal %g, not 1/(degree+1) of a binary graph without self loops; model.layer = \"sage\" needs one (dataset.NormalizeGCN of a dataset.Graph)", verts[i], hat)
 		}
 		if d > 0 {
-			inv[i] = float32(1 / d)
+			inv[i] = float32(1 / float64(d))
 		}
 	}
 	return inv, nil
+}
+
+// DegreeFromDiagonal is vertex v's degree d_v read from Â's diagonal,
+// Â_vv = float32(1/(d_v + 1)) for a binary graph without self loops; ok
+// is false for a diagonal that is not such a value (a weighted graph, or
+// none). float32(1/d̃) inverted is within 2⁻²⁴·d̃ of the integer d̃: far
+// closer than ¼ for any degree a float32 count can hold.
+func DegreeFromDiagonal(hat float32) (d int, ok bool) {
+	dt := 1 / float64(hat)
+	if hat <= 0 || math.Round(dt) < 1 || math.Abs(dt-math.Round(dt)) > 0.25 {
+		return 0, false
+	}
+	return int(math.Round(dt)) - 1, true
 }
 
 // MeanAdjacency returns D^-1 A for the GCN-normalised adjacency hat of a
@@ -89,16 +99,25 @@ func meanScales(diag *spmm.CSR, verts []int32) ([]float32, error) {
 // is the serial definition the Reference and SerialBatch take for a SAGE
 // model; the distributed model derives its blocks apart (readMeanShard).
 func MeanAdjacency(hat *spmm.CSR) *spmm.CSR {
-	out := &spmm.CSR{Rows: hat.Rows, Cols: hat.Cols, RowPtr: make([]int64, hat.Rows+1)}
+	return MeanRows(hat, func(i int) int32 { return int32(i) })
+}
+
+// MeanRows is MeanAdjacency for rows of Â whose own vertex, the diagonal
+// entry each row skips, is at column self(i): whole rows of a taller
+// matrix (layer-wise inference's strips). Each row must hold all of its
+// vertex's neighbours.
+func MeanRows(hat *spmm.CSR, self func(i int) int32) *spmm.CSR {
+	out := &spmm.CSR{Rows: hat.Rows, Cols: hat.Cols, RowPtr: make([]int64, hat.Rows+1),
+		ColIdx: make([]int32, 0, len(hat.ColIdx)), Val: make([]float32, 0, len(hat.Val))}
 	for i := 0; i < hat.Rows; i++ {
-		d := 0
+		v, d := self(i), 0
 		for k := hat.RowPtr[i]; k < hat.RowPtr[i+1]; k++ {
-			if int(hat.ColIdx[k]) != i {
+			if hat.ColIdx[k] != v {
 				d++
 			}
 		}
 		for k := hat.RowPtr[i]; k < hat.RowPtr[i+1]; k++ {
-			if int(hat.ColIdx[k]) != i {
+			if hat.ColIdx[k] != v {
 				out.ColIdx = append(out.ColIdx, hat.ColIdx[k])
 				out.Val = append(out.Val, float32(1/float64(d)))
 			}
@@ -107,32 +126,3 @@ func MeanAdjacency(hat *spmm.CSR) *spmm.CSR {
 	}
 	return out
 }
-
-// batchMeanRescale: why a SAGE mini-batch keeps the full graph's degrees
-// and divides by p, exactly as a GCN batch does (BatchBuilder, SerialBatch).
-//
-// ScaleGNN's sample S is B of the N vertices drawn uniformly without
-// replacement; given that v ∈ S, every other vertex u is in S with
-// probability p = (B−1)/(N−1). A batch cuts its blocks out of the full
-// graph's D^-1 A shards and divides every entry by p (D^-1 A has no
-// diagonal, the one entry the extractor leaves unscaled), so the batch
-// aggregation of a sampled v is
-//
-//	y_v = Σ_{u ∈ N(v) ∩ S} h_u / (d_v·p),   d_v the full-graph degree,
-//
-// and E[y_v | v ∈ S] = Σ_{u ∈ N(v)} P(u ∈ S | v ∈ S)·h_u / (d_v·p)
-// = Σ_{u ∈ N(v)} h_u / d_v, the full-graph mean: unbiased, like the GCN
-// batch's off-diagonal terms (the self term h_v·W_self is always present,
-// so it needs no rescale). The other natural choice, the mean over the
-// sampled neighbours (degrees |N(v) ∩ S| of the sampled subgraph), needs
-// no 1/p: given k ≥ 1 sampled neighbours they are a uniform k-subset of
-// N(v), so its mean is unbiased conditionally on k ≥ 1, but it is 0 when
-// k = 0, biased by −P(k = 0)·mean, which at small p is most vertices of
-// low degree. It also needs each row's sampled count summed over the
-// ranks that hold the row's column blocks, a collective per batch, where
-// the full-graph degrees are already in the shards. The 1/p estimator is
-// exactly unbiased and communication-free; its variance is the larger
-// (it is the sampled mean times k/(d_v·p), a factor of mean 1).
-// TestSAGEBatchAggregationIsUnbiased checks the expectation by Monte
-// Carlo. As for the GCN, only the first layer's aggregation is unbiased
-// for the loss: the nonlinearities make deeper layers' estimates biased.

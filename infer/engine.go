@@ -283,40 +283,17 @@ func (e *Engine) share(x []float32, rows, cols int) device.Mat {
 	return device.Matrix(device.Share(e.dev, x), rows, cols)
 }
 
-// check refuses weights that do not fit the model.
+// check refuses weights that do not fit the model: the names and sizes
+// of gcn.InitialParams, the one rule of a model's parameters.
 func (e *Engine) check(w Weights) error {
-	want := map[string]int{}
-	c := e.cfg
-	if c.InputProjection {
-		want["proj"] = c.Features * c.Hidden
-	}
-	for l, s := range e.specs {
-		if s.Heads > 0 {
-			want[weightName(l)] = s.In * s.ProjWidth
-			hw := s.ProjWidth / s.Heads
-			want[fmt.Sprintf("gcn%d.att_src", l)] = s.Heads * hw
-			want[fmt.Sprintf("gcn%d.att_dst", l)] = s.Heads * hw
-			want[fmt.Sprintf("gcn%d.bias", l)] = s.ProjWidth
-			continue
-		}
-		want[weightName(l)] = s.In * s.Out
-		if s.Self {
-			want[fmt.Sprintf("gcn%d.self", l)] = s.In * s.Out
-		}
-		if s.Norm {
-			want[fmt.Sprintf("gcn%d.norm", l)] = s.Out
+	params := gcn.InitialParams(e.cfg)
+	for _, p := range params {
+		if len(w[p.Name]) != p.Rows*p.Cols {
+			return fmt.Errorf("infer: parameter %s has %d values, the model needs %d", p.Name, len(w[p.Name]), p.Rows*p.Cols)
 		}
 	}
-	if c.OutputHead {
-		want["head"] = e.specs[len(e.specs)-1].Out * c.Classes
-	}
-	for name, n := range want {
-		if len(w[name]) != n {
-			return fmt.Errorf("infer: parameter %s has %d values, the model needs %d", name, len(w[name]), n)
-		}
-	}
-	if len(w) != len(want) {
-		return fmt.Errorf("infer: %d parameters for a model of %d", len(w), len(want))
+	if len(w) != len(params) {
+		return fmt.Errorf("infer: %d parameters for a model of %d", len(w), len(params))
 	}
 	return nil
 }

@@ -51,9 +51,7 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, er
 	}
 	a := selectRows(strip, rows)
 	if s.Self {
-		if a, err = meanRows(a, b[0], rows, e.src.Orders().Order[0]); err != nil {
-			return nil, nil, err
-		}
+		a = gcn.MeanRows(a, func(i int) int32 { return int32(b[0]) + rows[i] })
 	}
 	n := len(rows)
 	out = make([]float32, n*s.Out)
@@ -148,34 +146,6 @@ func selectRows(a *spmm.CSR, rows []int32) *spmm.CSR {
 		out.RowPtr[i+1] = int64(len(out.ColIdx))
 	}
 	return out
-}
-
-// meanRows turns rows of Â (row i is position r0 + rows[i], columns are
-// positions) into SAGE's D^-1 A: the entries off the diagonal, each
-// float32(1/d) for the row's d of them, as gcn.MeanAdjacency defines it.
-func meanRows(a *spmm.CSR, r0 int, rows []int32, order []int32) (*spmm.CSR, error) {
-	out := &spmm.CSR{Rows: a.Rows, Cols: a.Cols, RowPtr: make([]int64, a.Rows+1),
-		ColIdx: make([]int32, 0, len(a.ColIdx)), Val: make([]float32, 0, len(a.Val))}
-	for i := range a.Rows {
-		self := int32(r0) + rows[i]
-		d := 0
-		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
-			if a.ColIdx[p] != self {
-				d++
-			}
-		}
-		for p := a.RowPtr[i]; p < a.RowPtr[i+1]; p++ {
-			if a.ColIdx[p] != self {
-				out.ColIdx = append(out.ColIdx, a.ColIdx[p])
-				out.Val = append(out.Val, float32(1/float64(d)))
-			}
-		}
-		if a.RowPtr[i+1]-a.RowPtr[i] == int64(d) && d > 0 {
-			return nil, fmt.Errorf("infer: vertex %d has no diagonal entry in Â: SAGE layers need the GCN-normalised adjacency of a graph without self loops", order[self])
-		}
-		out.RowPtr[i+1] = int64(len(out.ColIdx))
-	}
-	return out, nil
 }
 
 // gatherRows copies rows of the row-major matrix x (width w).

@@ -2,7 +2,6 @@ package jobs
 
 import (
 	"fmt"
-	"math"
 
 	"scalegnn/gcn"
 	"scalegnn/grappa"
@@ -140,11 +139,11 @@ func subgraphDegrees(a *spmm.CSR, train []int32, ids []int32) (local, global []i
 				l++
 			}
 		}
-		dt := 1 / float64(hat)
-		if hat <= 0 || math.Abs(dt-math.Round(dt)) > 0.25 || int(math.Round(dt)) < l {
+		d, ok := gcn.DegreeFromDiagonal(hat)
+		if !ok || d+1 < l {
 			return nil, nil, fmt.Errorf("vertex %d: normalised adjacency has diagonal %g, not 1/(degree+1) of a binary graph; grappa.out_of_core reads degrees from it for the correction: set grappa.correction = \"none\" for a weighted graph", ids[i], hat)
 		}
-		local[k], global[k] = l, int(math.Round(dt))
+		local[k], global[k] = l, d+1
 	}
 	return local, global, nil
 }

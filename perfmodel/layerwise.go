@@ -36,8 +36,9 @@ func (j Job) layerwiseWidths() []int {
 func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	n := float64(j.N)
 	wT, wH := 0, 0
+	widths := j.layerwiseWidths()
 	for l, s := range j.gcnConfig().LayerSpecs() {
-		wT = max(wT, j.layerwiseWidths()[l])
+		wT = max(wT, widths[l])
 		if s.Hidden {
 			wH = max(wH, s.Out)
 		}

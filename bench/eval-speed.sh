@@ -15,7 +15,10 @@
 #   iso-grid   isolated, NP workers, the evaluation grid (grappa.evaluation = "grid");
 #   iso-layer  isolated, NP workers, layer-wise (package infer), strips kept.
 # It prints each eval_s and its ratio to 3d's (the issue's goal: at most
-# 1.5 for neighbor and isolated). MODES, NP, WORK, MPIRUN as in
+# 1.5 for neighbor and isolated). BEFORE=path/to/an/older/scalegnn runs
+# 3d, neighbor and isolated on its grid with that binary too, in the same
+# run (its isolated job without the keys it predates: grappa.split and
+# grappa.evaluation), and prints its times beside these. MODES, NP, WORK, MPIRUN as in
 # bench/isolated-vs-4d.sh; SEEDS, neighbor mode's seeds per rank (256). A quick check:
 #   WORK=/tmp/evs SEEDS=4 bash bench/eval-speed.sh ./scalegnn 12
 set -u
@@ -77,18 +80,35 @@ job iso-grid "$iso
 evaluation = \"grid\"" >"$OUTD/iso-grid.toml"
 job iso-layer "$iso
 evaluation = \"layerwise\"" >"$OUTD/iso-layer.toml"
+if [ -n "${BEFORE:-}" ]; then
+	BEFORE=$(realpath "$BEFORE")
+	for m in 3d neighbor; do
+		sed "s|dir = \"$OUTD/$m\"|dir = \"$OUTD/before-$m\"|" "$OUTD/$m.toml" >"$OUTD/before-$m.toml"
+	done
+	grep -v '^split = \|^evaluation = ' "$OUTD/iso-grid.toml" | sed "s|dir = \"$OUTD/iso-grid\"|dir = \"$OUTD/before-iso-grid\"|" >"$OUTD/before-iso-grid.toml"
+fi
 for m in ${MODES:-3d neighbor iso-grid iso-layer}; do
 	$MPIRUN -np "$NP" "$BIN" -config "$OUTD/$m.toml" >"$OUTD/$m.log" 2>&1 || { echo "$m failed:"; tail -3 "$OUTD/$m.log"; }
+	if [ -n "${BEFORE:-}" ] && [ -f "$OUTD/before-$m.toml" ]; then
+		$MPIRUN -np "$NP" "$BEFORE" -config "$OUTD/before-$m.toml" >"$OUTD/before-$m.log" 2>&1 || { echo "before-$m failed:"; tail -3 "$OUTD/before-$m.log"; }
+	fi
 done
 python3 - "$OUTD" <<'PY'
 import json, os, sys
 out = sys.argv[1]
-ev = {}
-for m in ("3d", "neighbor", "iso-grid", "iso-layer"):
-    p = os.path.join(out, m, "metrics.jsonl")
-    if os.path.exists(p):
-        ev[m] = [json.loads(l) for l in open(p)][-1].get("eval_s")
-ref = ev.get("3d")
-for m, s in ev.items():
-    print("%-10s eval %7.2f s%s" % (m, s, "  (%.2fx 3d)" % (s / ref) if ref and m != "3d" else ""))
+def evals(prefix):
+    ev = {}
+    for m in ("3d", "neighbor", "iso-grid", "iso-layer"):
+        p = os.path.join(out, prefix + m, "metrics.jsonl")
+        if os.path.exists(p):
+            ev[m] = [json.loads(l) for l in open(p)][-1].get("eval_s")
+    return ev
+now, before = evals(""), evals("before-")
+ref, bref = now.get("3d"), before.get("3d")
+for m, s in now.items():
+    line = "%-10s eval %7.2f s%s" % (m, s, "  (%.2fx 3d)" % (s / ref) if ref and m != "3d" else "")
+    if m in before:
+        b = before[m]
+        line += "   before: %7.2f s%s" % (b, "  (%.2fx its 3d)" % (b / bref) if bref and m != "3d" else "")
+    print(line)
 PY

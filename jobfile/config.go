@@ -412,8 +412,16 @@ func LoadConfig(path string) (*Config, error) {
 func ParseConfig(name string, data []byte) (*Config, error) {
 	cfg := DefaultConfig()
 	cfg.Path = name
-	if _, err := tomlx.Decode(name, data, &cfg, tomlx.Options{Aliases: aliases}); err != nil {
+	md, err := tomlx.Decode(name, data, &cfg, tomlx.Options{Aliases: aliases})
+	if err != nil {
 		return nil, err
+	}
+	// Row normalisation is Kipf & Welling's preprocessing of bag-of-words
+	// features. The generators' features are Gaussian: a row's sum can be
+	// near zero or negative, and dividing by it blows the row up (an SBM
+	// run then stays near chance). So it is off for them unless asked for.
+	if gen := cfg.Dataset.Source == SourceSBM || cfg.Dataset.Source == SourceRMAT; gen && !md.IsDefined("dataset", "normalize_features") {
+		cfg.Dataset.NormalizeFeatures = false
 	}
 	if p := cfg.Dataset.Path; p != "" && !filepath.IsAbs(p) {
 		cfg.Dataset.Path = filepath.Join(filepath.Dir(name), p)

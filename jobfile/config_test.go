@@ -276,3 +276,41 @@ func TestSummary(t *testing.T) {
 		t.Errorf("summary of an sbm job shows the rmat table: %s", out)
 	}
 }
+
+// TestNormalizeFeaturesDefault checks that row normalisation is on by
+// default for the citation datasets and off for the generators (Gaussian
+// features), that a job file's own setting wins, and that asking for it on
+// features with negative values is refused with the key to change.
+func TestNormalizeFeaturesDefault(t *testing.T) {
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{"", true},
+		{"[dataset]\nsource = \"citeseer\"\n", true},
+		{"[dataset]\nsource = \"sbm\"\n", false},
+		{"[dataset]\nsource = \"rmat\"\n", false},
+		{"[dataset]\nsource = \"sbm\"\nnormalize_features = true\n", true},
+		{"[dataset]\nnormalize_features = false\n", false},
+	} {
+		c, err := ParseConfig("job.toml", []byte(tc.file))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.file, err)
+		}
+		if c.Dataset.NormalizeFeatures != tc.want {
+			t.Errorf("%q: normalize_features = %v, want %v", tc.file, c.Dataset.NormalizeFeatures, tc.want)
+		}
+	}
+	c, err := ParseConfig("job.toml", []byte("[dataset]\nsource = \"sbm\"\nnormalize_features = true\n[dataset.sbm]\nnodes = 200\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = LoadGraph(c.Dataset)
+	if err == nil || !strings.Contains(err.Error(), "negative values") || !strings.Contains(err.Error(), "set normalize_features = false") {
+		t.Errorf("normalising the SBM's Gaussian features: got %v, want a refusal naming the key", err)
+	}
+	c.Dataset.NormalizeFeatures = false
+	if _, err := LoadGraph(c.Dataset); err != nil {
+		t.Errorf("without normalisation: %v", err)
+	}
+}

@@ -2,6 +2,7 @@ package jobfile
 
 import (
 	"fmt"
+	"slices"
 
 	"scalegnn/dataset"
 )
@@ -30,6 +31,9 @@ func LoadGraph(c DatasetConfig) (*dataset.Graph, error) {
 		return nil, err
 	}
 	if c.NormalizeFeatures {
+		if i := slices.IndexFunc(g.Features, func(x float32) bool { return x < 0 }); i >= 0 {
+			return nil, fmt.Errorf("dataset.normalize_features = true, but the %s features have negative values (vertex %d, feature %d: %g): row normalisation divides by a row's sum and is for non-negative features such as bag-of-words; set normalize_features = false", c.Source, i/g.F, i%g.F, g.Features[i])
+		}
 		dataset.RowNormalize(g)
 	}
 	return g, nil

@@ -20,6 +20,7 @@ func TestTrainPanicIsFailure(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
 	cfg := jobfile.DefaultConfig()
 	cfg.Dataset.Source = jobfile.SourceSBM
+	cfg.Dataset.NormalizeFeatures = false // as ParseConfig sets it for a generator
 	cfg.Dataset.SBM.N = 300
 	cfg.Train.Epochs = 3
 	cfg.Output.Dir = dir

@@ -33,6 +33,7 @@ func TestExpectedRMATNonzeros(t *testing.T) {
 func TestEstimateGraphSizeSBM(t *testing.T) {
 	c := jobfile.DefaultConfig().Dataset
 	c.Source = jobfile.SourceSBM
+	c.NormalizeFeatures = false // as ParseConfig sets it for a generator
 	c.SBM.N = 3000
 	gs, err := EstimateGraphSize(c)
 	if err != nil {

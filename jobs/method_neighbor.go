@@ -131,10 +131,26 @@ func (nr *neighborRun) Close() {
 	nr.builder.Close()
 }
 
-// Fingerprint is package neighbor's hash of its blocks.
+// Fingerprint is the one every other method computes (gcn's terms: the
+// first layer's operator's nonzeros, and HashFeatures and HashLabels of
+// each rank's own block in original vertex ids), so that a checkpoint
+// moves between neighbor mode and the others: trained with sampling,
+// evaluated or predicted on a grid, or the reverse.
 func (nr *neighborRun) Fingerprint() (gcn.Fingerprint, error) {
-	n, nnz, f, l, err := nr.graph.Fingerprint(nr.world)
-	return gcn.Fingerprint{N: n, NNZ: nnz, Features: f, Labels: l}, err
+	g := nr.graph
+	// A SAGE layer's operator is D^-1 A: Â without its diagonal, which
+	// dataset.NormalizeGCN gives every row.
+	nnz := int64(g.Hat.NNZ())
+	if nr.model.Cfg.Layer == gcn.SAGELayer {
+		nnz -= int64(g.N)
+	}
+	lo, hi := g.V0, g.V1
+	s := []int64{0, gcn.HashFeatures(nr.ids, 0, g.F, g.Features),
+		gcn.HashLabels(nr.ids, g.Labels[lo:hi], g.Train[lo:hi], g.Val[lo:hi], g.Test[lo:hi])}
+	if err := nr.world.AllReduceI64(s, collectives.Sum); err != nil {
+		return gcn.Fingerprint{}, err
+	}
+	return gcn.Fingerprint{N: int64(g.N), NNZ: nnz, Features: uint64(s[1]), Labels: uint64(s[2])}, nil
 }
 
 func (nr *neighborRun) ModelConfig() gcn.Config { return nr.model.Cfg }

@@ -109,6 +109,9 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			log.Info("starting", append([]zap.Field{zap.Int("ranks", world.Size()), zap.String("config", path),
 				zap.String("device", dev.Describe()), zap.String("collectives", device.CollectivePath(dev, world))},
 				launch.NodeFields(info, threads, cpu.BLASConfig())...)...)
+			if advice := cpu.BLASAdvice(); advice != "" && dev.Name() != "cuda" {
+				log.Warn(advice)
+			}
 			log.Info("job", cfg.Summary()...)
 			if goLimit > 0 {
 				log.Info("Go memory limit", zap.String("per_rank", perfmodel.FormatBytes(goLimit)), zap.String("from", goLimitFrom))

@@ -22,6 +22,15 @@ int64_t scalegnn_spmm_rows(int isa, float *dst, int64_t ldd,
                            const float *b, int64_t ldb, int64_t width,
                            int64_t r0, int64_t r1);
 
+/* scalegnn_spmm_bf16_rows is scalegnn_spmm_rows for a bfloat16 B (uint16
+ * bits), with float sums written to dst as float (out_bf16 0) or rounded
+ * once to bfloat16 (out_bf16 1). */
+int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
+                                const int64_t *rowptr, const int32_t *colidx,
+                                const float *val, int64_t nnzcap, int64_t ncols,
+                                const uint16_t *b, int64_t ldb, int64_t width,
+                                int64_t r0, int64_t r1);
+
 void scalegnn_triad(float *a, const float *b, const float *c, float s,
                     int64_t lo, int64_t hi);
 

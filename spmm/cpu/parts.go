@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"fmt"
-
-	"scalegnn/spmm"
-)
+import "scalegnn/spmm"
 
 // Entry points for callers that run the products on threads of their own
 // (package device's CPU device, on its worker pool): one range of SpMM
@@ -20,7 +16,7 @@ func SpMMRows(dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) {
 		return
 	}
 	if r := spmmRows(isaAuto, dst, a, b, r0, r1); r >= 0 {
-		panic(spmm.ShapeError(fmt.Sprintf("SpMM: CSR row %d has row pointers or column indices out of range", r)))
+		badRow(r)
 	}
 }
 

@@ -105,17 +105,25 @@ func TestEncodeDecodeBF16(t *testing.T) {
 func TestBF16ShapePanics(t *testing.T) {
 	a := &spmm.CSR{Rows: 2, Cols: 3, RowPtr: make([]int64, 3)}
 	for name, f := range map[string]func(){
-		"Encode shape":    func() { spmm.EncodeBF16(spmm.NewDenseBF16(2, 3), spmm.NewDense(3, 2)) },
-		"Decode short":    func() { spmm.DecodeBF16(spmm.NewDense(2, 3), spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 3, Data: make([]uint16, 5)}) },
-		"stride":          func() { spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 2, Data: make([]uint16, 9)}.Check("x") },
-		"At":              func() { spmm.NewDenseBF16(2, 3).At(2, 0) },
-		"Slice":           func() { spmm.SliceBF16(spmm.NewDenseBF16(2, 3), 0, 3, 0, 1) },
-		"SpMM b rows":     func() { spmm.CheckSpMMBF16(spmm.NewDense(2, 4), a, spmm.NewDenseBF16(2, 4)) },
-		"SpMM dst cols":   func() { spmm.CheckSpMMBF16(spmm.NewDenseBF16(2, 5), a, spmm.NewDenseBF16(3, 4)) },
-		"SpMM row ptrs":   func() { spmm.CheckSpMMBF16(spmm.NewDense(2, 4), &spmm.CSR{Rows: 2, Cols: 3}, spmm.NewDenseBF16(3, 4)) },
-		"Gemm inner":      func() { spmm.CheckGemmBF16(spmm.NoTrans, spmm.NoTrans, spmm.NewDenseBF16(2, 3), spmm.NewDenseBF16(4, 5), spmm.NewDense(2, 5)) },
-		"Gemm trans dst":  func() { spmm.CheckGemmBF16(spmm.Trans, spmm.NoTrans, spmm.NewDenseBF16(2, 3), spmm.NewDenseBF16(2, 5), spmm.NewDense(2, 5)) },
-		"Gemm short data": func() { spmm.CheckGemmBF16(spmm.NoTrans, spmm.NoTrans, spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 3}, spmm.NewDenseBF16(3, 5), spmm.NewDense(2, 5)) },
+		"Encode shape": func() { spmm.EncodeBF16(spmm.NewDenseBF16(2, 3), spmm.NewDense(3, 2)) },
+		"Decode short": func() {
+			spmm.DecodeBF16(spmm.NewDense(2, 3), spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 3, Data: make([]uint16, 5)})
+		},
+		"stride":        func() { spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 2, Data: make([]uint16, 9)}.Check("x") },
+		"At":            func() { spmm.NewDenseBF16(2, 3).At(2, 0) },
+		"Slice":         func() { spmm.SliceBF16(spmm.NewDenseBF16(2, 3), 0, 3, 0, 1) },
+		"SpMM b rows":   func() { spmm.CheckSpMMBF16(spmm.NewDense(2, 4), a, spmm.NewDenseBF16(2, 4)) },
+		"SpMM dst cols": func() { spmm.CheckSpMMBF16(spmm.NewDenseBF16(2, 5), a, spmm.NewDenseBF16(3, 4)) },
+		"SpMM row ptrs": func() { spmm.CheckSpMMBF16(spmm.NewDense(2, 4), &spmm.CSR{Rows: 2, Cols: 3}, spmm.NewDenseBF16(3, 4)) },
+		"Gemm inner": func() {
+			spmm.CheckGemmBF16(spmm.NoTrans, spmm.NoTrans, spmm.NewDenseBF16(2, 3), spmm.NewDenseBF16(4, 5), spmm.NewDense(2, 5))
+		},
+		"Gemm trans dst": func() {
+			spmm.CheckGemmBF16(spmm.Trans, spmm.NoTrans, spmm.NewDenseBF16(2, 3), spmm.NewDenseBF16(2, 5), spmm.NewDense(2, 5))
+		},
+		"Gemm short data": func() {
+			spmm.CheckGemmBF16(spmm.NoTrans, spmm.NoTrans, spmm.DenseBF16{Rows: 2, Cols: 3, Stride: 3}, spmm.NewDenseBF16(3, 5), spmm.NewDense(2, 5))
+		},
 	} {
 		func() {
 			defer func() {

@@ -259,9 +259,11 @@ func TestSpMMBF16Panics(t *testing.T) {
 	short := good()
 	short.Val = short.Val[:2]
 	for name, f := range map[string]func(){
-		"b rows":        func() { be.SpMMBF16(spmm.NewDense(3, 5), good(), spmm.NewDenseBF16(3, 5)) },
-		"dst cols":      func() { be.SpMMBF16ToBF16(spmm.NewDenseBF16(3, 4), good(), spmm.NewDenseBF16(4, 5)) },
-		"b short":       func() { be.SpMMBF16(spmm.NewDense(3, 5), good(), spmm.DenseBF16{Rows: 4, Cols: 5, Stride: 5, Data: make([]uint16, 19)}) },
+		"b rows":   func() { be.SpMMBF16(spmm.NewDense(3, 5), good(), spmm.NewDenseBF16(3, 5)) },
+		"dst cols": func() { be.SpMMBF16ToBF16(spmm.NewDenseBF16(3, 4), good(), spmm.NewDenseBF16(4, 5)) },
+		"b short": func() {
+			be.SpMMBF16(spmm.NewDense(3, 5), good(), spmm.DenseBF16{Rows: 4, Cols: 5, Stride: 5, Data: make([]uint16, 19)})
+		},
 		"column":        func() { be.SpMMBF16(spmm.NewDense(3, 5), bad, spmm.NewDenseBF16(4, 5)) },
 		"column bf16":   func() { be.SpMMBF16ToBF16(spmm.NewDenseBF16(3, 5), bad, spmm.NewDenseBF16(4, 5)) },
 		"short values":  func() { be.SpMMBF16(spmm.NewDense(3, 5), short, spmm.NewDenseBF16(4, 5)) },

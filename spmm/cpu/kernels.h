@@ -39,6 +39,17 @@ void scalegnn_sgemm(int transa, int transb, int m, int n, int k,
                     const float *b, int ldb,
                     float beta, float *c, int ldc);
 
+/* scalegnn_sbgemm forwards to OpenBLAS's cblas_sbgemm (row-major), which
+ * exists only where scalegnn_sbgemm_available() returns 1. */
+int scalegnn_sbgemm_available(void);
+void scalegnn_sbgemm(int transa, int transb, int m, int n, int k, float alpha,
+                     const uint16_t *a, int lda, const uint16_t *b, int ldb,
+                     float beta, float *c, int ldc);
+
+/* scalegnn_bf16_widen widens the rows×cols bfloat16 matrix s into d. */
+void scalegnn_bf16_widen(float *d, int64_t ldd, const uint16_t *s, int64_t lds,
+                         int64_t rows, int64_t cols);
+
 void scalegnn_gemm_sparse_rows(int transa, float alpha, const float *a, int64_t lda,
                                int64_t arows, int64_t acols, const float *b, int64_t ldb,
                                float *c, int64_t ldc, int64_t n, int64_t lo, int64_t hi);

@@ -67,11 +67,13 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 		op.run()
 	}
 	times := make([][]float64, len(ops))
+	cpus := make([][]float64, len(ops))
 	for b.Loop() {
 		for i, op := range ops {
-			t0 := time.Now()
+			c0, t0 := cpuSeconds(), time.Now()
 			op.run()
 			times[i] = append(times[i], time.Since(t0).Seconds())
+			cpus[i] = append(cpus[i], cpuSeconds()-c0)
 		}
 	}
 	median := func(v []float64) float64 {
@@ -80,8 +82,10 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 		return v[len(v)/2]
 	}
 	med := make(map[string]float64, len(ops))
+	cpu := make(map[string]float64, len(ops))
 	for i, op := range ops {
 		med[op.name] = median(times[i])
+		cpu[op.name] = median(cpus[i])
 	}
 	triadGBs := ops[0].bytes / med["triad"] / 1e9
 	b.ReportMetric(triadGBs, "triad-GB/s")
@@ -96,4 +100,13 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 	b.ReportMetric(med["spmm-bf16-f32"]/med["spmm-f32"], "spmm-bf16-f32-x")
 	b.ReportMetric(med["spmm-bf16-bf16"]/med["spmm-f32"], "spmm-bf16-bf16-x")
 	b.ReportMetric(med["gemm-bf16"]/med["sgemm"], "gemm-bf16-x")
+	// The same ratios of CPU time, which other processes on the cores do
+	// not inflate (see benchBandwidth).
+	b.ReportMetric(cpu["spmm-bf16-f32"]/cpu["spmm-f32"], "spmm-bf16-f32-x-cpu")
+	b.ReportMetric(cpu["spmm-bf16-bf16"]/cpu["spmm-f32"], "spmm-bf16-bf16-x-cpu")
+	b.ReportMetric(cpu["gemm-bf16"]/cpu["sgemm"], "gemm-bf16-x-cpu")
+	b.ReportMetric(100*(ops[1].bytes/cpu["spmm-f32"])/(ops[0].bytes/cpu["triad"]), "spmm-f32-%triad-cpu")
+	b.ReportMetric(100*(ops[2].bytes/cpu["spmm-bf16-f32"])/(ops[0].bytes/cpu["triad"]), "spmm-bf16-f32-%triad-cpu")
+	b.ReportMetric(100*(ops[3].bytes/cpu["spmm-bf16-bf16"])/(ops[0].bytes/cpu["triad"]), "spmm-bf16-bf16-%triad-cpu")
+	b.Logf("GemmBF16Kernel: %s; BLAS: %s", GemmBF16Kernel(), BLASConfig())
 }

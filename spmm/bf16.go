@@ -58,16 +58,7 @@ func (d DenseBF16) At(i, j int) float32 {
 // SliceBF16 returns the view of rows [r0, r1) and columns [c0, c1) of d,
 // sharing its storage (as Slice).
 func SliceBF16(d DenseBF16, r0, r1, c0, c1 int) DenseBF16 {
-	if r0 < 0 || r1 < r0 || r1 > d.Rows || c0 < 0 || c1 < c0 || c1 > d.Cols {
-		shapePanic("SliceBF16 [%d:%d, %d:%d] of %d×%d", r0, r1, c0, c1, d.Rows, d.Cols)
-	}
-	v := DenseBF16{Rows: r1 - r0, Cols: c1 - c0, Stride: d.Stride}
-	if v.Rows > 0 && v.Cols > 0 {
-		lo := r0*d.Stride + c0
-		hi := (r1-1)*d.Stride + c1
-		v.Data = d.Data[lo:hi:hi]
-	}
-	return v
+	return DenseBF16{Rows: r1 - r0, Cols: c1 - c0, Stride: d.Stride, Data: sliceData("SliceBF16", d.Data, d.Rows, d.Cols, d.Stride, r0, r1, c0, c1)}
 }
 
 // EncodeBF16 rounds src into dst (ToBF16 on every element); the shapes must

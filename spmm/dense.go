@@ -36,13 +36,17 @@ func (d Dense) Set(i, j int, v float32) {
 // dimensions, Stride >= Cols and Data long enough to hold every element.
 // Backends that hand Data to foreign code call it first, because C would
 // read or write past the slice instead of panicking.
-func (d Dense) Check(name string) {
-	if d.Rows < 0 || d.Cols < 0 || d.Stride < d.Cols {
-		shapePanic("%s: %d×%d with stride %d", name, d.Rows, d.Cols, d.Stride)
+func (d Dense) Check(name string) { checkView(name, d.Rows, d.Cols, d.Stride, len(d.Data)) }
+
+// checkView is Check for a view of any element type: rows×cols with the
+// given stride over n elements.
+func checkView(name string, rows, cols, stride, n int) {
+	if rows < 0 || cols < 0 || stride < cols {
+		shapePanic("%s: %d×%d with stride %d", name, rows, cols, stride)
 	}
-	if d.Rows > 0 && d.Cols > 0 && len(d.Data) < (d.Rows-1)*d.Stride+d.Cols {
+	if rows > 0 && cols > 0 && n < (rows-1)*stride+cols {
 		shapePanic("%s: %d×%d with stride %d needs %d elements, have %d",
-			name, d.Rows, d.Cols, d.Stride, (d.Rows-1)*d.Stride+d.Cols, len(d.Data))
+			name, rows, cols, stride, (rows-1)*stride+cols, n)
 	}
 }
 
@@ -56,12 +60,18 @@ func (d Dense) contiguous() bool { return d.Stride == d.Cols || d.Rows <= 1 }
 func CheckSpMM(dst Dense, a *CSR, b Dense) {
 	dst.Check("SpMM dst")
 	b.Check("SpMM b")
+	checkSpMMShapes(dst.Rows, dst.Cols, a, b.Rows, b.Cols)
+}
+
+// checkSpMMShapes checks the CSR and the dimensions of dst = a·b, whatever
+// the element types of the dense views.
+func checkSpMMShapes(dstRows, dstCols int, a *CSR, bRows, bCols int) {
 	if a.Rows < 0 || a.Cols < 0 || len(a.RowPtr) != a.Rows+1 {
 		shapePanic("SpMM: CSR %d×%d with %d row pointers", a.Rows, a.Cols, len(a.RowPtr))
 	}
-	if b.Rows != a.Cols || dst.Rows != a.Rows || dst.Cols != b.Cols {
+	if bRows != a.Cols || dstRows != a.Rows || dstCols != bCols {
 		shapePanic("SpMM: dst %d×%d = a %d×%d · b %d×%d",
-			dst.Rows, dst.Cols, a.Rows, a.Cols, b.Rows, b.Cols)
+			dstRows, dstCols, a.Rows, a.Cols, bRows, bCols)
 	}
 }
 
@@ -71,17 +81,23 @@ func CheckGemm(tA, tB Op, a, b, dst Dense) (m, n, k int) {
 	a.Check("Gemm a")
 	b.Check("Gemm b")
 	dst.Check("Gemm dst")
-	m, k = a.Rows, a.Cols
+	return checkGemmShapes(tA, tB, a.Rows, a.Cols, b.Rows, b.Cols, dst.Rows, dst.Cols)
+}
+
+// checkGemmShapes checks the dimensions of dst = op(a)·op(b), whatever the
+// element types of the views, and returns m, n, k.
+func checkGemmShapes(tA, tB Op, aRows, aCols, bRows, bCols, dstRows, dstCols int) (m, n, k int) {
+	m, k = aRows, aCols
 	if tA == Trans {
 		m, k = k, m
 	}
-	kb, n := b.Rows, b.Cols
+	kb, n := bRows, bCols
 	if tB == Trans {
 		kb, n = n, kb
 	}
-	if k != kb || dst.Rows != m || dst.Cols != n {
+	if k != kb || dstRows != m || dstCols != n {
 		shapePanic("Gemm: dst %d×%d = op(a) %d×%d · op(b) %d×%d",
-			dst.Rows, dst.Cols, m, k, kb, n)
+			dstRows, dstCols, m, k, kb, n)
 	}
 	return m, n, k
 }

@@ -16,7 +16,9 @@
 // Native splits SpMM over goroutines by nonzero count (PartitionRows); its
 // GEMM is gonum's pure-Go Sgemm (blas/gonum via blas32). The element-wise
 // helpers (Add, AddTo, AddScaled, Scale, Zero, Copy) cover what a GCN layer
-// needs between products. Package spmm/spmmtest holds the conformance suite
+// needs between products. bfloat16 operands are DenseBF16 views of uint16
+// bits, rounded by ToBF16 (nearest even, NaN kept quiet), the one rounding
+// rule of the package. Package spmm/spmmtest holds the conformance suite
 // and benchmarks every backend runs (TestBackend, BenchSpMM, BenchGemm).
 //
 // docs/architecture.md shows how this package fits with the others.

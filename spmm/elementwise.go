@@ -70,16 +70,21 @@ func Copy(dst, src Dense) {
 // shares d's storage and stride, so writes through it change d. The view's
 // Data is capped at its last element so an append cannot clobber d.
 func Slice(d Dense, r0, r1, c0, c1 int) Dense {
-	if r0 < 0 || r1 < r0 || r1 > d.Rows || c0 < 0 || c1 < c0 || c1 > d.Cols {
-		shapePanic("Slice [%d:%d, %d:%d] of %d×%d", r0, r1, c0, c1, d.Rows, d.Cols)
+	return Dense{Rows: r1 - r0, Cols: c1 - c0, Stride: d.Stride, Data: sliceData("Slice", d.Data, d.Rows, d.Cols, d.Stride, r0, r1, c0, c1)}
+}
+
+// sliceData returns the part of a rows×cols view's data (with the given
+// stride) that rows [r0, r1) and columns [c0, c1) span, nil when that is
+// empty, and panics with a ShapeError when the ranges fall outside it.
+func sliceData[T any](name string, data []T, rows, cols, stride, r0, r1, c0, c1 int) []T {
+	if r0 < 0 || r1 < r0 || r1 > rows || c0 < 0 || c1 < c0 || c1 > cols {
+		shapePanic("%s [%d:%d, %d:%d] of %d×%d", name, r0, r1, c0, c1, rows, cols)
 	}
-	v := Dense{Rows: r1 - r0, Cols: c1 - c0, Stride: d.Stride}
-	if v.Rows > 0 && v.Cols > 0 {
-		lo := r0*d.Stride + c0
-		hi := (r1-1)*d.Stride + c1
-		v.Data = d.Data[lo:hi:hi]
+	if r1 == r0 || c1 == c0 {
+		return nil
 	}
-	return v
+	lo, hi := r0*stride+c0, (r1-1)*stride+c1
+	return data[lo:hi:hi]
 }
 
 func rowsDo1(d Dense, f func(d []float32)) {

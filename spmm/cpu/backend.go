@@ -78,11 +78,19 @@ const chunksPerWorker = 4
 // (the C kernel checks them, at a cost well below the product's).
 func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 	spmm.CheckSpMM(dst, a, b)
-	if a.Rows == 0 || b.Cols == 0 {
+	be.spmmRanges(a, b.Cols, func(lo, hi int) int64 { return spmmRows(be.isa, dst, a, b, lo, hi) })
+}
+
+// spmmRanges runs rows(lo, hi), which returns the first malformed row or
+// -1, over nonzero-balanced ranges of a's rows on the backend's
+// goroutines, and panics with a spmm.ShapeError if a range found a
+// malformed row. width is the product's width (the columns of b).
+func (be *Backend) spmmRanges(a *spmm.CSR, width int, rows func(lo, hi int) int64) {
+	if a.Rows == 0 || width == 0 {
 		return
 	}
 	workers := be.workers()
-	if float64(a.NNZ())*float64(b.Cols) < minParallelWork {
+	if float64(a.NNZ())*float64(width) < minParallelWork {
 		workers = 1
 	}
 	chunks := workers
@@ -100,7 +108,7 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 				return
 			}
 			if lo, hi := bounds[c], bounds[c+1]; lo < hi {
-				if r := spmmRows(be.isa, dst, a, b, lo, hi); r >= 0 {
+				if r := rows(lo, hi); r >= 0 {
 					bad.CompareAndSwap(-1, r)
 				}
 			}
@@ -108,8 +116,13 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 	}
 	par.Do(workers, func(int) { work() })
 	if r := bad.Load(); r >= 0 {
-		panic(spmm.ShapeError(fmt.Sprintf("SpMM: CSR row %d has row pointers or column indices out of range", r)))
+		badRow(r)
 	}
+}
+
+// badRow panics with the spmm.ShapeError of a malformed CSR row.
+func badRow(r int64) {
+	panic(spmm.ShapeError(fmt.Sprintf("SpMM: CSR row %d has row pointers or column indices out of range", r)))
 }
 
 // spmmRows runs the C kernel on rows [r0, r1) and returns the first
@@ -117,23 +130,29 @@ func (be *Backend) SpMM(dst spmm.Dense, a *spmm.CSR, b spmm.Dense) {
 // so dst.Data and a.RowPtr are non-empty; the other slices may be empty
 // and are then passed as NULL, which the kernel never dereferences.
 func spmmRows(x isa, dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) int64 {
-	nnzcap := min(len(a.ColIdx), len(a.Val))
-	var col *C.int32_t
-	var val, bp *C.float
-	if nnzcap > 0 {
-		col = (*C.int32_t)(unsafe.Pointer(&a.ColIdx[0]))
-		val = (*C.float)(unsafe.Pointer(&a.Val[0]))
-	}
+	col, val, nnzcap := csrArgs(a)
+	var bp *C.float
 	if len(b.Data) > 0 {
 		bp = (*C.float)(unsafe.Pointer(&b.Data[0]))
 	}
 	r := C.scalegnn_spmm_rows(C.int(x),
 		(*C.float)(unsafe.Pointer(&dst.Data[0])), C.int64_t(dst.Stride),
 		(*C.int64_t)(unsafe.Pointer(&a.RowPtr[0])), col, val,
-		C.int64_t(nnzcap), C.int64_t(a.Cols),
+		nnzcap, C.int64_t(a.Cols),
 		bp, C.int64_t(b.Stride), C.int64_t(b.Cols),
 		C.int64_t(r0), C.int64_t(r1))
 	return int64(r)
+}
+
+// csrArgs returns a's column indices and values as C pointers (NULL when
+// there are none) and how many entries both slices hold.
+func csrArgs(a *spmm.CSR) (col *C.int32_t, val *C.float, nnzcap C.int64_t) {
+	n := min(len(a.ColIdx), len(a.Val))
+	if n > 0 {
+		col = (*C.int32_t)(unsafe.Pointer(&a.ColIdx[0]))
+		val = (*C.float)(unsafe.Pointer(&a.Val[0]))
+	}
+	return col, val, C.int64_t(n)
 }
 
 // parallel runs fn(0..parts-1) concurrently, the last on the caller; a

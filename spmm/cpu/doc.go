@@ -30,6 +30,21 @@
 // spmm.ShapeError on an out-of-range row pointer or column index, where a
 // C loop would otherwise read outside the Go slices.
 //
+// # bfloat16
+//
+// SpMMBF16 and SpMMBF16ToBF16 run the same kernel with a bfloat16 B
+// (spmm.DenseBF16) and float32 or bfloat16 output: spmm.c is written once
+// over B's and dst's element types, a bfloat16 widens to float32 exactly
+// as it is loaded, and the sums are float32 in the float32 kernel's order,
+// so SpMMBF16 equals SpMM on the widened B bit for bit and
+// SpMMBF16ToBF16 equals spmm.ToBF16 of that (TestSpMMBF16Bitwise). GemmBF16
+// multiplies bfloat16 operands into a float32 dst with Gemm's plan and
+// blocks: by OpenBLAS's cblas_sbgemm where the library exports it (a weak
+// symbol; Debian's 0.3.21 does not), else by sgemm on float32 copies
+// widened chunk by chunk (GemmBF16Kernel says which). BenchmarkBF16 and
+// bench/bf16-kernels.sh time them against float32; docs/bf16-kernels.md
+// has the numbers.
+//
 // # GEMM and choosing the BLAS
 //
 // Gemm calls cblas_sgemm in row-major order with the strides of the views

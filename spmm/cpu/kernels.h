@@ -22,6 +22,15 @@ int64_t scalegnn_spmm_rows(int isa, float *dst, int64_t ldd,
                            const float *b, int64_t ldb, int64_t width,
                            int64_t r0, int64_t r1);
 
+/* scalegnn_spmm_bf16_rows is scalegnn_spmm_rows for a bfloat16 B (uint16
+ * bits), with float sums written to dst as float (out_bf16 0) or rounded
+ * once to bfloat16 (out_bf16 1). */
+int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
+                                const int64_t *rowptr, const int32_t *colidx,
+                                const float *val, int64_t nnzcap, int64_t ncols,
+                                const uint16_t *b, int64_t ldb, int64_t width,
+                                int64_t r0, int64_t r1);
+
 void scalegnn_triad(float *a, const float *b, const float *c, float s,
                     int64_t lo, int64_t hi);
 
@@ -29,6 +38,17 @@ void scalegnn_sgemm(int transa, int transb, int m, int n, int k,
                     float alpha, const float *a, int lda,
                     const float *b, int ldb,
                     float beta, float *c, int ldc);
+
+/* scalegnn_sbgemm forwards to OpenBLAS's cblas_sbgemm (row-major), which
+ * exists only where scalegnn_sbgemm_available() returns 1. */
+int scalegnn_sbgemm_available(void);
+void scalegnn_sbgemm(int transa, int transb, int m, int n, int k, float alpha,
+                     const uint16_t *a, int lda, const uint16_t *b, int ldb,
+                     float beta, float *c, int ldc);
+
+/* scalegnn_bf16_widen widens the rows×cols bfloat16 matrix s into d. */
+void scalegnn_bf16_widen(float *d, int64_t ldd, const uint16_t *s, int64_t lds,
+                         int64_t rows, int64_t cols);
 
 void scalegnn_gemm_sparse_rows(int transa, float alpha, const float *a, int64_t lda,
                                int64_t arows, int64_t acols, const float *b, int64_t ldb,

@@ -1,10 +1,6 @@
 package cpu
 
-import (
-	"fmt"
-
-	"scalegnn/spmm"
-)
+import "scalegnn/spmm"
 
 // Entry points for callers that run the products on threads of their own
 // (package device's CPU device, on its worker pool): one range of SpMM
@@ -20,7 +16,7 @@ func SpMMRows(dst spmm.Dense, a *spmm.CSR, b spmm.Dense, r0, r1 int) {
 		return
 	}
 	if r := spmmRows(isaAuto, dst, a, b, r0, r1); r >= 0 {
-		panic(spmm.ShapeError(fmt.Sprintf("SpMM: CSR row %d has row pointers or column indices out of range", r)))
+		badRow(r)
 	}
 }
 
@@ -40,17 +36,24 @@ type GemmPlan struct {
 // workers threads: none when it is empty, one when it is small.
 func PlanGemm(tA, tB spmm.Op, a, b, dst spmm.Dense, workers int) GemmPlan {
 	m, n, k := spmm.CheckGemm(tA, tB, a, b, dst)
+	return planGemm(m, n, k, a.Stride, b.Stride, dst.Stride, workers, func() bool { return sparseInput(tA, tB, a, k) })
+}
+
+// planGemm cuts an m×n×k product with the given strides into blocks for
+// up to workers threads; sparse says whether op(a) is sparse enough to
+// skip its zeros (asked only of products worth splitting).
+func planGemm(m, n, k, lda, ldb, ldc, workers int, sparse func() bool) GemmPlan {
 	p := GemmPlan{M: m, N: n, K: k, Parts: 1}
 	if m == 0 || n == 0 {
 		p.Parts = 0
 		return p
 	}
-	checkSgemmInts(m, n, k, a.Stride, b.Stride, dst.Stride)
+	checkSgemmInts(m, n, k, lda, ldb, ldc)
 	if k == 0 || float64(m)*float64(n)*float64(k) < minParallelWork {
 		return p
 	}
 	const minBlock = 32 // below this a block no longer fills BLAS's micro-kernel
-	if sparseInput(tA, tB, a, k) {
+	if sparse() {
 		p.Sparse, p.ByRows = true, true
 		p.Parts = max(1, min(workers, m/minBlock))
 		return p
@@ -68,8 +71,7 @@ func PlanGemm(tA, tB spmm.Op, a, b, dst spmm.Dense, workers int) GemmPlan {
 // dst = alpha·op(a)·op(b) + beta·dst on its rows or columns. As in BLAS,
 // beta == 0 overwrites dst without reading it.
 func GemmPart(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta float32, dst spmm.Dense) {
-	m, n, k := pl.M, pl.N, pl.K
-	if k == 0 || alpha == 0 {
+	if pl.K == 0 || alpha == 0 {
 		// BLAS would handle these too, but not all implementations accept
 		// the zero leading dimensions an empty operand may have.
 		if part == 0 {
@@ -78,30 +80,47 @@ func GemmPart(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spmm.De
 		return
 	}
 	if pl.Sparse {
-		gemmSparseRows(tA, alpha, a, b, beta, dst, m*part/pl.Parts, m*(part+1)/pl.Parts)
+		gemmSparseRows(tA, alpha, a, b, beta, dst, pl.M*part/pl.Parts, pl.M*(part+1)/pl.Parts)
 		return
 	}
+	w := pl.window(part, tA, tB, a.Rows, a.Cols, b.Rows, b.Cols)
+	sgemm(tA, tB, alpha, spmm.Slice(a, w.a[0], w.a[1], w.a[2], w.a[3]), spmm.Slice(b, w.b[0], w.b[1], w.b[2], w.b[3]),
+		beta, spmm.Slice(dst, w.d[0], w.d[1], w.d[2], w.d[3]), w.m, w.n, pl.K)
+}
+
+// gemmWindow is one block of a dense plan: the rows and columns (r0, r1,
+// c0, c1) of a, b and dst as stored that it reads and writes, and its m
+// and n. A block of output rows takes rows of op(a), one of output
+// columns columns of op(b); one part is the whole product.
+type gemmWindow struct {
+	a, b, d [4]int
+	m, n    int
+}
+
+// window returns block part of a dense plan (not Sparse) for operands a
+// (aRows×aCols) and b (bRows×bCols) as stored. It works on sizes alone, so
+// that float32 and bfloat16 operands share it without allocating.
+func (pl GemmPlan) window(part int, tA, tB spmm.Op, aRows, aCols, bRows, bCols int) gemmWindow {
+	w := gemmWindow{a: [4]int{0, aRows, 0, aCols}, b: [4]int{0, bRows, 0, bCols}, d: [4]int{0, pl.M, 0, pl.N}, m: pl.M, n: pl.N}
 	if pl.Parts <= 1 {
-		sgemm(tA, tB, alpha, a, b, beta, dst, m, n, k)
-		return
+		return w
 	}
 	if pl.ByRows {
-		lo, hi := m*part/pl.Parts, m*(part+1)/pl.Parts
-		var ap spmm.Dense // rows [lo, hi) of op(a)
+		lo, hi := pl.M*part/pl.Parts, pl.M*(part+1)/pl.Parts
 		if tA == spmm.Trans {
-			ap = spmm.Slice(a, 0, a.Rows, lo, hi)
+			w.a[2], w.a[3] = lo, hi
 		} else {
-			ap = spmm.Slice(a, lo, hi, 0, a.Cols)
+			w.a[0], w.a[1] = lo, hi
 		}
-		sgemm(tA, tB, alpha, ap, b, beta, spmm.Slice(dst, lo, hi, 0, n), hi-lo, n, k)
-		return
+		w.d[0], w.d[1], w.m = lo, hi, hi-lo
+		return w
 	}
-	lo, hi := n*part/pl.Parts, n*(part+1)/pl.Parts
-	var bp spmm.Dense // columns [lo, hi) of op(b)
+	lo, hi := pl.N*part/pl.Parts, pl.N*(part+1)/pl.Parts
 	if tB == spmm.Trans {
-		bp = spmm.Slice(b, lo, hi, 0, b.Cols)
+		w.b[0], w.b[1] = lo, hi
 	} else {
-		bp = spmm.Slice(b, 0, b.Rows, lo, hi)
+		w.b[2], w.b[3] = lo, hi
 	}
-	sgemm(tA, tB, alpha, a, bp, beta, spmm.Slice(dst, 0, m, lo, hi), m, hi-lo, k)
+	w.d[2], w.d[3], w.n = lo, hi, hi-lo
+	return w
 }

@@ -1,4 +1,6 @@
-/* The SpMM kernel: rows [r0, r1) of dst = A·B for CSR A and row-major B.
+/* The SpMM kernel: rows [r0, r1) of dst = A·B for CSR A and row-major B,
+ * with B and dst each float32 or bfloat16 ("Element kinds" below; the
+ * sums are float32 in every kind).
  *
  * The product is bound by memory latency, not arithmetic: each nonzero
  * (i, c) reads row c of B from wherever it lies, and after a random
@@ -32,7 +34,9 @@
  * columns only, and the package is compiled with -ffp-contract=off so that
  * the AVX2/AVX-512 paths do not fuse the multiply and add into an FMA:
  * results are bit-identical across ISAs, widths and chunkings, and with
- * the earlier scalar-order kernel (TestSpMMBitwise checks this).
+ * the earlier scalar-order kernel (TestSpMMBitwise checks this). A
+ * bfloat16 B widens exactly, so its products equal the float32 kernel's
+ * on the widened B, bit for bit (TestSpMMBF16Bitwise).
  *
  * The kernel also checks the CSR structure it relies on (row pointers in
  * range and non-decreasing, columns below ncols): a bad index would make C
@@ -51,13 +55,100 @@
 #pragma GCC optimize("fp-contract=off")
 #endif
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_X86_VARIANTS 1
+#endif
+
 /* vf16, vf8 and vf4 are 16, 8 and 4 floats as one value (GCC vector
  * extensions): one zmm, ymm or xmm register. Each target uses its own
  * register width, since wider vectors would be split through the stack.
- * Loads and stores go through memcpy (unaligned). */
+ * Loads and stores go through memcpy (unaligned). vuL and viL are L
+ * 32-bit integers (the same register), vhL L bfloat16 (half of one). */
 typedef float vf16 __attribute__((vector_size(64)));
 typedef float vf8 __attribute__((vector_size(32)));
 typedef float vf4 __attribute__((vector_size(16)));
+typedef uint32_t vu16 __attribute__((vector_size(64)));
+typedef uint32_t vu8 __attribute__((vector_size(32)));
+typedef uint32_t vu4 __attribute__((vector_size(16)));
+typedef uint16_t vh16 __attribute__((vector_size(32)));
+typedef uint16_t vh8 __attribute__((vector_size(16)));
+typedef uint16_t vh4 __attribute__((vector_size(8)));
+
+/* Element kinds. The kernel is written once over the type of B's elements
+ * and of dst's, each float or bfloat16 (uint16_t, the high half of a
+ * float32; see spmm.ToBF16), in three kinds:
+ *   ff: float B, float dst (Backend.SpMM);
+ *   hf: bfloat16 B, float dst (Backend.SpMMBF16);
+ *   hh: bfloat16 B, bfloat16 dst (Backend.SpMMBF16ToBF16).
+ * The sums are float32 in every kind and in the same order: a bfloat16
+ * element widens to float32 exactly (a 16-bit shift: vpmovzxwd and vpslld
+ * on x86), so hf equals ff on the widened B bit for bit, and hh rounds
+ * each finished float32 sum once, to nearest even, exactly as
+ * spmm.ToBF16 does (integer arithmetic, no MXCSR, no flush of
+ * subnormals: AVX512_BF16's vcvtneps2bf16 would flush them).
+ *
+ * For each kind K: BT_K and OT_K are B's and dst's element types;
+ * LDV_K(VT, L, p) loads L elements of B at p as a VT of floats, LD1_K(p)
+ * one as a float; STV_K(p, L, acc) stores a vf##L of sums at p, ST1_K(p,
+ * x) one sum. */
+#define BT_ff float
+#define OT_ff float
+#define BT_hf uint16_t
+#define OT_hf float
+#define BT_hh uint16_t
+#define OT_hh uint16_t
+
+#define LDV_F32(VT, L, p) ({ VT x_; memcpy(&x_, (p), sizeof x_); x_; })
+#define LDV_BF16(VT, L, p)                                                 \
+	({                                                                 \
+		vh##L h_;                                                  \
+		memcpy(&h_, (p), sizeof h_);                               \
+		(VT)(__builtin_convertvector(h_, vu##L) << 16);            \
+	})
+#define LD1_F32(p) (*(p))
+#define LD1_BF16(p) bf16_to_f32(*(p))
+#define STV_F32(p, L, acc) memcpy((p), &(acc), sizeof(acc))
+#define STV_BF16(p, L, acc)                                                \
+	do {                                                               \
+		const vu##L u_ = (vu##L)(acc);                             \
+		const vu##L nan_ = (vu##L)((u_ & 0x7fffffff) > 0x7f800000); \
+		const vu##L r_ = ((u_ + 0x7fff + ((u_ >> 16) & 1)) >> 16 & ~nan_) \
+		    | (((u_ >> 16) | 0x40) & nan_);                        \
+		const vh##L h_ = __builtin_convertvector(r_, vh##L);       \
+		memcpy((p), &h_, sizeof h_);                               \
+	} while (0)
+#define ST1_F32(p, x) (*(p) = (x))
+#define ST1_BF16(p, x) (*(p) = f32_to_bf16(x))
+
+#define LDV_ff LDV_F32
+#define LDV_hf LDV_BF16
+#define LDV_hh LDV_BF16
+#define LD1_ff LD1_F32
+#define LD1_hf LD1_BF16
+#define LD1_hh LD1_BF16
+#define STV_ff STV_F32
+#define STV_hf STV_F32
+#define STV_hh STV_BF16
+#define ST1_ff ST1_F32
+#define ST1_hf ST1_F32
+#define ST1_hh ST1_BF16
+
+static inline float bf16_to_f32(uint16_t h) {
+	const uint32_t u = (uint32_t)h << 16;
+	float f;
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+/* f32_to_bf16 is spmm.ToBF16: round to nearest, ties to even; a NaN stays
+ * a quiet NaN. */
+static inline uint16_t f32_to_bf16(float f) {
+	uint32_t u;
+	memcpy(&u, &f, sizeof u);
+	if ((u & 0x7fffffff) > 0x7f800000)
+		return (uint16_t)((u >> 16) | 0x40);
+	return (uint16_t)((u + 0x7fff + ((u >> 16) & 1)) >> 16);
+}
 
 /* PREFETCH_SPAN prefetches the cache lines of p[0:n]: one per 64 bytes
  * from p, and the line of the last byte too unless tail is 0 (the caller
@@ -66,56 +157,56 @@ typedef float vf4 __attribute__((vector_size(16)));
 #define PREFETCH_SPAN(p, n, tail)                                          \
 	do {                                                               \
 		const char *c_ = (const char *)(p);                        \
-		for (int64_t o_ = 0; o_ < (n) * (int64_t)sizeof(float); o_ += 64) \
+		const int64_t nb_ = (n) * (int64_t)sizeof(*(p));           \
+		for (int64_t o_ = 0; o_ < nb_; o_ += 64)                   \
 			__builtin_prefetch(c_ + o_);                       \
 		if (tail)                                                  \
-			__builtin_prefetch(c_ + (n) * (int64_t)sizeof(float) - 1); \
+			__builtin_prefetch(c_ + nb_ - 1);                  \
 	} while (0)
 
 /* AHEAD_NARROW and AHEAD_WIDE are the prefetch distances in nonzeros for
- * widths up to 16 and beyond. On R-MAT scale 16 and 18 (AMD EPYC Zen 5,
+ * rows of B up to one cache line (float widths up to 16, bfloat16 up to
+ * 32) and beyond. On R-MAT scale 16 and 18 (AMD EPYC Zen 5,
  * BenchmarkBandwidth) 64/32 ran 1.3-1.4x faster than 32/16 and 16/8;
  * 96/48 and 128/64 were no better. */
 #define AHEAD_NARROW 64
 #define AHEAD_WIDE 32
 
-/* CHUNK(VT, L, NV) computes columns [j0, j0+NV·L) of the current row for
- * as long as that many remain, with NV vectors of type VT (L floats each)
- * of partial sums in registers. */
-#define CHUNK(VT, L, NV)                                                   \
+/* CHUNK(K, VT, L, NV) computes columns [j0, j0+NV·L) of the current row
+ * for as long as that many remain, with NV vectors of type VT (L floats
+ * each) of partial sums in registers. */
+#define CHUNK(K, VT, L, NV)                                                \
 	for (; j0 + (NV) * (L) <= n; j0 += (NV) * (L)) {                   \
 		VT acc[NV];                                                \
-		const int tail = (((uintptr_t)(b + j0) | (uintptr_t)ldb * sizeof(float)) & 63) != 0 \
-		    || (NV) * (L) % 16 != 0;                               \
+		const int tail = (((uintptr_t)(b + j0) | (uintptr_t)ldb * sizeof(*b)) & 63) != 0 \
+		    || (NV) * (L) * sizeof(*b) % 64 != 0;                  \
 		for (int k = 0; k < (NV); k++)                             \
 			acc[k] = (VT){0};                                  \
 		for (int64_t p = lo; p < hi; p++) {                        \
 			if (p + ahead < end)                               \
 				PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, (NV) * (L), tail); \
 			const float v = val[p];                            \
-			const float *br = b + (int64_t)col[p] * ldb + j0;  \
-			for (int k = 0; k < (NV); k++) {                   \
-				VT x;                                      \
-				memcpy(&x, br + k * (L), sizeof x);        \
-				acc[k] += v * x;                           \
-			}                                                  \
+			const BT_##K *br = b + (int64_t)col[p] * ldb + j0; \
+			for (int k = 0; k < (NV); k++)                     \
+				acc[k] += v * LDV_##K(VT, L, br + k * (L)); \
 		}                                                          \
 		for (int k = 0; k < (NV); k++)                             \
-			memcpy(d + j0 + k * (L), &acc[k], sizeof acc[k]);  \
+			STV_##K(d + j0 + k * (L), L, acc[k]);              \
 	}
 
 /* CH is CHUNK for NV >= 1 and nothing otherwise (NV is a constant). */
-#define CH(VT, L, NV)                                                      \
+#define CH(K, VT, L, NV)                                                   \
 	if ((NV) >= 1)                                                     \
-		CHUNK(VT, L, (NV) >= 1 ? (NV) : 1)
+		CHUNK(K, VT, L, (NV) >= 1 ? (NV) : 1)
 
-/* ROWS(W, VT, L, CW) computes rows [r0, r1) of width W (a constant for
+/* ROWS(K, W, VT, L, CW) computes rows [r0, r1) of width W (a constant for
  * the specialised widths) in chunks of CW columns, then CW/2, ..., down
- * to one vector VT of L floats, and the last columns one at a time. */
-#define ROWS(W, VT, L, CW)                                                 \
+ * to one vector VT of L floats, and the last columns (fewer than L) one
+ * at a time with their sums in t. */
+#define ROWS(K, W, VT, L, CW)                                              \
 	do {                                                               \
 		const int64_t n = (W);                                     \
-		const int64_t ahead = n <= 16 ? AHEAD_NARROW : AHEAD_WIDE;                   \
+		const int64_t ahead = n * (int64_t)sizeof(*b) <= 64 ? AHEAD_NARROW : AHEAD_WIDE; \
 		for (int64_t i = r0; i < r1; i++) {                        \
 			const int64_t lo = rowptr[i], hi = rowptr[i + 1];  \
 			if (lo < 0 || hi < lo || hi > nnzcap)              \
@@ -123,39 +214,42 @@ typedef float vf4 __attribute__((vector_size(16)));
 			for (int64_t p = lo; p < hi; p++)                  \
 				if ((uint64_t)(int64_t)col[p] >= (uint64_t)ncols) \
 					return i;                          \
-			float *restrict d = dst + i * ldd;                 \
+			OT_##K *restrict d = dst + i * ldd;                \
 			int64_t j0 = 0;                                    \
-			CH(VT, L, (CW) / (L))                              \
-			CH(VT, L, (CW) / (L) / 2)                          \
-			CH(VT, L, (CW) / (L) / 4)                          \
-			CH(VT, L, (CW) / (L) / 8)                          \
+			CH(K, VT, L, (CW) / (L))                           \
+			CH(K, VT, L, (CW) / (L) / 2)                       \
+			CH(K, VT, L, (CW) / (L) / 4)                       \
+			CH(K, VT, L, (CW) / (L) / 8)                       \
 			if (j0 < n) {                                      \
 				const int64_t m = n - j0;                  \
-				float *restrict dd = d + j0;               \
-				memset(dd, 0, (size_t)m * sizeof(float));  \
+				float t[L] = {0};                          \
 				for (int64_t p = lo; p < hi; p++) {        \
 					if (p + ahead < end)               \
 						PREFETCH_SPAN(b + (int64_t)col[p + ahead] * ldb + j0, m, 1); \
 					const float v = val[p];            \
-					const float *restrict br = b + (int64_t)col[p] * ldb + j0; \
+					const BT_##K *restrict br = b + (int64_t)col[p] * ldb + j0; \
 					for (int64_t j = 0; j < m; j++)    \
-						dd[j] += v * br[j];        \
+						t[j] += v * LD1_##K(br + j); \
 				}                                          \
+				for (int64_t j = 0; j < m; j++)            \
+					ST1_##K(d + j0 + j, t[j]);         \
 			}                                                  \
 		}                                                          \
 		return -1;                                                 \
 	} while (0)
 
-#define SPMM_ARGS                                                          \
-	float *restrict dst, int64_t ldd, const int64_t *restrict rowptr,  \
+#define SPMM_ARGS(K)                                                       \
+	OT_##K *restrict dst, int64_t ldd, const int64_t *restrict rowptr, \
 	    const int32_t *restrict col, const float *restrict val,        \
-	    int64_t nnzcap, int64_t ncols, const float *restrict b,        \
+	    int64_t nnzcap, int64_t ncols, const BT_##K *restrict b,       \
 	    int64_t ldb, int64_t width, int64_t r0, int64_t r1
 
-/* DEFINE_SPMM defines NAME, the kernel for one target: one loop per
- * specialised width and one for the rest. */
-#define DEFINE_SPMM(NAME, ATTR, VT, L, CW)                                     \
-	ATTR static int64_t NAME(SPMM_ARGS) {                              \
+#define SPMM_PASS dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1
+
+/* DEFINE_SPMM defines NAME, the kernel of kind K for one target: one loop
+ * per specialised width and one for the rest. */
+#define DEFINE_SPMM(NAME, K, ATTR, VT, L, CW)                              \
+	ATTR static int64_t NAME(SPMM_ARGS(K)) {                           \
 		/* Prefetches look ahead up to the end of this range's     \
 		 * entries, never past the slices. */                       \
 		int64_t end = rowptr[r1];                                  \
@@ -163,24 +257,42 @@ typedef float vf4 __attribute__((vector_size(16)));
 			end = nnzcap;                                      \
 		switch (width) {                                           \
 		case 16:                                                   \
-			ROWS(16, VT, L, CW);                                   \
+			ROWS(K, 16, VT, L, CW);                            \
 		case 32:                                                   \
-			ROWS(32, VT, L, CW);                                   \
+			ROWS(K, 32, VT, L, CW);                            \
 		case 64:                                                   \
-			ROWS(64, VT, L, CW);                                   \
+			ROWS(K, 64, VT, L, CW);                            \
 		case 128:                                                  \
-			ROWS(128, VT, L, CW);                                  \
+			ROWS(K, 128, VT, L, CW);                           \
 		default:                                                   \
-			ROWS(width, VT, L, CW);                                \
+			ROWS(K, width, VT, L, CW);                         \
 		}                                                          \
 	}
 
-DEFINE_SPMM(spmm_base, , vf4, 4, 32)
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define HAVE_X86_VARIANTS 1
-DEFINE_SPMM(spmm_avx2, __attribute__((target("avx2"))), vf8, 8, 64)
-DEFINE_SPMM(spmm_avx512, __attribute__((target("avx512f"))), vf16, 16, 128)
+/* DEFINE_KIND defines the kernels of kind K for every target and
+ * spmm_rows_K, which runs the one isa names. */
+#ifdef HAVE_X86_VARIANTS
+#define DEFINE_KIND(K)                                                     \
+	DEFINE_SPMM(spmm_base_##K, K, , vf4, 4, 32)                        \
+	DEFINE_SPMM(spmm_avx2_##K, K, __attribute__((target("avx2"))), vf8, 8, 64) \
+	DEFINE_SPMM(spmm_avx512_##K, K, __attribute__((target("avx512f"))), vf16, 16, 128) \
+	static int64_t spmm_rows_##K(int isa, SPMM_ARGS(K)) {              \
+		switch (resolve_isa(isa)) {                                \
+		case SCALEGNN_ISA_AVX512:                                  \
+			return spmm_avx512_##K(SPMM_PASS);                 \
+		case SCALEGNN_ISA_AVX2:                                    \
+			return spmm_avx2_##K(SPMM_PASS);                   \
+		default:                                                   \
+			return spmm_base_##K(SPMM_PASS);                   \
+		}                                                          \
+	}
+#else
+#define DEFINE_KIND(K)                                                     \
+	DEFINE_SPMM(spmm_base_##K, K, , vf4, 4, 32)                        \
+	static int64_t spmm_rows_##K(int isa, SPMM_ARGS(K)) {              \
+		(void)isa;                                                 \
+		return spmm_base_##K(SPMM_PASS);                           \
+	}
 #endif
 
 int scalegnn_spmm_isas(void) {
@@ -194,21 +306,32 @@ int scalegnn_spmm_isas(void) {
 	return isas;
 }
 
-int64_t scalegnn_spmm_rows(int isa, SPMM_ARGS) {
-	if (isa == 0) {
-		const int isas = scalegnn_spmm_isas();
-		isa = isas & SCALEGNN_ISA_AVX512 ? SCALEGNN_ISA_AVX512
-		    : isas & SCALEGNN_ISA_AVX2   ? SCALEGNN_ISA_AVX2
-		                                 : SCALEGNN_ISA_BASE;
-	}
-	switch (isa) {
-#ifdef HAVE_X86_VARIANTS
-	case SCALEGNN_ISA_AVX512:
-		return spmm_avx512(dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1);
-	case SCALEGNN_ISA_AVX2:
-		return spmm_avx2(dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1);
-#endif
-	default:
-		return spmm_base(dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1);
-	}
+/* resolve_isa turns isa 0 into the widest the CPU supports. */
+static int resolve_isa(int isa) {
+	if (isa != 0)
+		return isa;
+	const int isas = scalegnn_spmm_isas();
+	return isas & SCALEGNN_ISA_AVX512 ? SCALEGNN_ISA_AVX512
+	    : isas & SCALEGNN_ISA_AVX2   ? SCALEGNN_ISA_AVX2
+	                                 : SCALEGNN_ISA_BASE;
+}
+
+DEFINE_KIND(ff)
+DEFINE_KIND(hf)
+DEFINE_KIND(hh)
+
+int64_t scalegnn_spmm_rows(int isa, SPMM_ARGS(ff)) {
+	return spmm_rows_ff(isa, SPMM_PASS);
+}
+
+int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
+                                const int64_t *rowptr, const int32_t *col,
+                                const float *val, int64_t nnzcap, int64_t ncols,
+                                const uint16_t *b, int64_t ldb, int64_t width,
+                                int64_t r0, int64_t r1) {
+	if (out_bf16)
+		return spmm_rows_hh(isa, (uint16_t *)dst, ldd, rowptr, col, val, nnzcap,
+		                    ncols, b, ldb, width, r0, r1);
+	return spmm_rows_hf(isa, (float *)dst, ldd, rowptr, col, val, nnzcap, ncols,
+	                    b, ldb, width, r0, r1);
 }

@@ -1,0 +1,131 @@
+package cpu
+
+// #include "kernels.h"
+import "C"
+
+import (
+	"sync"
+	"unsafe"
+
+	"scalegnn/spmm"
+)
+
+// useSBGEMM says whether GemmBF16 calls cblas_sbgemm (the linked BLAS
+// exports it) or widens to float32 and calls sgemm. Tests clear it to run
+// the widening path where sbgemm exists.
+var useSBGEMM = sbgemmAvailable()
+
+// GemmBF16Kernel names what computes GemmBF16 in this build, for logs:
+// "cblas_sbgemm" or "widen+sgemm".
+func GemmBF16Kernel() string {
+	if useSBGEMM {
+		return "cblas_sbgemm"
+	}
+	return "widen+sgemm"
+}
+
+// GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a and
+// b, with float32 accumulation and a float32 dst. As in BLAS, beta == 0
+// overwrites dst without reading it. The product is planned and split
+// over the backend's goroutines as Gemm's is (PlanGemmBF16, GemmPartBF16);
+// each block runs cblas_sbgemm where the BLAS exports it (OpenBLAS built
+// with BUILD_BFLOAT16) and otherwise widens its operands to float32 in
+// cache-sized chunks and runs sgemm on them: a bfloat16 widens exactly, so
+// both compute the product of the same values, in float32.
+func (be *Backend) GemmBF16(tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense) {
+	pl := PlanGemmBF16(tA, tB, a, b, dst, be.workers())
+	switch {
+	case pl.Parts == 0:
+	case pl.Parts == 1:
+		GemmPartBF16(pl, 0, tA, tB, alpha, a, b, beta, dst)
+	default:
+		parallel(pl.Parts, func(p int) { GemmPartBF16(pl, p, tA, tB, alpha, a, b, beta, dst) })
+	}
+}
+
+// PlanGemmBF16 is PlanGemm for bfloat16 operands (never Sparse).
+func PlanGemmBF16(tA, tB spmm.Op, a, b spmm.DenseBF16, dst spmm.Dense, workers int) GemmPlan {
+	m, n, k := spmm.CheckGemmBF16(tA, tB, a, b, dst)
+	return planGemm(m, n, k, a.Stride, b.Stride, dst.Stride, workers, func() bool { return false })
+}
+
+// GemmPartBF16 computes block part of a product planned by PlanGemmBF16,
+// as GemmPart does for float32.
+func GemmPartBF16(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense) {
+	if pl.K == 0 || alpha == 0 {
+		if part == 0 {
+			scale(dst, beta)
+		}
+		return
+	}
+	w := pl.window(part, tA, tB, a.Rows, a.Cols, b.Rows, b.Cols)
+	ap := spmm.SliceBF16(a, w.a[0], w.a[1], w.a[2], w.a[3])
+	bp := spmm.SliceBF16(b, w.b[0], w.b[1], w.b[2], w.b[3])
+	dp := spmm.Slice(dst, w.d[0], w.d[1], w.d[2], w.d[3])
+	if useSBGEMM {
+		sbgemm(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+		return
+	}
+	gemmWidened(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+}
+
+// The widening path cuts the inner dimension into chunks of widenK and
+// op(a)'s rows into chunks of widenM, so that the float32 copies of a
+// chunk of op(b) (widenK×n) and of op(a) (widenM×widenK) stay in the L2
+// cache (a quarter MiB each at n = 256) while sgemm reads them, and the
+// bfloat16 operands are read from memory once (op(b) once per block).
+const (
+	widenK = 256
+	widenM = 256
+)
+
+// widenPool holds the float32 scratch of gemmWidened, one *[]float32 per
+// block in flight.
+var widenPool sync.Pool
+
+// gemmWidened computes dst = alpha·op(a)·op(b) + beta·dst (m, n, k > 0)
+// by sgemm on float32 copies of chunks of a and b: the chunks of the
+// inner dimension after the first accumulate into dst (beta 1).
+func gemmWidened(tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense, m, n, k int) {
+	kc, mc := min(k, widenK), min(m, widenM)
+	need := kc*n + mc*kc
+	bufp, _ := widenPool.Get().(*[]float32)
+	if bufp == nil || cap(*bufp) < need {
+		s := make([]float32, need)
+		bufp = &s
+	}
+	defer widenPool.Put(bufp)
+	fb, fa := (*bufp)[:kc*n], (*bufp)[kc*n:need]
+	for k0 := 0; k0 < k; k0 += kc {
+		k1 := min(k, k0+kc)
+		var bw spmm.Dense
+		if tB == spmm.Trans {
+			bw = widen(fb, spmm.SliceBF16(b, 0, n, k0, k1))
+		} else {
+			bw = widen(fb, spmm.SliceBF16(b, k0, k1, 0, n))
+		}
+		bt := beta
+		if k0 > 0 {
+			bt = 1
+		}
+		for i0 := 0; i0 < m; i0 += mc {
+			i1 := min(m, i0+mc)
+			var aw spmm.Dense
+			if tA == spmm.Trans {
+				aw = widen(fa, spmm.SliceBF16(a, k0, k1, i0, i1))
+			} else {
+				aw = widen(fa, spmm.SliceBF16(a, i0, i1, k0, k1))
+			}
+			sgemm(tA, tB, alpha, aw, bw, bt, spmm.Slice(dst, i0, i1, 0, n), i1-i0, n, k1-k0)
+		}
+	}
+}
+
+// widen copies the non-empty s into buf as a float32 matrix with stride
+// s.Cols and returns it.
+func widen(buf []float32, s spmm.DenseBF16) spmm.Dense {
+	d := spmm.Dense{Rows: s.Rows, Cols: s.Cols, Stride: s.Cols, Data: buf[:s.Rows*s.Cols]}
+	C.scalegnn_bf16_widen((*C.float)(unsafe.Pointer(&d.Data[0])), C.int64_t(d.Stride),
+		(*C.uint16_t)(unsafe.Pointer(&s.Data[0])), C.int64_t(s.Stride), C.int64_t(s.Rows), C.int64_t(s.Cols))
+	return d
+}

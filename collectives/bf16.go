@@ -1,26 +1,19 @@
 package collectives
 
-import "math"
+import "scalegnn/spmm"
 
 // bfloat16 keeps the sign, the 8 exponent bits and the top 7 mantissa bits
 // of a float32: the same range, 3 significant decimal digits, half the
 // bytes. The 3D-PMM partial sums travel in it when a job asks for bf16
 // communication (ScaleGNN §V-B).
 
-// ToBF16 rounds f to the nearest bfloat16, ties to even. Infinities stay
-// infinite, a NaN stays a (quiet) NaN, and a finite value too large for
-// bfloat16 rounds to infinity as IEEE rounding does.
-func ToBF16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16) | 0x40 // keep it a NaN whatever the lost bits were
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
-}
+// ToBF16 rounds f to the nearest bfloat16, ties to even (spmm.ToBF16,
+// where the rule is written once for the devices, the kernels and the
+// collectives).
+func ToBF16(f float32) uint16 { return spmm.ToBF16(f) }
 
 // FromBF16 widens a bfloat16 to float32 exactly.
-func FromBF16(h uint16) float32 { return math.Float32frombits(uint32(h) << 16) }
+func FromBF16(h uint16) float32 { return spmm.FromBF16(h) }
 
 // AddBF16 is the reduction of a bfloat16 all-reduce: the float32 sum of
 // two bfloat16 values, rounded to bfloat16. The MPI binding's C callback

@@ -43,7 +43,7 @@ func AllReduceI64(dev Device, c collectives.Comm, buf Buffer[int64], op collecti
 
 // PackedBF16Comm is what AllReduceBF16 asks of a communicator to fuse the
 // bfloat16 packing into the device: an in-place sum of values already
-// packed (collectives.ToBF16), combined with collectives.AddBF16 exactly
+// packed (spmm.ToBF16), combined with collectives.AddBF16 exactly
 // as Comm.AllReduceBF16 combines them. Proposed for package collectives
 // (its MPI binding packs on one goroutine into a staging slice it
 // allocates per call); a communicator without it gets the float32 buffer.

@@ -36,7 +36,7 @@
 // Semantics follow package gcn operation for operation, so that a model
 // rebuilt on a Device trains bit-identically: dropout draws gcn's
 // counter-based masks (random.go is a copy of gcn/random.go's draws),
-// bfloat16 rounding is collectives.ToBF16, the optimizer is gcn's float64
+// bfloat16 rounding is spmm.ToBF16, the optimizer is gcn's float64
 // update, and row sums (RMSNorm) run left to right in float32 on every
 // device. The C kernels keep that: no fused multiply-adds, no reordered
 // sums (the row sums interleave rows, never columns). Softmax

@@ -397,7 +397,7 @@ func optimUpdate(st OptimStep, w32, g32, m32, v32 float32) (float32, float32, fl
 func (d *Native) PackBF16(dst Buffer[uint16], src Buffer[float32]) {
 	checkLen("PackBF16 dst", dst.Len(), src.Len())
 	for i, f := range src.host {
-		dst.host[i] = toBF16(f)
+		dst.host[i] = spmm.ToBF16(f)
 	}
 }
 
@@ -405,20 +405,8 @@ func (d *Native) PackBF16(dst Buffer[uint16], src Buffer[float32]) {
 func (d *Native) UnpackBF16(dst Buffer[float32], src Buffer[uint16]) {
 	checkLen("UnpackBF16 dst", dst.Len(), src.Len())
 	for i, h := range src.host {
-		dst.host[i] = math.Float32frombits(uint32(h) << 16)
+		dst.host[i] = spmm.FromBF16(h)
 	}
-}
-
-// toBF16 is collectives.ToBF16 (collectives/bf16.go), copied so that the
-// device does not depend on the collectives package for one function;
-// devicetest checks the two agree.
-func toBF16(f float32) uint16 {
-	u := math.Float32bits(f)
-	if u&0x7fffffff > 0x7f800000 {
-		return uint16(u>>16) | 0x40
-	}
-	u += 0x7fff + (u>>16)&1
-	return uint16(u >> 16)
 }
 
 // GatherRows sets row i of dst to row idx[i] of src.

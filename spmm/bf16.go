@@ -6,9 +6,10 @@ import "math"
 // of a float32: the same range, about 3 significant decimal digits, half
 // the bytes. It is stored as uint16 (the high half of the float32's bits).
 // Widening it to float32 is exact (a 16-bit shift); narrowing rounds to
-// nearest, ties to even, here and only here in package spmm (ToBF16), by
-// the same rule as collectives.ToBF16 and the devices' PackBF16: the C
-// kernels of spmm/cpu that write bfloat16 follow it bit for bit.
+// nearest, ties to even, here and only here (ToBF16): collectives.ToBF16,
+// the devices' PackBF16 (Native calls it; the C and CUDA kernels are
+// checked against it by devicetest) and the C kernels of spmm/cpu that
+// write bfloat16 follow it bit for bit.
 
 // ToBF16 rounds f to the nearest bfloat16, ties to even. Infinities stay
 // infinite, a NaN stays a quiet NaN (its sign and top payload bits kept),

@@ -6,15 +6,13 @@ import (
 	"math/rand/v2"
 	"testing"
 
-	"scalegnn/collectives"
 	"scalegnn/spmm"
 )
 
-// TestToBF16 pins the rounding rule: spmm.ToBF16 must agree bit for bit
-// with collectives.ToBF16 (what the bf16 all-reduce and the devices'
-// PackBF16 use) on the edge cases and on random bit patterns, and with the
-// textbook definition (nearest of the two neighbouring bfloat16, ties to
-// even) on finite values.
+// TestToBF16 pins the rounding rule that the bf16 all-reduce, the
+// devices' PackBF16 and the kernels use: on the edge cases and on random
+// bit patterns, the textbook definition (nearest of the two neighbouring
+// bfloat16, ties to even) on finite values, quiet NaNs of the same sign.
 func TestToBF16(t *testing.T) {
 	edge := []uint32{
 		0, 0x80000000, 1, 0x80000001, 0x007fffff, 0x00800000, // zeros, subnormals
@@ -30,9 +28,6 @@ func TestToBF16(t *testing.T) {
 	for _, u := range edge {
 		f := math.Float32frombits(u)
 		got := spmm.ToBF16(f)
-		if want := collectives.ToBF16(f); got != want {
-			t.Fatalf("ToBF16(%#08x) = %#04x, collectives.ToBF16 %#04x", u, got, want)
-		}
 		w := float64(spmm.FromBF16(got))
 		if f != f {
 			if w == w || got&0x40 == 0 || got>>15 != uint16(u>>31) {

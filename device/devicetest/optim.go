@@ -45,7 +45,7 @@ func testOptim(t *testing.T, dev device.Device) {
 	}
 }
 
-// testBF16 checks packing against collectives.ToBF16 (ties, subnormals,
+// testBF16 checks packing against spmm.ToBF16 (ties, subnormals,
 // overflow to infinity, NaN) and unpacking as exact widening.
 func testBF16(t *testing.T, dev device.Device) {
 	special := []float32{0, float32(math.Copysign(0, -1)), 1, -1, 1.00390625, 1.01171875, 3.4e38, -3.4e38,

@@ -39,7 +39,7 @@ func testBF16Mat(t *testing.T, dev device.Device) {
 	for n, s := range shapes {
 		r := newRand(uint64(2800 + n))
 		name := fmt.Sprintf("%dx%d/pad%d", s.rows, s.cols, s.pad)
-		src := newMat(dev, s.rows, s.cols, s.pad, r, anyBits)
+		src := newMat(dev, s.rows, s.cols, s.pad, r, specialsFirst())
 		h := newBF16(dev, s.rows, s.cols, s.pad+1, r, nil)
 		dev.PackMatBF16(h.m, src.m)
 		got := h.get(t, dev, "PackMatBF16")
@@ -58,13 +58,32 @@ func testBF16Mat(t *testing.T, dev device.Device) {
 	}
 }
 
-// anyBits draws a random float32 bit pattern one time in four, else a
-// normal value.
-func anyBits(r *rand.Rand) float32 {
-	if r.IntN(4) == 0 {
-		return math.Float32frombits(r.Uint32())
+// specialsFirst returns a generator of bf16Specials, in order, then of
+// random bit patterns one time in four and normal values otherwise.
+func specialsFirst() func(*rand.Rand) float32 {
+	k := 0
+	return func(r *rand.Rand) float32 {
+		if k < len(bf16Specials) {
+			k++
+			return bf16Specials[k-1]
+		}
+		if r.IntN(4) == 0 {
+			return math.Float32frombits(r.Uint32())
+		}
+		return normal(r)
 	}
-	return normal(r)
+}
+
+// bf16Specials are the values where a rounding to bfloat16 goes wrong
+// first: ties to even up and down, the largest finite values (which
+// round to infinity), subnormals, infinities, NaNs whose payload lies in
+// the dropped bits, −0.
+var bf16Specials = []float32{
+	math.Float32frombits(0x3f808000), math.Float32frombits(0x3f818000), math.Float32frombits(0xbf808000),
+	math.Float32frombits(0x3f80ffff), math.Float32frombits(0x7f7fffff), math.Float32frombits(0xff7fffff),
+	math.Float32frombits(0x00008000), math.Float32frombits(0x00018000), 1e-40,
+	float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()),
+	math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001), float32(math.Copysign(0, -1)),
 }
 
 // testSpMMBF16 checks both bfloat16 SpMMs against float64 on testSpMM's

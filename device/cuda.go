@@ -435,21 +435,27 @@ func (d *CUDA) spmm(g *gpuCSR, val uintptr, n int, b uintptr, ldb int, c uintptr
 	d.fail("SpMM", errors.New("cuSPARSE's workspace kept growing"))
 }
 
-// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS: the
-// row-major product is the column-major one of the transposes, so the
-// operands are passed swapped.
+// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS's Sgemm.
 func (d *CUDA) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
 	checkGemm(tA, tB, a, b, dst)
 	k, ok := d.gemmEmpty(tA, a.rows, a.cols, beta, dst)
 	if !ok {
 		return
 	}
+	d.gemm("Gemm", d.ctx.Sgemm, tA, tB, k, alpha, a.addr(), a.ld(), b.addr(), b.ld(), beta, dst)
+}
+
+// gemm runs the library product call (cuBLAS, column-major) for the
+// row-major dst = alpha·op(a)·op(b) + beta·dst with inner dimension k:
+// the column-major product of the transposes, so the operands go
+// swapped.
+func (d *CUDA) gemm(name string, call func(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error,
+	tA, tB spmm.Op, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, dst Mat) {
 	d.mu.Lock()
-	err := d.ctx.Sgemm(tB == spmm.Trans, tA == spmm.Trans, dst.cols, dst.rows, k, alpha, b.addr(), b.ld(),
-		a.addr(), a.ld(), beta, dst.addr(), dst.ld())
+	err := call(tB == spmm.Trans, tA == spmm.Trans, dst.cols, dst.rows, k, alpha, b, ldb, a, lda, beta, dst.addr(), dst.ld())
 	d.mu.Unlock()
 	if err != nil {
-		d.fail("Gemm", err)
+		d.fail(name, err)
 	}
 }
 

@@ -64,20 +64,14 @@ func (d *CUDA) spmmBF16(a *CSR, b MatBF16, c uintptr, ldc, n int, ctype cuda.Dat
 
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS's
 // GemmEx: bfloat16 a and b, float32 computation and dst (tensor cores
-// where the GPU has bfloat16 ones), operands swapped as in Gemm.
+// where the GPU has bfloat16 ones).
 func (d *CUDA) GemmBF16(tA, tB spmm.Op, alpha float32, a, b MatBF16, beta float32, dst Mat) {
 	checkGemmBF16(tA, tB, a, b, dst)
 	k, ok := d.gemmEmpty(tA, a.rows, a.cols, beta, dst)
 	if !ok {
 		return
 	}
-	d.mu.Lock()
-	err := d.ctx.GemmBF16(tB == spmm.Trans, tA == spmm.Trans, dst.cols, dst.rows, k, alpha, b.addr(), b.ld(),
-		a.addr(), a.ld(), beta, dst.addr(), dst.ld())
-	d.mu.Unlock()
-	if err != nil {
-		d.fail("GemmBF16", err)
-	}
+	d.gemm("GemmBF16", d.ctx.GemmBF16, tA, tB, k, alpha, a.addr(), a.ld(), b.addr(), b.ld(), beta, dst)
 }
 
 // PackMatBF16 rounds src into dst: one flat pass when both views are

@@ -114,50 +114,45 @@ func (b Buffer[T]) Slice(lo, hi int) Buffer[T] {
 	return Buffer[T]{host: b.host[lo:hi:hi]}
 }
 
-// Mat is a row-major matrix view of a float32 Buffer: element (i, j) is
-// element off + i*stride + j of the buffer. Views share storage; Slice
-// narrows one without copying, so column blocks have stride > cols.
-type Mat struct {
-	buf               Buffer[float32]
+// view is the geometry every matrix view shares, over a buffer of T:
+// element (i, j) is element off + i*strid + j of buf. Mat and MatBF16
+// embed it, so they have the same checks, slicing and copies.
+type view[T Elem] struct {
+	buf               Buffer[T]
 	rows, cols, strid int
 	off               int
 }
 
-// Matrix returns the rows×cols view with stride cols of buf's first
-// rows*cols elements.
-func Matrix(buf Buffer[float32], rows, cols int) Mat {
-	return MatrixStride(buf, rows, cols, cols)
-}
+// Rows returns the number of rows of the view.
+func (m view[T]) Rows() int { return m.rows }
 
-// MatrixStride returns the rows×cols view of buf with the given stride.
-func MatrixStride(buf Buffer[float32], rows, cols, stride int) Mat {
-	m := Mat{buf: buf, rows: rows, cols: cols, strid: stride}
-	m.check("Matrix", "")
+// Cols returns the number of columns of the view.
+func (m view[T]) Cols() int { return m.cols }
+
+// Stride returns the distance in elements between rows.
+func (m view[T]) Stride() int { return m.strid }
+
+func (m view[T]) String() string { return fmt.Sprintf("%d×%d/%d", m.rows, m.cols, m.strid) }
+
+// newView returns the rows×cols view of buf with the given stride,
+// checked; op names the constructor in a panic.
+func newView[T Elem](op string, buf Buffer[T], rows, cols, stride int) view[T] {
+	m := view[T]{buf: buf, rows: rows, cols: cols, strid: stride}
+	m.check(op, "")
 	return m
 }
 
-// Rows returns the number of rows of the view.
-func (m Mat) Rows() int { return m.rows }
-
-// Cols returns the number of columns of the view.
-func (m Mat) Cols() int { return m.cols }
-
-// Stride returns the distance in elements between rows.
-func (m Mat) Stride() int { return m.strid }
-
-// Slice returns rows [r0, r1) and columns [c0, c1) of m, sharing storage.
-func (m Mat) Slice(r0, r1, c0, c1 int) Mat {
+// slice returns rows [r0, r1) and columns [c0, c1) of m, sharing storage.
+func (m view[T]) slice(r0, r1, c0, c1 int) view[T] {
 	if r0 < 0 || r1 < r0 || r1 > m.rows || c0 < 0 || c1 < c0 || c1 > m.cols {
 		shapePanic("Slice [%d:%d, %d:%d] of %d×%d", r0, r1, c0, c1, m.rows, m.cols)
 	}
-	return Mat{buf: m.buf, rows: r1 - r0, cols: c1 - c0, strid: m.strid, off: m.off + r0*m.strid + c0}
+	return view[T]{buf: m.buf, rows: r1 - r0, cols: c1 - c0, strid: m.strid, off: m.off + r0*m.strid + c0}
 }
-
-func (m Mat) String() string { return fmt.Sprintf("%d×%d/%d", m.rows, m.cols, m.strid) }
 
 // check panics unless the view lies inside its buffer; op and role
 // (e.g. "Add", "dst") name it in the message.
-func (m Mat) check(op, role string) {
+func (m view[T]) check(op, role string) {
 	if m.rows < 0 || m.cols < 0 || m.strid < m.cols || m.off < 0 {
 		shapePanic("%s %s: %d×%d with stride %d at %d", op, role, m.rows, m.cols, m.strid, m.off)
 	}
@@ -167,10 +162,9 @@ func (m Mat) check(op, role string) {
 	}
 }
 
-// Flat returns the elements of a contiguous view (stride == cols, or one
-// row) as a buffer sharing its memory, for collectives and
-// redistributions, which move buffers; a strided view panics.
-func (m Mat) Flat() Buffer[float32] {
+// flat returns the elements of a contiguous view as a buffer sharing its
+// memory; a strided view panics.
+func (m view[T]) flat() Buffer[T] {
 	m.check("Flat", "")
 	if !m.contiguous() {
 		shapePanic("Flat of the strided view %v", m)
@@ -180,7 +174,7 @@ func (m Mat) Flat() Buffer[float32] {
 
 // data returns the host elements of the view, from its first element to
 // its last (nil when empty).
-func (m Mat) data() []float32 {
+func (m view[T]) data() []T {
 	if m.rows == 0 || m.cols == 0 {
 		return nil
 	}
@@ -189,19 +183,49 @@ func (m Mat) data() []float32 {
 }
 
 // row returns row i of the view.
-func (m Mat) row(i int) []float32 {
+func (m view[T]) row(i int) []T {
 	o := m.off + i*m.strid
 	return m.buf.host[o : o+m.cols : o+m.cols]
 }
 
 // contiguous reports whether the view's elements are one gap-free run.
-func (m Mat) contiguous() bool { return m.strid == m.cols || m.rows <= 1 }
+func (m view[T]) contiguous() bool { return m.strid == m.cols || m.rows <= 1 }
+
+// Mat is a row-major matrix view of a float32 Buffer: element (i, j) is
+// element off + i*stride + j of the buffer. Views share storage; Slice
+// narrows one without copying, so column blocks have stride > cols.
+type Mat struct{ view[float32] }
+
+// Matrix returns the rows×cols view with stride cols of buf's first
+// rows*cols elements.
+func Matrix(buf Buffer[float32], rows, cols int) Mat {
+	return MatrixStride(buf, rows, cols, cols)
+}
+
+// MatrixStride returns the rows×cols view of buf with the given stride.
+func MatrixStride(buf Buffer[float32], rows, cols, stride int) Mat {
+	return Mat{newView("Matrix", buf, rows, cols, stride)}
+}
+
+// Slice returns rows [r0, r1) and columns [c0, c1) of m, sharing storage.
+func (m Mat) Slice(r0, r1, c0, c1 int) Mat { return Mat{m.slice(r0, r1, c0, c1)} }
+
+// Flat returns the elements of a contiguous view (stride == cols, or one
+// row) as a buffer sharing its memory, for collectives and
+// redistributions, which move buffers; a strided view panics.
+func (m Mat) Flat() Buffer[float32] { return m.flat() }
 
 // UploadMat copies the row-major rows×cols host matrix src into the view
 // dst (host to device); len(src) must be Rows·Cols.
-func UploadMat(dev Device, dst Mat, src []float32) {
-	dst.check("UploadMat", "dst")
-	checkLen2("UploadMat", "src", len(src), dst.rows*dst.cols)
+func UploadMat(dev Device, dst Mat, src []float32) { uploadView(dev, "UploadMat", dst.view, src) }
+
+// DownloadMat copies the view src into the row-major host matrix dst
+// (device to host); len(dst) must be Rows·Cols.
+func DownloadMat(dev Device, dst []float32, src Mat) { downloadView(dev, "DownloadMat", dst, src.view) }
+
+func uploadView[T Elem](dev Device, op string, dst view[T], src []T) {
+	dst.check(op, "dst")
+	checkLen2(op, "src", len(src), dst.rows*dst.cols)
 	if dev.memory() != nil {
 		for i := range dst.rows {
 			Upload(dev, dst.buf, dst.off+i*dst.strid, src[i*dst.cols:(i+1)*dst.cols])
@@ -213,11 +237,9 @@ func UploadMat(dev Device, dst Mat, src []float32) {
 	}
 }
 
-// DownloadMat copies the view src into the row-major host matrix dst
-// (device to host); len(dst) must be Rows·Cols.
-func DownloadMat(dev Device, dst []float32, src Mat) {
-	src.check("DownloadMat", "src")
-	checkLen2("DownloadMat", "dst", len(dst), src.rows*src.cols)
+func downloadView[T Elem](dev Device, op string, dst []T, src view[T]) {
+	src.check(op, "src")
+	checkLen2(op, "dst", len(dst), src.rows*src.cols)
 	if dev.memory() != nil {
 		if src.contiguous() {
 			Download(dev, dst, src.buf, src.off)

@@ -98,18 +98,28 @@ func checkGather1(name string, n, srcLen int, idx Buffer[int32]) {
 	}
 }
 
-func checkSpMM(dst Mat, a *CSR, b Mat) {
-	dst.check("SpMM", "dst")
-	b.check("SpMM", "b")
+func checkSpMM(dst Mat, a *CSR, b Mat) { checkSpMMViews("SpMM", dst.view, a, b.view) }
+
+// checkSpMMViews checks dst = a·b for views of any element types; name
+// is the operation's.
+func checkSpMMViews[D, B Elem](name string, dst view[D], a *CSR, b view[B]) {
+	dst.check(name, "dst")
+	b.check(name, "b")
 	if b.rows != a.Cols() || dst.rows != a.Rows() || dst.cols != b.cols {
-		shapePanic("SpMM: dst %v = a %d×%d · b %v", dst, a.Rows(), a.Cols(), b)
+		shapePanic("%s: dst %v = a %d×%d · b %v", name, dst, a.Rows(), a.Cols(), b)
 	}
 }
 
 func checkGemm(tA, tB spmm.Op, a, b, dst Mat) {
-	a.check("Gemm", "a")
-	b.check("Gemm", "b")
-	dst.check("Gemm", "dst")
+	checkGemmViews("Gemm", tA, tB, a.view, b.view, dst.view)
+}
+
+// checkGemmViews checks dst = op(a)·op(b) for operands of any element
+// type and a float32 dst; name is the operation's.
+func checkGemmViews[T Elem](name string, tA, tB spmm.Op, a, b view[T], dst view[float32]) {
+	a.check(name, "a")
+	b.check(name, "b")
+	dst.check(name, "dst")
 	m, k := a.rows, a.cols
 	if tA == spmm.Trans {
 		m, k = k, m
@@ -119,6 +129,6 @@ func checkGemm(tA, tB spmm.Op, a, b, dst Mat) {
 		kb, n = n, kb
 	}
 	if k != kb || dst.rows != m || dst.cols != n {
-		shapePanic("Gemm: dst %v = op(a) %d×%d · op(b) %d×%d", dst, m, k, kb, n)
+		shapePanic("%s: dst %v = op(a) %d×%d · op(b) %d×%d", name, dst, m, k, kb, n)
 	}
 }

@@ -75,18 +75,31 @@ func (d *CPU) UploadCSRInto(dst *CSR, a *spmm.CSR) {
 // bit.
 func (d *CPU) SpMM(dst Mat, a *CSR, b Mat) {
 	checkSpMM(dst, a, b)
-	if dst.rows == 0 || dst.cols == 0 {
-		return
+	if j := d.startSpMM(opSpMM, dst.rows, dst.cols, a); j != nil {
+		j.dd, j.ad = dst.dense(), b.dense()
+		d.finishSpMM(j, a, dst.cols)
+	}
+}
+
+// startSpMM starts an SpMM job of op on a's chunks, or returns nil when
+// the product of rows×cols is empty.
+func (d *CPU) startSpMM(op, rows, cols int, a *CSR) *cjob {
+	if rows == 0 || cols == 0 {
+		return nil
 	}
 	bounds := a.bounds
 	if bounds == nil { // uploaded by another kind of device
 		bounds = []int{0, a.a.Rows}
 	}
-	j := d.start(opSpMM)
-	j.dd, j.ad, j.csr, j.bounds = dst.dense(), b.dense(), a.a, bounds
+	j := d.start(op)
+	j.csr, j.bounds = a.a, bounds
 	j.next.Store(0)
-	chunks := len(bounds) - 1
-	d.finish(j, chunks, a.NNZ()*dst.cols)
+	return j
+}
+
+// finishSpMM runs an SpMM job on the device's threads.
+func (d *CPU) finishSpMM(j *cjob, a *CSR, cols int) {
+	d.finish(j, len(j.bounds)-1, a.NNZ()*cols)
 }
 
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst with spmm/cpu's
@@ -100,8 +113,13 @@ func (d *CPU) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Ma
 		return
 	}
 	j := d.start(opGemm)
-	j.plan, j.tA, j.tB, j.alpha, j.beta = pl, tA, tB, alpha, beta
 	j.ad, j.bd, j.dd = ad, bd, dd
+	d.runGemm(j, pl, tA, tB, alpha, beta)
+}
+
+// runGemm runs the product job j planned by pl, one block per part.
+func (d *CPU) runGemm(j *cjob, pl cpu.GemmPlan, tA, tB spmm.Op, alpha, beta float32) {
+	j.plan, j.tA, j.tB, j.alpha, j.beta = pl, tA, tB, alpha, beta
 	work := 0
 	if pl.Parts > 1 {
 		work = minParallel // PlanGemm has judged it worth splitting
@@ -133,6 +151,11 @@ const (
 	opScatter
 	opSpMM
 	opGemm
+	opSpMMBF16
+	opSpMMBF16ToBF16
+	opGemmBF16
+	opPackMat
+	opUnpackMat
 )
 
 // cjob is every pooled operation's arguments in one struct the device
@@ -160,6 +183,8 @@ type cjob struct {
 	plan       cpu.GemmPlan
 	tA, tB     spmm.Op
 	beta       float32
+	// bfloat16 operands of the bf16 products (ah, bh) and a bf16 dst (dh)
+	ah, bh, dh spmm.DenseBF16
 }
 
 // reset clears every field, so the device keeps no buffer alive.
@@ -212,22 +237,45 @@ func (j *cjob) run(lo, hi int) {
 		ckern.GatherRows(j.d, j.ldd, j.a, j.lda, j.cols, j.idx, lo, hi)
 	case opScatter:
 		ckern.ScatterAddRows(j.d, j.ldd, j.a, j.lda, j.rows, j.idx, lo, hi)
-	case opSpMM:
+	case opSpMM, opSpMMBF16, opSpMMBF16ToBF16:
 		// Every worker takes chunks until none is left; lo and hi only
 		// say that this worker has a share.
-		// dd = csr·ad.
 		for {
 			k := int(j.next.Add(1) - 1)
 			if k >= len(j.bounds)-1 {
 				return
 			}
-			cpu.SpMMRows(j.dd, j.csr, j.ad, j.bounds[k], j.bounds[k+1])
+			j.spmmChunk(j.bounds[k], j.bounds[k+1])
 		}
 	case opGemm:
 		// dd = alpha·op(ad)·op(bd) + beta·dd, blocks [lo, hi) of the plan.
 		for p := lo; p < hi; p++ {
 			cpu.GemmPart(j.plan, p, j.tA, j.tB, j.alpha, j.ad, j.bd, j.beta, j.dd)
 		}
+	case opGemmBF16:
+		// dd = alpha·op(ah)·op(bh) + beta·dd
+		for p := lo; p < hi; p++ {
+			cpu.GemmPartBF16(j.plan, p, j.tA, j.tB, j.alpha, j.ah, j.bh, j.beta, j.dd)
+		}
+	case opPackMat:
+		// u16 (stride ldd) = a (stride lda)
+		ckern.PackBF16Mat(j.u16, j.ldd, j.a, j.lda, j.cols, lo, hi)
+	case opUnpackMat:
+		// d (stride ldd) = u16 (stride lda)
+		ckern.UnpackBF16Mat(j.d, j.ldd, j.u16, j.lda, j.cols, lo, hi)
+	}
+}
+
+// spmmChunk computes rows [r0, r1) of an SpMM job's product: dd = csr·ad
+// (float32), dd = csr·bh (bf16 b) or dh = csr·bh (bf16 b and dst).
+func (j *cjob) spmmChunk(r0, r1 int) {
+	switch j.op {
+	case opSpMM:
+		cpu.SpMMRows(j.dd, j.csr, j.ad, r0, r1)
+	case opSpMMBF16:
+		cpu.SpMMRowsBF16(j.dd, j.csr, j.bh, r0, r1)
+	default:
+		cpu.SpMMRowsBF16(j.dh, j.csr, j.bh, r0, r1)
 	}
 }
 

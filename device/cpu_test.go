@@ -82,3 +82,44 @@ func TestCPUWorkersStop(t *testing.T) {
 	}
 	t.Errorf("%d goroutines after dropping 10 devices of 4 threads, %d before", runtime.NumGoroutine(), before)
 }
+
+// TestCPUSpMMBF16Bits checks that the CPU device's bfloat16 SpMMs equal
+// the Native device's bit for bit (both sum each row's products in
+// nonzero order in float32, and round once with spmm.ToBF16), on every
+// specialised width, a power-law matrix and a strided operand.
+func TestCPUSpMMBF16Bits(t *testing.T) {
+	const n = 3000
+	a := spmmtest.PowerLawCSR(n, n, 40000, 11)
+	native := device.NewNative(2)
+	na := native.UploadCSR(a)
+	for _, width := range []int{1, 7, 16, 17, 32, 64, 100, 128} {
+		x := spmmtest.RandomDense(n, width, width+3, uint64(width))
+		xh := make([]uint16, len(x.Data))
+		for k, v := range x.Data {
+			xh[k] = spmm.ToBF16(v)
+		}
+		run := func(dev device.Device, ca *device.CSR) ([]float32, []uint16) {
+			xb := device.Alloc[uint16](dev, len(xh))
+			device.Upload(dev, xb, 0, xh)
+			b := device.MatrixStrideBF16(xb, n, width, x.Stride)
+			y := device.Matrix(device.Alloc[float32](dev, n*width), n, width)
+			yh := device.MatrixBF16(device.Alloc[uint16](dev, n*width), n, width)
+			dev.SpMMBF16(y, ca, b)
+			dev.SpMMBF16ToBF16(yh, ca, b)
+			got, goth := make([]float32, n*width), make([]uint16, n*width)
+			device.DownloadMat(dev, got, y)
+			device.DownloadMatBF16(dev, goth, yh)
+			return got, goth
+		}
+		want, wanth := run(native, na)
+		for _, threads := range []int{1, 2, 5} {
+			dev := device.NewCPU(threads)
+			got, goth := run(dev, dev.UploadCSR(a))
+			for k := range got {
+				if math.Float32bits(got[k]) != math.Float32bits(want[k]) || goth[k] != wanth[k] {
+					t.Fatalf("width %d, %d threads: element %d = %g, %#x; Native %g, %#x", width, threads, k, got[k], goth[k], want[k], wanth[k])
+				}
+			}
+		}
+	}
+}

@@ -41,6 +41,7 @@ type CUDA struct {
 	fn      [numKernels]cuda.Func
 	kernels string // how the kernels were obtained, for Describe
 	alg     int    // cuSPARSE SpMM algorithm
+	algBF16 int    // the same for the bfloat16 SpMM, which may refuse it alone
 
 	mu      sync.Mutex // guards the library handles' use and the scratch below
 	work    *gpuBlock  // cuSPARSE's workspace
@@ -130,6 +131,7 @@ func NewCUDA(opt CUDAOptions) (*CUDA, error) {
 			d.alg = v
 		}
 	}
+	d.algBF16 = d.alg
 	key := fmt.Sprintf("sm_%d%d|%s", info.Major, info.Minor, opt.CacheDir)
 	images.Lock()
 	e, ok := images.m[key]
@@ -248,13 +250,20 @@ func (d *CUDA) d2h(dst unsafe.Pointer, src uintptr, bytes int64) {
 	}
 }
 
-// Kernel arguments: 8-byte slots.
-func argMat(m Mat) uint64 {
+// addr is the device address of the view's first element (0 for a
+// view of an empty buffer).
+func (m view[T]) addr() uintptr {
 	if m.buf.blk == nil {
 		return 0
 	}
-	return uint64(m.buf.addr(m.off))
+	return m.buf.addr(m.off)
 }
+
+// ld is the view's leading dimension as the libraries take it (>= 1).
+func (m view[T]) ld() int { return max(m.strid, 1) }
+
+// Kernel arguments: 8-byte slots.
+func argMat(m Mat) uint64 { return uint64(m.addr()) }
 
 func argBuf[T Elem](b Buffer[T]) uint64 {
 	if b.blk == nil {
@@ -362,16 +371,23 @@ func (d *CUDA) UploadCSRInto(dst *CSR, a *spmm.CSR) {
 	reuseInto(d, &g.rowPtr, g.rp32)
 	reuseInto(d, &g.colIdx, a.ColIdx[:nnz])
 	reuseInto(d, &g.val, a.Val[:nnz])
+	g.val16ok = false
 }
 
 // reuseInto uploads src into *b, growing it (by half again) when too small.
 func reuseInto[T Elem](d *CUDA, b *Buffer[T], src []T) {
-	need := int64(len(src)) * elemSize[T]()
+	reuseBuf(d, b, len(src))
+	Upload[T](d, *b, 0, src)
+}
+
+// reuseBuf makes *b n elements long, reusing its memory when large
+// enough and else allocating half again as much.
+func reuseBuf[T Elem](d *CUDA, b *Buffer[T], n int) {
+	need := int64(n) * elemSize[T]()
 	if b.blk == nil || b.off != 0 || b.blk.bytes < need {
 		*b = Buffer[T]{blk: d.alloc(need + need/2)}
 	}
-	b.n, b.shadow = len(src), nil
-	Upload[T](d, *b, 0, src)
+	b.n, b.shadow = n, nil
 }
 
 // SpMM computes dst = a·b with cuSPARSE.
@@ -384,22 +400,29 @@ func (d *CUDA) SpMM(dst Mat, a *CSR, b Mat) {
 		d.Fill(dst, 0)
 		return
 	}
-	g := a.g
 	d.mu.Lock()
 	defer d.mu.Unlock()
+	d.spmm(a.g, a.g.val.addr(0), dst.cols, b.addr(), b.ld(), dst.addr(), dst.ld(), cuda.SpMMTypes{A: cuda.R32F, B: cuda.R32F, C: cuda.R32F}, &d.alg)
+}
+
+// spmm runs cuSPARSE's SpMM of g's pattern with the values at val on n
+// columns, growing the shared workspace as it asks; *alg is the
+// algorithm, set to cuSPARSE's default for good when it refuses the
+// operands. The caller holds d.mu.
+func (d *CUDA) spmm(g *gpuCSR, val uintptr, n int, b uintptr, ldb int, c uintptr, ldc int, types cuda.SpMMTypes, alg *int) {
 	for range 3 {
 		var work uintptr
 		var size int64
 		if d.work != nil {
 			work, size = d.work.ptr, d.work.bytes
 		}
-		need, err := d.ctx.SpMM(g.rows, g.cols, g.nnz, g.rowPtr.addr(0), g.colIdx.addr(0), g.val.addr(0),
-			dst.cols, b.buf.addr(b.off), max(b.strid, 1), dst.buf.addr(dst.off), max(dst.strid, 1), d.alg, work, size)
+		need, err := d.ctx.SpMM(g.rows, g.cols, g.nnz, g.rowPtr.addr(0), g.colIdx.addr(0), val,
+			n, b, ldb, c, ldc, types, *alg, work, size)
 		if err != nil {
-			if d.alg != cuda.SpMMDefault {
+			if *alg != cuda.SpMMDefault {
 				// An algorithm that refuses these operands (alignment,
 				// strides): fall back to cuSPARSE's default for good.
-				d.alg = cuda.SpMMDefault
+				*alg = cuda.SpMMDefault
 				continue
 			}
 			d.fail("SpMM", err)
@@ -412,18 +435,41 @@ func (d *CUDA) SpMM(dst Mat, a *CSR, b Mat) {
 	d.fail("SpMM", errors.New("cuSPARSE's workspace kept growing"))
 }
 
-// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS: the
-// row-major product is the column-major one of the transposes, so the
-// operands are passed swapped.
+// Gemm computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS's Sgemm.
 func (d *CUDA) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {
 	checkGemm(tA, tB, a, b, dst)
-	m, n := dst.rows, dst.cols
-	k := a.cols
-	if tA == spmm.Trans {
-		k = a.rows
-	}
-	if m == 0 || n == 0 {
+	k, ok := d.gemmEmpty(tA, a.rows, a.cols, beta, dst)
+	if !ok {
 		return
+	}
+	d.gemm("Gemm", d.ctx.Sgemm, tA, tB, k, alpha, a.addr(), a.ld(), b.addr(), b.ld(), beta, dst)
+}
+
+// gemm runs the library product call (cuBLAS, column-major) for the
+// row-major dst = alpha·op(a)·op(b) + beta·dst with inner dimension k:
+// the column-major product of the transposes, so the operands go
+// swapped.
+func (d *CUDA) gemm(name string, call func(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error,
+	tA, tB spmm.Op, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, dst Mat) {
+	d.mu.Lock()
+	err := call(tB == spmm.Trans, tA == spmm.Trans, dst.cols, dst.rows, k, alpha, b, ldb, a, lda, beta, dst.addr(), dst.ld())
+	d.mu.Unlock()
+	if err != nil {
+		d.fail(name, err)
+	}
+}
+
+// gemmEmpty returns the inner dimension of a product into dst whose a
+// is aRows×aCols, and whether the library is needed: an empty dst needs
+// nothing, and an empty inner dimension only dst = beta·dst (cuBLAS
+// would refuse its zero leading dimensions).
+func (d *CUDA) gemmEmpty(tA spmm.Op, aRows, aCols int, beta float32, dst Mat) (int, bool) {
+	k := aCols
+	if tA == spmm.Trans {
+		k = aRows
+	}
+	if dst.rows == 0 || dst.cols == 0 {
+		return k, false
 	}
 	if k == 0 {
 		if beta == 0 {
@@ -431,15 +477,9 @@ func (d *CUDA) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst M
 		} else {
 			d.Scale(dst, beta, dst)
 		}
-		return
+		return k, false
 	}
-	d.mu.Lock()
-	err := d.ctx.Sgemm(tB == spmm.Trans, tA == spmm.Trans, n, m, k, alpha, b.buf.addr(b.off), max(b.strid, 1),
-		a.buf.addr(a.off), max(a.strid, 1), beta, dst.buf.addr(dst.off), max(dst.strid, 1))
-	d.mu.Unlock()
-	if err != nil {
-		d.fail("Gemm", err)
-	}
+	return k, true
 }
 
 // Fill sets every element of dst to v.

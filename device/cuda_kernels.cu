@@ -352,20 +352,35 @@ extern "C" __global__ void k_optim(float *w, const float *g, float *m, float *v,
 	}
 }
 
+// to_bf16 is spmm.ToBF16: nearest, ties to even; a NaN stays a NaN.
+__device__ __forceinline__ u16 to_bf16(float f) {
+	u32 u = __float_as_uint(f);
+	if ((u & 0x7fffffffu) > 0x7f800000u)
+		return (u16)(u >> 16) | 0x40;
+	u += 0x7fffu + ((u >> 16) & 1);
+	return (u16)(u >> 16);
+}
+
+__device__ __forceinline__ float from_bf16(u16 h) { return __uint_as_float((u32)h << 16); }
+
 extern "C" __global__ void k_pack_bf16(u16 *d, const float *s, i64 n) {
-	FLAT_LOOP(k, n) {
-		u32 u = __float_as_uint(s[k]);
-		if ((u & 0x7fffffffu) > 0x7f800000u) {
-			d[k] = (u16)(u >> 16) | 0x40;
-		} else {
-			u += 0x7fffu + ((u >> 16) & 1);
-			d[k] = (u16)(u >> 16);
-		}
-	}
+	FLAT_LOOP(k, n) d[k] = to_bf16(s[k]);
 }
 
 extern "C" __global__ void k_unpack_bf16(float *d, const u16 *s, i64 n) {
-	FLAT_LOOP(k, n) d[k] = __uint_as_float((u32)s[k] << 16);
+	FLAT_LOOP(k, n) d[k] = from_bf16(s[k]);
+}
+
+extern "C" __global__ void k_pack_bf16_mat(u16 *d, i64 ldd, const float *s, i64 lds, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = to_bf16(s[i * lds + j]);
+}
+
+extern "C" __global__ void k_unpack_bf16_mat(float *d, i64 ldd, const u16 *s, i64 lds, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = from_bf16(s[i * lds + j]);
+}
+
+extern "C" __global__ void k_fill_bf16(u16 *d, i64 ldd, u16 v, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = v;
 }
 
 extern "C" __global__ void k_gather_rows(float *d, i64 ldd, const float *s, i64 lds, const int *idx, i64 rows, i64 cols) {

@@ -51,6 +51,7 @@ var kernelNames = [...]string{
 	kHeadMean: "k_head_mean", kHeadMeanBackward: "k_head_mean_backward",
 	kGATScoresW: "k_gat_scores_w", kGATExpSumW: "k_gat_exp_sum_w", kGATRowDotW: "k_gat_row_dot_w",
 	kGATLogitGradW: "k_gat_logit_grad_w", kEdgeSumsW: "k_edge_sums_w",
+	kPackBF16Mat: "k_pack_bf16_mat", kUnpackBF16Mat: "k_unpack_bf16_mat", kFillBF16: "k_fill_bf16",
 }
 
 type kern int
@@ -108,6 +109,9 @@ const (
 	kGATRowDotW
 	kGATLogitGradW
 	kEdgeSumsW
+	kPackBF16Mat
+	kUnpackBF16Mat
+	kFillBF16
 	numKernels
 )
 

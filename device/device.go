@@ -136,6 +136,8 @@ type Device interface {
 
 	// GATOps are the graph attention layer's operations (gat.go).
 	GATOps
+	// BF16Ops are the bfloat16 products and conversions (bf16.go).
+	BF16Ops
 
 	// memory seals the interface and says where buffers live: nil for
 	// the host devices, whose buffers are Go slices; a GPU device's own
@@ -160,6 +162,11 @@ type gpuCSR struct {
 	rowPtr, colIdx  Buffer[int32]
 	val             Buffer[float32]
 	rp32            []int32 // host staging of the narrowed row offsets
+	// val16 is val rounded to bfloat16 for the bfloat16 SpMM (cuSPARSE
+	// takes A and B of one type), made on the GPU at its first use after
+	// an upload (val16ok).
+	val16   Buffer[uint16]
+	val16ok bool
 }
 
 // Rows returns the number of rows.

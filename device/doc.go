@@ -1,7 +1,7 @@
 // Package device owns the memory and the local operations of a training
 // step: the Device interface, its buffers, and the host devices beside it.
 //
-// Buffers are opaque. Buffer[T] and the Mat views over float32 buffers
+// Buffers are opaque. Buffer[T] and the Mat (float32) and MatBF16 views
 // keep their storage in unexported fields, so model code outside this
 // package cannot reach device memory except through explicit copies
 // (Upload, Download, UploadCSR) and the Device's operations; the compiler
@@ -56,6 +56,19 @@
 // The ReLU's backward pass needs only where its output was positive:
 // ReLURecord keeps that as one bit an element, and ReLUBackwardBits reads
 // the bits instead of the activations.
+//
+// bfloat16 mixed precision (bf16.go): MatBF16 is the bfloat16 view, with
+// Mat's geometry, checks and copies (UploadMatBF16, DownloadMatBF16); the
+// BF16Ops every Device has are the products that read bfloat16 operands
+// with float32 sums, SpMMBF16 (float32 out), SpMMBF16ToBF16 (rounded
+// once) and GemmBF16 (all four forms, float32 out), and the conversions
+// of strided views, PackMatBF16 and UnpackMatBF16. Native runs
+// spmm.Native's bfloat16 products, CPU spmm/cpu's (cpu.SpMMRowsBF16,
+// cpu.PlanGemmBF16, cpu.GemmPartBF16) on its pool; both SpMMs equal SpMM
+// on the widened operand bit for bit. CUDA runs cuSPARSE's SpMM with
+// bfloat16 A and B (A's values rounded to bfloat16 in a copy beside the
+// float32 ones, because cuSPARSE takes A and B of one type) and cuBLAS's
+// GemmEx with bfloat16 inputs and float32 computation.
 //
 // Collectives take Buffers through the functions of collective.go
 // (AllReduce, AllReduceBF16, their nonblocking forms): they live here, the

@@ -20,16 +20,7 @@ func (nt *Native) Name() string { return "native" }
 // SpMM computes dst = a·b, overwriting dst.
 func (nt *Native) SpMM(dst Dense, a *CSR, b Dense) {
 	CheckSpMM(dst, a, b)
-	if a.Rows == 0 || b.Cols == 0 {
-		return
-	}
-	parts := workers(nt.threads)
-	if float64(a.NNZ())*float64(b.Cols) < minParallelWork {
-		parts = 1
-	}
-	parallelRanges(PartitionRows(a, parts), func(lo, hi int) {
-		spmmRows(dst, a, b, lo, hi)
-	})
+	nt.spmmRanges(a, b.Cols, func(lo, hi int) { spmmRows(dst, a, b, lo, hi) })
 }
 
 // spmmRows computes rows [r0, r1) of dst = a·b: each output row is a sum

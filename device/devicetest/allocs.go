@@ -8,7 +8,8 @@ import (
 )
 
 // TestAllocs checks that the element-wise operations, the optimizer, the
-// bfloat16 packing and the GAT operations allocate nothing on
+// bfloat16 packing (of buffers and of strided views) and the GAT
+// operations allocate nothing on
 // preallocated buffers, at a size the CPU device splits over its workers
 // (SpMM and GEMM are spmm's and not covered).
 func TestAllocs(t *testing.T, dev device.Device) {
@@ -46,6 +47,10 @@ func TestAllocs(t *testing.T, dev device.Device) {
 		{"RMSNormBackwardLocal", func() { dev.RMSNormBackwardLocal(scale, vec, x.m, u.m, scale) }},
 		{"OptimStep", func() { dev.OptimStep(w, g, m, v, st) }},
 		{"PackBF16", func() { dev.PackBF16(h, w) }},
+		{"PackMatBF16", func() { dev.PackMatBF16(device.MatrixStrideBF16(h, rows, cols/2, cols), x.m.Slice(0, rows, 0, cols/2)) }},
+		{"UnpackMatBF16", func() {
+			dev.UnpackMatBF16(y.m.Slice(0, rows, 0, cols/2), device.MatrixStrideBF16(h, rows, cols/2, cols))
+		}},
 		{"GatherRows", func() { dev.GatherRows(y.m, x.m, spec.Verts) }},
 		{"ScatterAddRows", func() { dev.ScatterAddRows(y.m, x.m, spec.Verts) }},
 	}

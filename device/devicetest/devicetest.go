@@ -8,7 +8,8 @@
 // in gcn's float32 order, the optimizer, bfloat16 rounding, gathers.
 // Views are embedded in sentinel padding, so a write outside its view
 // fails too. The graph attention operations are checked as a chain, in
-// the layer's order (gat.go). TestAllocs checks that operations on preallocated buffers
+// the layer's order (gat.go), the bfloat16 operations against float64
+// references from the same bfloat16 inputs (bf16.go). TestAllocs checks that operations on preallocated buffers
 // allocate nothing; BenchKernels times a device's kernels in GB/s.
 package devicetest
 
@@ -31,6 +32,11 @@ type Options struct {
 	// and gcn's float64 sum in row order, for a device that sums the rows
 	// in its own (fixed) order with its own log.
 	LossRelTol float64
+	// SparseBF16 says the device's bfloat16 SpMM multiplies by the
+	// sparse matrix's values rounded to bfloat16 (cuSPARSE takes A and B
+	// of one type): its results are checked within a wider bound, not
+	// against the float32 SpMM bit for bit (bf16.go).
+	SparseBF16 bool
 }
 
 // TestDevice runs the conformance suite against dev, bit for bit where
@@ -56,6 +62,9 @@ func TestDeviceWith(t *testing.T, dev device.Device, opt Options) {
 	t.Run("Gather", func(t *testing.T) { testGather(t, dev) })
 	t.Run("SpMM", func(t *testing.T) { testSpMM(t, dev) })
 	t.Run("Gemm", func(t *testing.T) { testGemm(t, dev) })
+	t.Run("BF16Mat", func(t *testing.T) { testBF16Mat(t, dev) })
+	t.Run("SpMMBF16", func(t *testing.T) { testSpMMBF16(t, dev, opt) })
+	t.Run("GemmBF16", func(t *testing.T) { testGemmBF16(t, dev) })
 	t.Run("GAT", func(t *testing.T) { testGAT(t, dev) })
 	t.Run("Panics", func(t *testing.T) { testPanics(t, dev) })
 	t.Run("Concurrent", func(t *testing.T) { testConcurrent(t, dev) })

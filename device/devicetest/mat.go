@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"scalegnn/device"
+	"scalegnn/spmm"
 )
 
 // sentinel fills the padding around a view: a kernel that writes outside
@@ -25,21 +26,13 @@ type hmat struct {
 // after every row (pad 0: a tight matrix), values drawn by gen.
 func newMat(dev device.Device, rows, cols, pad int, rnd *rand.Rand, gen func(*rand.Rand) float32) *hmat {
 	h := &hmat{rows: rows, cols: cols, stride: cols + pad, off: pad}
-	whole := make([]float32, pad+rows*h.stride+pad)
-	for k := range whole {
-		whole[k] = sentinel
-	}
 	h.want = make([]float32, rows*cols)
-	for i := range rows {
-		for j := range cols {
-			v := float32(0)
-			if gen != nil {
-				v = gen(rnd)
-			}
-			h.want[i*cols+j] = v
-			whole[h.off+i*h.stride+j] = v
+	if gen != nil {
+		for k := range h.want {
+			h.want[k] = gen(rnd)
 		}
 	}
+	whole := padded(h.want, rows, cols, pad, float32(sentinel))
 	h.buf = device.Alloc[float32](dev, len(whole))
 	device.Upload(dev, h.buf, 0, whole)
 	h.m = device.MatrixStride(h.buf.Slice(h.off, len(whole)), rows, cols, h.stride)
@@ -49,19 +42,79 @@ func newMat(dev device.Device, rows, cols, pad int, rnd *rand.Rand, gen func(*ra
 // get downloads the view and fails t if anything outside it changed.
 func (h *hmat) get(t *testing.T, dev device.Device, name string) []float32 {
 	t.Helper()
-	whole := make([]float32, h.buf.Len())
-	device.Download(dev, whole, h.buf, 0)
-	out := make([]float32, h.rows*h.cols)
+	return unpadded(t, dev, name, h.buf, h.rows, h.cols, h.stride, h.off, float32(sentinel))
+}
+
+// padded lays the row-major rows×cols matrix v out with pad sentinel
+// elements before it and after every row.
+func padded[T any](v []T, rows, cols, pad int, sent T) []T {
+	stride := cols + pad
+	whole := make([]T, pad+rows*stride+pad)
+	for k := range whole {
+		whole[k] = sent
+	}
+	for i := range rows {
+		copy(whole[pad+i*stride:], v[i*cols:(i+1)*cols])
+	}
+	return whole
+}
+
+// unpadded downloads buf, fails t if an element outside the view
+// (rows×cols with stride at off) is not sent any more, and returns the
+// view's elements, row-major.
+func unpadded[T device.Elem](t *testing.T, dev device.Device, name string, buf device.Buffer[T], rows, cols, stride, off int, sent T) []T {
+	t.Helper()
+	whole := make([]T, buf.Len())
+	device.Download(dev, whole, buf, 0)
+	out := make([]T, rows*cols)
 	for k, v := range whole {
-		k0 := k - h.off
-		i, j := k0/max(h.stride, 1), k0%max(h.stride, 1)
-		if k0 >= 0 && i < h.rows && j < h.cols {
-			out[i*h.cols+j] = v
-		} else if v != sentinel {
+		k0 := k - off
+		i, j := k0/max(stride, 1), k0%max(stride, 1)
+		if k0 >= 0 && i < rows && j < cols {
+			out[i*cols+j] = v
+		} else if v != sent {
 			t.Fatalf("%s: wrote outside the view at element %d of the buffer", name, k)
 		}
 	}
 	return out
+}
+
+// hbf is a bfloat16 matrix view on a device, embedded in a padded
+// buffer, with the bits uploaded and their values widened.
+type hbf struct {
+	rows, cols, stride, off int
+	buf                     device.Buffer[uint16]
+	m                       device.MatBF16
+	bits                    []uint16  // row-major, as uploaded
+	want                    []float32 // bits widened
+}
+
+// sentinelBF16 fills the padding around a bfloat16 view.
+var sentinelBF16 = spmm.ToBF16(sentinel)
+
+// newBF16 uploads a rows×cols bfloat16 view padded as newMat's, its
+// values drawn by gen and rounded (zeros when gen is nil).
+func newBF16(dev device.Device, rows, cols, pad int, rnd *rand.Rand, gen func(*rand.Rand) float32) *hbf {
+	h := &hbf{rows: rows, cols: cols, stride: cols + pad, off: pad}
+	h.bits, h.want = make([]uint16, rows*cols), make([]float32, rows*cols)
+	if gen != nil {
+		for k := range h.bits {
+			h.bits[k] = spmm.ToBF16(gen(rnd))
+			h.want[k] = spmm.FromBF16(h.bits[k])
+		}
+	}
+	whole := padded(h.bits, rows, cols, pad, sentinelBF16)
+	h.buf = device.Alloc[uint16](dev, len(whole))
+	device.Upload(dev, h.buf, 0, whole)
+	h.m = device.MatrixStrideBF16(h.buf.Slice(h.off, len(whole)), rows, cols, h.stride)
+	return h
+}
+
+// get downloads the view's bits and fails t if anything outside it
+// changed.
+func (h *hbf) get(t *testing.T, dev device.Device, name string) []uint16 {
+	t.Helper()
+	return unpadded(t, dev, name, h.buf, h.rows, h.cols, h.stride, h.off, sentinelBF16)
 }
 
 // normal draws N(0, 1) with one value in five zero and one in fifty −0.

@@ -46,6 +46,7 @@ func testPanics(t *testing.T, dev device.Device) {
 		{"Gemm shapes", func() { dev.Gemm(spmm.NoTrans, spmm.Trans, 1, m44, m43, 0, m44) }},
 	}
 	cases = append(cases, gatPanics(dev, buf, m44, m43, verts)...)
+	cases = append(cases, bf16Panics(dev, m44, m43)...)
 	for _, c := range cases {
 		func() {
 			defer func() {

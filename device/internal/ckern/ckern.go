@@ -162,6 +162,17 @@ func UnpackBF16(d []float32, s []uint16, lo, hi int) {
 	C.sgk_unpack_bf16(pf(d), pu16(s), i64(lo), i64(hi))
 }
 
+// PackBF16Mat rounds rows [lo, hi) of the strided view s (cols columns)
+// to bfloat16 into the view d.
+func PackBF16Mat(d []uint16, ldd int, s []float32, lds, cols, lo, hi int) {
+	C.sgk_pack_bf16_mat(pu16(d), i64(ldd), pf(s), i64(lds), i64(cols), i64(lo), i64(hi))
+}
+
+// UnpackBF16Mat widens rows [lo, hi) of the strided view s into d.
+func UnpackBF16Mat(d []float32, ldd int, s []uint16, lds, cols, lo, hi int) {
+	C.sgk_unpack_bf16_mat(pf(d), i64(ldd), pu16(s), i64(lds), i64(cols), i64(lo), i64(hi))
+}
+
 // GatherRows copies row idx[i] of s to row i of d for rows [lo, hi).
 func GatherRows(d []float32, ldd int, s []float32, lds, cols int, idx []int32, lo, hi int) {
 	C.sgk_gather_rows(pf(d), i64(ldd), pf(s), i64(lds), i64(cols), pi32(idx), i64(lo), i64(hi))

@@ -384,6 +384,17 @@ void sgk_unpack_bf16(float *d, const uint16_t *s, int64_t lo, int64_t hi) {
 	}
 }
 
+/* Rows [lo, hi) of a strided view, a row at a time. */
+void sgk_pack_bf16_mat(uint16_t *d, int64_t ldd, const float *s, int64_t lds, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++)
+		sgk_pack_bf16(d + i * ldd, s + i * lds, 0, cols);
+}
+
+void sgk_unpack_bf16_mat(float *d, int64_t ldd, const uint16_t *s, int64_t lds, int64_t cols, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++)
+		sgk_unpack_bf16(d + i * ldd, s + i * lds, 0, cols);
+}
+
 void sgk_gather_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
                      const int32_t *idx, int64_t lo, int64_t hi) {
 	for (int64_t i = lo; i < hi; i++) {

@@ -52,6 +52,8 @@ void sgk_optim(float *w, const float *g, float *m, float *v, int kind, double lr
 
 void sgk_pack_bf16(uint16_t *d, const float *s, int64_t lo, int64_t hi);
 void sgk_unpack_bf16(float *d, const uint16_t *s, int64_t lo, int64_t hi);
+void sgk_pack_bf16_mat(uint16_t *d, int64_t ldd, const float *s, int64_t lds, int64_t cols, int64_t lo, int64_t hi);
+void sgk_unpack_bf16_mat(float *d, int64_t ldd, const uint16_t *s, int64_t lds, int64_t cols, int64_t lo, int64_t hi);
 
 void sgk_gather_rows(float *d, int64_t ldd, const float *s, int64_t lds, int64_t cols,
                      const int32_t *idx, int64_t lo, int64_t hi);

@@ -366,18 +366,46 @@ func (x *Ctx) Launch(f Func, gx, gy, bx, by, shmem uint32, args *[MaxArgs]uint64
 
 // Sgemm is cublasSgemm on column-major operands.
 func (x *Ctx) Sgemm(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error {
-	op := func(t bool) C.int {
-		if t {
-			return 1
-		}
-		return 0
-	}
 	if r := C.sg_sgemm(x.c, op(ta), op(tb), C.int(m), C.int(n), C.int(k), C.float(alpha), C.CUdeviceptr(a), C.int(lda),
 		C.CUdeviceptr(b), C.int(ldb), C.float(beta), C.CUdeviceptr(c), C.int(ldc)); r != 0 {
 		return &Error{Call: "cublasSgemm", Code: int(r), Msg: "cuBLAS status"}
 	}
 	return nil
 }
+
+// GemmBF16 is cublasGemmEx on column-major operands with bfloat16 a and
+// b, a float32 c and float32 computation (CUBLAS_COMPUTE_32F, which
+// cuBLAS runs on tensor cores where the GPU has bfloat16 ones).
+func (x *Ctx) GemmBF16(ta, tb bool, m, n, k int, alpha float32, a uintptr, lda int, b uintptr, ldb int, beta float32, c uintptr, ldc int) error {
+	if r := C.sg_gemm_bf16(x.c, op(ta), op(tb), C.int(m), C.int(n), C.int(k), C.float(alpha), C.CUdeviceptr(a), C.int(lda),
+		C.CUdeviceptr(b), C.int(ldb), C.float(beta), C.CUdeviceptr(c), C.int(ldc)); r != 0 {
+		return &Error{Call: "cublasGemmEx", Code: int(r), Msg: "cuBLAS status"}
+	}
+	return nil
+}
+
+// op is cublasOperation_t: 0 (N) or 1 (T).
+func op(t bool) C.int {
+	if t {
+		return 1
+	}
+	return 0
+}
+
+// DataType is a cudaDataType (library_types.h), for SpMM's operands.
+type DataType int
+
+// The data types SpMM takes.
+const (
+	R32F  DataType = 0  // CUDA_R_32F: float
+	R16BF DataType = 14 // CUDA_R_16BF: __nv_bfloat16
+)
+
+// SpMMTypes are the data types of an SpMM's sparse values (A), dense
+// operand (B) and result (C); the computation is float32. cuSPARSE takes
+// A and B of one type: {R32F, R32F, R32F}, or {R16BF, R16BF, R32F or
+// R16BF} (its documented mixed-precision rows for cusparseSpMM).
+type SpMMTypes struct{ A, B, C DataType }
 
 // SpMM algorithms (cusparse.h cusparseSpMMAlg_t).
 const (
@@ -388,15 +416,16 @@ const (
 )
 
 // SpMM computes C = A·B with cuSPARSE: A CSR with 32-bit offsets and
-// indices, B and C row-major. When the workspace (work, worksize bytes)
-// is too small it does nothing and returns the size needed.
+// indices, B and C row-major, of the given types. When the workspace
+// (work, worksize bytes) is too small it does nothing and returns the
+// size needed.
 func (x *Ctx) SpMM(rows, cols, nnz int, rowptr, colidx, val uintptr, n int, b uintptr, ldb int, c uintptr, ldc int,
-	alg int, work uintptr, worksize int64) (need int64, err error) {
+	types SpMMTypes, alg int, work uintptr, worksize int64) (need int64, err error) {
 	var nd C.size_t
 	var where *C.char
 	r := C.sg_spmm(x.c, C.int(rows), C.int(cols), C.int(nnz), C.CUdeviceptr(rowptr), C.CUdeviceptr(colidx), C.CUdeviceptr(val),
-		C.int(n), C.CUdeviceptr(b), C.longlong(ldb), C.CUdeviceptr(c), C.longlong(ldc), C.int(alg), C.CUdeviceptr(work),
-		C.size_t(worksize), &nd, &where)
+		C.int(n), C.CUdeviceptr(b), C.longlong(ldb), C.CUdeviceptr(c), C.longlong(ldc), C.int(types.A), C.int(types.B),
+		C.int(types.C), C.int(alg), C.CUdeviceptr(work), C.size_t(worksize), &nd, &where)
 	if r != 0 {
 		return 0, &Error{Call: C.GoString(where), Code: int(r), Msg: C.GoString(C.sg_cusparse_error(r))}
 	}

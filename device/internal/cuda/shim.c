@@ -22,6 +22,9 @@ enum {
 	SG_CUSPARSE_ORDER_ROW = 2,              /* cusparseOrder_t */
 	SG_CUSPARSE_OP_N = 0,
 	SG_CUDA_R_32F = 0,                      /* library_types.h cudaDataType */
+	SG_CUDA_R_16BF = 14,
+	SG_CUBLAS_COMPUTE_32F = 68,             /* cublas_api.h cublasComputeType_t */
+	SG_CUBLAS_GEMM_DEFAULT = -1,            /* cublasGemmAlgo_t */
 };
 
 static struct {
@@ -61,6 +64,8 @@ static struct {
 	cublasStatus_t (*cublasSetMathMode)(cublasHandle_t, int);
 	cublasStatus_t (*cublasSgemm_v2)(cublasHandle_t, int, int, int, int, int, const float *, const float *, int,
 	                                 const float *, int, const float *, float *, int);
+	cublasStatus_t (*cublasGemmEx)(cublasHandle_t, int, int, int, int, int, const void *, const void *, int, int,
+	                               const void *, int, int, const void *, void *, int, int, int, int);
 } blas;
 
 static struct {
@@ -149,6 +154,7 @@ int sg_load_cublas(void *h, char *miss, int n) {
 	SYM(blas, cublasSetStream_v2);
 	SYM(blas, cublasSetMathMode);
 	SYM(blas, cublasSgemm_v2);
+	SYM(blas, cublasGemmEx);
 	return 0;
 }
 
@@ -388,9 +394,19 @@ cublasStatus_t sg_sgemm(sg_ctx *c, int ta, int tb, int m, int n, int k, float al
 	                           &beta, (float *)cc, ldc);
 }
 
+cublasStatus_t sg_gemm_bf16(sg_ctx *c, int ta, int tb, int m, int n, int k, float alpha, CUdeviceptr a, int lda,
+                            CUdeviceptr b, int ldb, float beta, CUdeviceptr cc, int ldc) {
+	if (bind(c))
+		return 14; /* CUBLAS_STATUS_INTERNAL_ERROR */
+	return blas.cublasGemmEx(c->blas, ta, tb, m, n, k, &alpha, (const void *)a, SG_CUDA_R_16BF, lda, (const void *)b,
+	                         SG_CUDA_R_16BF, ldb, &beta, (void *)cc, SG_CUDA_R_32F, ldc, SG_CUBLAS_COMPUTE_32F,
+	                         SG_CUBLAS_GEMM_DEFAULT);
+}
+
 cusparseStatus_t sg_spmm(sg_ctx *c, int rows, int cols, int nnz, CUdeviceptr rowptr, CUdeviceptr colidx,
                          CUdeviceptr val, int n, CUdeviceptr b, long long ldb, CUdeviceptr cc, long long ldc,
-                         int alg, CUdeviceptr work, size_t worksize, size_t *need, const char **where) {
+                         int atype, int btype, int ctype, int alg, CUdeviceptr work, size_t worksize, size_t *need,
+                         const char **where) {
 	cusparseSpMatDescr_t A = NULL;
 	cusparseDnMatDescr_t B = NULL, C = NULL;
 	float alpha = 1, beta = 0;
@@ -402,14 +418,13 @@ cusparseStatus_t sg_spmm(sg_ctx *c, int rows, int cols, int nnz, CUdeviceptr row
 	}
 	*where = "cusparseCreateCsr";
 	r = sparse.cusparseCreateCsr(&A, rows, cols, nnz, (void *)rowptr, (void *)colidx, (void *)val,
-	                             SG_CUSPARSE_INDEX_32I, SG_CUSPARSE_INDEX_32I, SG_CUSPARSE_INDEX_BASE_ZERO,
-	                             SG_CUDA_R_32F);
+	                             SG_CUSPARSE_INDEX_32I, SG_CUSPARSE_INDEX_32I, SG_CUSPARSE_INDEX_BASE_ZERO, atype);
 	if (r)
 		goto out;
 	*where = "cusparseCreateDnMat";
-	if ((r = sparse.cusparseCreateDnMat(&B, cols, n, ldb, (void *)b, SG_CUDA_R_32F, SG_CUSPARSE_ORDER_ROW)))
+	if ((r = sparse.cusparseCreateDnMat(&B, cols, n, ldb, (void *)b, btype, SG_CUSPARSE_ORDER_ROW)))
 		goto out;
-	if ((r = sparse.cusparseCreateDnMat(&C, rows, n, ldc, (void *)cc, SG_CUDA_R_32F, SG_CUSPARSE_ORDER_ROW)))
+	if ((r = sparse.cusparseCreateDnMat(&C, rows, n, ldc, (void *)cc, ctype, SG_CUSPARSE_ORDER_ROW)))
 		goto out;
 	*where = "cusparseSpMM_bufferSize";
 	size_t sz = 0;

@@ -82,12 +82,19 @@ CUresult sg_launch(sg_ctx *c, CUfunction f, unsigned gx, unsigned gy, unsigned b
  * row-major ones); ta, tb are 0 (N) or 1 (T). */
 cublasStatus_t sg_sgemm(sg_ctx *c, int ta, int tb, int m, int n, int k, float alpha,
                         CUdeviceptr a, int lda, CUdeviceptr b, int ldb, float beta, CUdeviceptr cc, int ldc);
+/* sg_gemm_bf16 is cublasGemmEx with bfloat16 A and B, a float32 C and
+ * float32 computation (CUBLAS_COMPUTE_32F), column-major as sg_sgemm. */
+cublasStatus_t sg_gemm_bf16(sg_ctx *c, int ta, int tb, int m, int n, int k, float alpha, CUdeviceptr a, int lda,
+                            CUdeviceptr b, int ldb, float beta, CUdeviceptr cc, int ldc);
 /* sg_spmm computes C = A·B with A CSR (32-bit offsets and indices) and B,
- * C row-major with leading dimensions ldb, ldc; work is grown by the
- * caller to *need bytes when it is smaller (then call again). */
+ * C row-major with leading dimensions ldb, ldc, in float32 (the compute
+ * type); atype, btype and ctype are the cudaDataType of A's values, B and
+ * C. work is grown by the caller to *need bytes when it is smaller (then
+ * call again). */
 cusparseStatus_t sg_spmm(sg_ctx *c, int rows, int cols, int nnz, CUdeviceptr rowptr, CUdeviceptr colidx,
                          CUdeviceptr val, int n, CUdeviceptr b, long long ldb, CUdeviceptr cc, long long ldc,
-                         int alg, CUdeviceptr work, size_t worksize, size_t *need, const char **where);
+                         int atype, int btype, int ctype, int alg, CUdeviceptr work, size_t worksize, size_t *need,
+                         const char **where);
 
 /* NVRTC: compile src for arch (e.g. "sm_90"); on success *image (malloc'ed,
  * the caller frees) holds a cubin or, when cubin is 0, PTX. */

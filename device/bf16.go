@@ -1,0 +1,92 @@
+package device
+
+import "scalegnn/spmm"
+
+// bfloat16 mixed precision (issue 28): features and activations kept in
+// bfloat16 between operations, products that read them with float32
+// sums, everything else (weights, optimizer, loss, softmax, norms,
+// reductions) in float32. A bfloat16 is a uint16, the high half of a
+// float32's bits; rounding to it is spmm.ToBF16 on every device (nearest,
+// ties to even, NaN kept, no flush of subnormals), widening is exact.
+
+// MatBF16 is a row-major matrix view of a bfloat16 Buffer, the
+// counterpart of Mat: element (i, j) is element off + i*stride + j of the
+// buffer, with the same checks, slicing and copies as Mat.
+type MatBF16 struct{ view[uint16] }
+
+// MatrixBF16 returns the rows×cols view with stride cols of buf's first
+// rows*cols elements.
+func MatrixBF16(buf Buffer[uint16], rows, cols int) MatBF16 {
+	return MatrixStrideBF16(buf, rows, cols, cols)
+}
+
+// MatrixStrideBF16 returns the rows×cols view of buf with the given stride.
+func MatrixStrideBF16(buf Buffer[uint16], rows, cols, stride int) MatBF16 {
+	return MatBF16{newView("MatrixBF16", buf, rows, cols, stride)}
+}
+
+// Slice returns rows [r0, r1) and columns [c0, c1) of m, sharing storage.
+func (m MatBF16) Slice(r0, r1, c0, c1 int) MatBF16 { return MatBF16{m.slice(r0, r1, c0, c1)} }
+
+// Flat returns the elements of a contiguous view as a buffer sharing its
+// memory (as Mat.Flat); a strided view panics.
+func (m MatBF16) Flat() Buffer[uint16] { return m.flat() }
+
+// UploadMatBF16 copies the row-major rows×cols host matrix of bfloat16
+// bits src into the view dst; len(src) must be Rows·Cols.
+func UploadMatBF16(dev Device, dst MatBF16, src []uint16) {
+	uploadView(dev, "UploadMatBF16", dst.view, src)
+}
+
+// DownloadMatBF16 copies the view src into the row-major host matrix dst;
+// len(dst) must be Rows·Cols.
+func DownloadMatBF16(dev Device, dst []uint16, src MatBF16) {
+	downloadView(dev, "DownloadMatBF16", dst, src.view)
+}
+
+// dense is the spmm view of m (its memory is host memory).
+func (m MatBF16) dense() spmm.DenseBF16 {
+	return spmm.DenseBF16{Rows: m.rows, Cols: m.cols, Stride: max(m.strid, 1), Data: m.data()}
+}
+
+// BF16Ops are the bfloat16 operations every Device has: the products that
+// read bfloat16 operands with float32 sums, and the conversions between
+// float32 and bfloat16 views.
+type BF16Ops interface {
+	// SpMMBF16 computes dst = a·b for a bfloat16 b, overwriting dst, with
+	// float32 sums: on the host devices SpMM's kernel and order of
+	// summation with each element of b widened as it is read, so the
+	// result is SpMM's on b widened, bit for bit. dst must not overlap b.
+	SpMMBF16(dst Mat, a *CSR, b MatBF16)
+	// SpMMBF16ToBF16 is SpMMBF16 into a bfloat16 dst: each float32 sum
+	// is rounded once (spmm.ToBF16) when it is complete.
+	SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16)
+	// GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a
+	// and b, with float32 products and sums and a float32 dst; beta == 0
+	// does not read dst. All four transpose forms are supported.
+	GemmBF16(tA, tB spmm.Op, alpha float32, a, b MatBF16, beta float32, dst Mat)
+	// PackMatBF16 rounds the view src into the view dst (spmm.ToBF16);
+	// the shapes must agree, the strides need not.
+	PackMatBF16(dst MatBF16, src Mat)
+	// UnpackMatBF16 widens the view src into the view dst (exactly).
+	UnpackMatBF16(dst Mat, src MatBF16)
+}
+
+// The argument checks of the bfloat16 operations, the same on every
+// device.
+
+func checkSpMMBF16[D Elem](dst view[D], a *CSR, b view[uint16]) {
+	checkSpMMViews("SpMMBF16", dst, a, b)
+}
+
+func checkGemmBF16(tA, tB spmm.Op, a, b MatBF16, dst Mat) {
+	checkGemmViews("GemmBF16", tA, tB, a.view, b.view, dst.view)
+}
+
+func checkConvert[D, S Elem](name string, dst view[D], src view[S]) {
+	dst.check(name, "dst")
+	src.check(name, "src")
+	if dst.rows != src.rows || dst.cols != src.cols {
+		shapePanic("%s: dst %v, src %v", name, dst, src)
+	}
+}

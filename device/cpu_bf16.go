@@ -1,0 +1,64 @@
+//go:build cgo
+
+package device
+
+import (
+	"scalegnn/spmm"
+	"scalegnn/spmm/cpu"
+)
+
+// The CPU device's bfloat16 operations: spmm/cpu's bfloat16 row kernel
+// and GEMM blocks (cpu.SpMMRowsBF16, cpu.PlanGemmBF16, cpu.GemmPartBF16)
+// and the C conversions, on the device's worker pool as the float32 ones
+// run: no allocation, no goroutine per call.
+
+// SpMMBF16 computes dst = a·b for a bfloat16 b: the SpMM row kernel
+// widening b as it loads it, so the sums are SpMM's (and Native's) bit
+// for bit.
+func (d *CPU) SpMMBF16(dst Mat, a *CSR, b MatBF16) {
+	checkSpMMBF16(dst.view, a, b.view)
+	if j := d.startSpMM(opSpMMBF16, dst.rows, dst.cols, a); j != nil {
+		j.dd, j.bh = dst.dense(), b.dense()
+		d.finishSpMM(j, a, dst.cols)
+	}
+}
+
+// SpMMBF16ToBF16 computes dst = a·b rounded once to bfloat16.
+func (d *CPU) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
+	checkSpMMBF16(dst.view, a, b.view)
+	if j := d.startSpMM(opSpMMBF16ToBF16, dst.rows, dst.cols, a); j != nil {
+		j.dh, j.bh = dst.dense(), b.dense()
+		d.finishSpMM(j, a, dst.cols)
+	}
+}
+
+// GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b:
+// cblas_sbgemm where the BLAS has it, else widening to sgemm in chunks
+// (cpu.GemmBF16Kernel says which), in blocks on the device's threads.
+func (d *CPU) GemmBF16(tA, tB spmm.Op, alpha float32, a, b MatBF16, beta float32, dst Mat) {
+	checkGemmBF16(tA, tB, a, b, dst)
+	ah, bh, dd := a.dense(), b.dense(), dst.dense()
+	pl := cpu.PlanGemmBF16(tA, tB, ah, bh, dd, d.pool.threads())
+	if pl.Parts == 0 {
+		return
+	}
+	j := d.start(opGemmBF16)
+	j.ah, j.bh, j.dd = ah, bh, dd
+	d.runGemm(j, pl, tA, tB, alpha, beta)
+}
+
+// PackMatBF16 rounds src into dst, rows split over the threads.
+func (d *CPU) PackMatBF16(dst MatBF16, src Mat) {
+	checkConvert("PackMatBF16", dst.view, src.view)
+	j := d.start(opPackMat)
+	j.u16, j.ldd, j.a, j.lda, j.rows, j.cols = dst.data(), dst.strid, src.data(), src.strid, dst.rows, dst.cols
+	d.runRows(j)
+}
+
+// UnpackMatBF16 widens src into dst, rows split over the threads.
+func (d *CPU) UnpackMatBF16(dst Mat, src MatBF16) {
+	checkConvert("UnpackMatBF16", dst.view, src.view)
+	j := d.start(opUnpackMat)
+	j.d, j.ldd, j.u16, j.lda, j.rows, j.cols = dst.data(), dst.strid, src.data(), src.strid, dst.rows, dst.cols
+	d.runRows(j)
+}

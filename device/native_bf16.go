@@ -1,0 +1,46 @@
+package device
+
+import "scalegnn/spmm"
+
+// The Native device's bfloat16 operations: spmm.Native's bfloat16
+// products, and the conversions as loops on the calling goroutine.
+
+// SpMMBF16 computes dst = a·b for a bfloat16 b (spmm.Native.SpMMBF16).
+func (d *Native) SpMMBF16(dst Mat, a *CSR, b MatBF16) {
+	checkSpMMBF16(dst.view, a, b.view)
+	d.be.SpMMBF16(dst.dense(), a.a, b.dense())
+}
+
+// SpMMBF16ToBF16 computes dst = a·b rounded once to bfloat16.
+func (d *Native) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
+	checkSpMMBF16(dst.view, a, b.view)
+	d.be.SpMMBF16ToBF16(dst.dense(), a.a, b.dense())
+}
+
+// GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b.
+func (d *Native) GemmBF16(tA, tB spmm.Op, alpha float32, a, b MatBF16, beta float32, dst Mat) {
+	checkGemmBF16(tA, tB, a, b, dst)
+	d.be.GemmBF16(tA, tB, alpha, a.dense(), b.dense(), beta, dst.dense())
+}
+
+// PackMatBF16 rounds src into dst.
+func (d *Native) PackMatBF16(dst MatBF16, src Mat) {
+	checkConvert("PackMatBF16", dst.view, src.view)
+	for i := range dst.rows {
+		o := dst.row(i)
+		for j, v := range src.row(i) {
+			o[j] = spmm.ToBF16(v)
+		}
+	}
+}
+
+// UnpackMatBF16 widens src into dst.
+func (d *Native) UnpackMatBF16(dst Mat, src MatBF16) {
+	checkConvert("UnpackMatBF16", dst.view, src.view)
+	for i := range dst.rows {
+		o := dst.row(i)
+		for j, h := range src.row(i) {
+			o[j] = spmm.FromBF16(h)
+		}
+	}
+}

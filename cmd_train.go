@@ -176,6 +176,14 @@ func train(path string, override *grid.Shape, opts jobs.OutputOptions, resume st
 			_, err = job.Train()
 			return err
 		})
+		if path := os.Getenv("SCALEGNN_MEMPROFILE"); path != "" && rank == 0 {
+			// Rank 0's heap after training (live objects at the last GC
+			// and their allocation sites), for go tool pprof.
+			if f, err := os.Create(path); err == nil {
+				pprof.WriteHeapProfile(f)
+				f.Close()
+			}
+		}
 		var d *jobs.DivergedError
 		if errors.As(err, &d) {
 			// Every rank stopped at this step (jobs.DivergedError); one

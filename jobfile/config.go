@@ -25,6 +25,7 @@ import (
 	"scalegnn/method"
 	"scalegnn/perfmodel"
 	"scalegnn/permute"
+	"scalegnn/prepared"
 )
 
 // Dataset sources.
@@ -90,6 +91,8 @@ type DatasetConfig struct {
 	// relative to the job file's directory.
 	Path string `toml:"path"`
 	// NormalizeFeatures row-normalises the features (Kipf & Welling).
+	// ParseConfig turns its default off for the generators (sbm, rmat)
+	// and for a prepared dataset made from them.
 	NormalizeFeatures bool `toml:"normalize_features"`
 	// Seed seeds the sbm and rmat generators.
 	Seed int64 `toml:"seed"`
@@ -416,15 +419,26 @@ func ParseConfig(name string, data []byte) (*Config, error) {
 	if err != nil {
 		return nil, err
 	}
+	if p := cfg.Dataset.Path; p != "" && !filepath.IsAbs(p) {
+		cfg.Dataset.Path = filepath.Join(filepath.Dir(name), p)
+	}
 	// Row normalisation is Kipf & Welling's preprocessing of bag-of-words
 	// features. The generators' features are Gaussian: a row's sum can be
 	// near zero or negative, and dividing by it blows the row up (an SBM
-	// run then stays near chance). So it is off for them unless asked for.
-	if gen := cfg.Dataset.Source == SourceSBM || cfg.Dataset.Source == SourceRMAT; gen && !md.IsDefined("dataset", "normalize_features") {
-		cfg.Dataset.NormalizeFeatures = false
-	}
-	if p := cfg.Dataset.Path; p != "" && !filepath.IsAbs(p) {
-		cfg.Dataset.Path = filepath.Join(filepath.Dir(name), p)
+	// run then stays near chance). So it is off for them, and for a
+	// prepared dataset made from them, unless asked for. The value decided
+	// here is the one written to the run's config.toml.
+	if !md.IsDefined("dataset", "normalize_features") {
+		src := cfg.Dataset.Source
+		if src == SourcePrepared {
+			// An unreadable meta.toml is reported when the dataset opens.
+			if m, err := prepared.ReadMeta(cfg.Dataset.Path); err == nil {
+				src = m.Source.Format
+			}
+		}
+		if src == SourceSBM || src == SourceRMAT {
+			cfg.Dataset.NormalizeFeatures = false
+		}
 	}
 	if p := cfg.Grid.Machine; strings.ContainsAny(p, `/\`) || strings.HasSuffix(p, ".toml") {
 		if !filepath.IsAbs(p) {

@@ -10,7 +10,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"scalegnn/dataset"
 	"scalegnn/permute"
+	"scalegnn/prepared"
 )
 
 func TestParseConfigEmptyGivesDefaults(t *testing.T) {
@@ -312,5 +314,40 @@ func TestNormalizeFeaturesDefault(t *testing.T) {
 	c.Dataset.NormalizeFeatures = false
 	if _, err := LoadGraph(c.Dataset); err != nil {
 		t.Errorf("without normalisation: %v", err)
+	}
+}
+
+// TestNormalizePrepared: a prepared dataset made by a generator is not
+// normalised unless the job file asks; one from a citation dataset is by
+// default; the job file's setting wins either way.
+func TestNormalizePrepared(t *testing.T) {
+	dir := t.TempDir()
+	cfg := DefaultConfig().Dataset.SBMConfig()
+	cfg.N = 50
+	g, err := dataset.SBM(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, format := range []string{"sbm", "builtin"} {
+		if _, err := prepared.Prepare(&prepared.GraphInput{G: g, Format: format}, filepath.Join(dir, format), prepared.Options{Blocks: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, tc := range []struct {
+		file string
+		want bool
+	}{
+		{"[dataset]\nsource = \"prepared\"\npath = \"sbm\"\n", false},
+		{"[dataset]\nsource = \"prepared\"\npath = \"builtin\"\n", true},
+		{"[dataset]\nsource = \"prepared\"\npath = \"sbm\"\nnormalize_features = true\n", true},
+		{"[dataset]\nsource = \"prepared\"\npath = \"builtin\"\nnormalize_features = false\n", false},
+	} {
+		c, err := ParseConfig(filepath.Join(dir, "job.toml"), []byte(tc.file))
+		if err != nil {
+			t.Fatalf("%q: %v", tc.file, err)
+		}
+		if c.Dataset.NormalizeFeatures != tc.want {
+			t.Errorf("%q: normalize_features = %v, want %v", tc.file, c.Dataset.NormalizeFeatures, tc.want)
+		}
 	}
 }

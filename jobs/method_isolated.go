@@ -389,6 +389,8 @@ func (m *isolated) Close() {
 // evaluation handed to collectives.
 func (iso *isolatedRun) evaluate(m *gcn.Model) (gcn.Accuracy, int64, error) {
 	if iso.layers != nil {
+		// The layer-wise evaluation needs none of a step's memory.
+		m.ReleaseArenas()
 		b0 := iso.evalComm.Counters().TotalBytes()
 		acc, err := iso.layers.Evaluate(infer.ModelWeights(m))
 		return acc, iso.evalComm.Counters().TotalBytes() - b0, err

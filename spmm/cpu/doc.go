@@ -42,7 +42,7 @@
 // blocks: by OpenBLAS's cblas_sbgemm where the library exports it (a weak
 // symbol; Debian's 0.3.21 does not), else by sgemm on float32 copies
 // widened chunk by chunk (GemmBF16Kernel says which). BenchmarkBF16 and
-// bench/bf16-kernels.sh time them against float32; docs/bf16-kernels.md
+// bench/bf16-kernels.sh time them against float32; docs/bf16.md
 // has the numbers.
 //
 // # GEMM and choosing the BLAS

@@ -1,9 +1,7 @@
 package prepared
 
 import (
-	"crypto/sha256"
 	"encoding/binary"
-	"encoding/hex"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -182,39 +180,14 @@ func checkSameFiles(t *testing.T, f32, h16 string) {
 // bf16Fixture prepares the numpy fixture with bfloat16 features.
 func bf16Fixture(t *testing.T) string {
 	t.Helper()
-	in, err := NewEdgeListInput(fixture())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "ds")
-	if _, err := Prepare(in, dir, Options{Blocks: 2, Scheme: permute.Single, Seed: 1, Symmetrize: true, FeatureDType: FeaturesBF16}); err != nil {
-		t.Fatal(err)
-	}
-	return dir
+	return prepareFixtureWith(t, Options{Blocks: 2, Scheme: permute.Single, Seed: 1, Symmetrize: true, FeatureDType: FeaturesBF16})
 }
 
 // pokeUint16 writes h over element k of the uint16 array in dataset file
 // rel and rewrites its digest in meta.toml (as pokeFloat32).
 func pokeUint16(t *testing.T, dir, rel string, k int, h uint16) {
 	t.Helper()
-	p := filepath.Join(dir, rel)
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	old := sha256.Sum256(b)
-	f, err := npy.Open(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	off := f.DataOffset + 2*int64(k)
-	f.Close()
-	binary.LittleEndian.PutUint16(b[off:], h)
-	if err := os.WriteFile(p, b, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	now := sha256.Sum256(b)
-	editMeta(t, dir, hex.EncodeToString(old[:]), hex.EncodeToString(now[:]))
+	pokeElem(t, dir, rel, 2*int64(k), func(b []byte) { binary.LittleEndian.PutUint16(b, h) })
 }
 
 // editMeta replaces the first old in dir's meta.toml with new.
@@ -306,17 +279,14 @@ func TestBF16Refused(t *testing.T) {
 		})
 	}
 	// feature_dtype = "float32", written out, is a float32 dataset.
-	in, err := NewEdgeListInput(fixture())
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := filepath.Join(t.TempDir(), "ds")
-	if _, err := Prepare(in, dir, Options{Blocks: 2, Scheme: permute.Single, Seed: 1, Symmetrize: true}); err != nil {
-		t.Fatal(err)
-	}
+	dir := prepareFixtureWith(t, Options{Blocks: 2, Scheme: permute.Single, Seed: 1, Symmetrize: true})
 	editMeta(t, dir, "features = ", "feature_dtype = \"float32\"\nfeatures = ")
 	if err := readFeatures(dir); err != nil {
 		t.Errorf("feature_dtype = \"float32\": %v", err)
+	}
+	in, err := NewEdgeListInput(fixture())
+	if err != nil {
+		t.Fatal(err)
 	}
 	if _, err := Prepare(in, filepath.Join(t.TempDir(), "x"), Options{Blocks: 2, FeatureDType: "fp16"}); err == nil || !strings.Contains(err.Error(), `"fp16"`) {
 		t.Errorf("Prepare with feature dtype fp16: %v", err)

@@ -2,6 +2,7 @@ package jobs
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"scalegnn/dataset"
@@ -14,13 +15,14 @@ import (
 
 // TestPreparedBF16TrainsLikeRounded: a job on a prepared dataset with
 // bfloat16 features (prepare -dtype bf16) trains exactly as the same job
-// on a float32 prepared dataset of a graph whose features were rounded to
+// on a float32 prepared dataset of the graph with its features rounded to
 // bfloat16 first (spmm.RoundBF16; an SBM graph, whose Gaussian features
-// the rounding changes) — which TestPreparedTrainsLikeInMemory
-// ties to the graph in memory — loss every epoch and accuracies bit for
-// bit, through the 3D shards, neighbor sampling and isolated training out
-// of core. Out of core, the bf16 dataset's partitions count 2 bytes a
-// feature read instead of 4.
+// the rounding changes), which TestPreparedTrainsLikeInMemory ties to the
+// graph in memory: loss every epoch and accuracies bit for bit, through
+// the 3D shards, CAGNET's 1.5D blocks, neighbor sampling, and isolated
+// training out of core with either evaluation (the layer-wise one reads
+// feature strips, package infer). Out of core, the bf16 dataset's
+// partitions count 2 bytes a feature read instead of 4.
 func TestPreparedBF16TrainsLikeRounded(t *testing.T) {
 	sc := dataset.DefaultSBMConfig(800)
 	sc.Features = 24
@@ -50,8 +52,10 @@ func TestPreparedBF16TrainsLikeRounded(t *testing.T) {
 		norm   bool
 	}{
 		{"3D", permute.Double, 3, "", jobfile.GridConfig{X: 2, Y: 1, Z: 2, D: 1}, true},
+		{"cagnet", permute.Single, 3, "algorithm = \"1.5d\"", jobfile.GridConfig{X: 2, Y: 1, Z: 1, D: 1, Replication: 1}, true},
 		{"neighbor", permute.Single, 2, "mode = \"neighbor\"\nfanouts = [5, 5]\nbatch_size = 20", jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 2}, false},
 		{"isolated out of core", permute.Single, 2, "mode = \"isolated\"\n[grappa]\npartitions = 2\nchunks = 2\nsplit = \"blocks\"\nout_of_core = true", jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 1}, false},
+		{"isolated out of core, layer-wise evaluation", permute.Single, 2, "mode = \"isolated\"\n[grappa]\npartitions = 2\nchunks = 2\nsplit = \"blocks\"\nout_of_core = true\nevaluation = \"layerwise\"", jobfile.GridConfig{X: 1, Y: 1, Z: 1, D: 1}, false},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			tmp := t.TempDir()
@@ -90,7 +94,7 @@ func TestPreparedBF16TrainsLikeRounded(t *testing.T) {
 				if d := w.ChunkBytes - g.ChunkBytes; d < 0 || d%int64(2*g0.F) != 0 || (w.ChunkBytes > 0) != (d > 0) {
 					t.Errorf("epoch %d: %d chunk bytes read from the rounded float32 dataset, %d from the bf16 one: expected fewer by 2 bytes a feature", e+1, w.ChunkBytes, g.ChunkBytes)
 				}
-				if c.name == "isolated out of core" && w.ChunkBytes == 0 {
+				if strings.HasPrefix(c.name, "isolated") && w.ChunkBytes == 0 {
 					t.Errorf("epoch %d: no chunk bytes", e+1)
 				}
 			}

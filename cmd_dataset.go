@@ -64,7 +64,11 @@ func runDataset(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	fmt.Fprintf(stdout, "source       %s %s\n             %s\n             sha256 %s\n", m.Source.Format, m.Source.Path, m.Source.Description, m.Source.SHA256)
 	fmt.Fprintf(stdout, "vertices     %d\n", m.Nodes)
 	fmt.Fprintf(stdout, "nonzeros     %d (normalised adjacency with self loops; %d edges stored as directed entries)\n", m.NNZ, m.Edges)
-	fmt.Fprintf(stdout, "features     %d\nclasses      %d (multi-label: %v)\n", m.Features, m.Classes, m.MultiLabel)
+	dtype := prepared.FeaturesFloat32
+	if m.BF16Features() {
+		dtype = prepared.FeaturesBF16
+	}
+	fmt.Fprintf(stdout, "features     %d (%s, %d bytes each on disk)\nclasses      %d (multi-label: %v)\n", m.Features, dtype, m.FeatureBytes(), m.Classes, m.MultiLabel)
 	fmt.Fprintf(stdout, "split        train %d, val %d, test %d\n", m.Train, m.Val, m.Test)
 	fmt.Fprintf(stdout, "adjacency    symmetric %v, weighted %v, %d orientation(s)\n", m.Symmetric, m.Weighted, m.Orientations)
 	perm := m.Permute.Scheme.String()

@@ -16,7 +16,10 @@ import (
 )
 
 const prepareUsage = `usage: scalegnn prepare -in SRC -format F -out DIR [-blocks S] [-permute none|single|double -seed K]
-                        [-symmetrize=true] [-force] [format options]
+                        [-dtype float32|bf16] [-symmetrize=true] [-force] [format options]
+
+-dtype bf16 stores the features as bfloat16 (rounded to nearest even; half the bytes); jobs read them
+widened to float32.
 
 formats:
   planetoid  -in DIR: a Planetoid text directory (labels.txt, features.txt, edges.txt, split_*.txt; see
@@ -46,6 +49,7 @@ func runPrepare(args []string, stderr io.Writer) launch.ExitCode {
 	blocks := fs.Int("blocks", 8, "split the adjacency into S×S blocks and the features into S row blocks")
 	scheme := fs.String("permute", "none", "permutation: none, single or double")
 	seed := fs.Int64("seed", 7, "permutation seed (the job file's permute.seed)")
+	dtype := fs.String("dtype", prepared.FeaturesFloat32, "element type of the stored features: float32 or bf16")
 	symmetrize := fs.Bool("symmetrize", true, "add the reverse of every edge")
 	force := fs.Bool("force", false, "replace an existing prepared dataset at -out")
 	quiet := fs.Bool("q", false, "no progress lines")
@@ -66,6 +70,10 @@ func runPrepare(args []string, stderr io.Writer) launch.ExitCode {
 	sch, err := permute.ParseScheme(*scheme)
 	if err != nil {
 		fmt.Fprintf(stderr, "scalegnn prepare: -permute %q: expected none, single or double\n", *scheme)
+		return launch.ExitUsage
+	}
+	if _, err := prepared.ParseFeatureDType(*dtype); err != nil || *dtype == "" {
+		fmt.Fprintf(stderr, "scalegnn prepare: -dtype %q: expected float32 or bf16\n", *dtype)
 		return launch.ExitUsage
 	}
 	var input prepared.Input
@@ -123,7 +131,7 @@ func runPrepare(args []string, stderr io.Writer) launch.ExitCode {
 		fmt.Fprintf(stderr, "scalegnn prepare: -format %q: expected planetoid, builtin, edgelist, ogb, rmat, sbm or job\n", *format)
 		return launch.ExitUsage
 	}
-	opt := prepared.Options{Blocks: *blocks, Scheme: sch, Seed: *seed, Symmetrize: *symmetrize, Force: *force, Progress: stderr}
+	opt := prepared.Options{Blocks: *blocks, Scheme: sch, Seed: *seed, FeatureDType: *dtype, Symmetrize: *symmetrize, Force: *force, Progress: stderr}
 	if *quiet {
 		opt.Progress = nil
 	}

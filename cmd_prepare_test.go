@@ -4,10 +4,14 @@ import (
 	"compress/gzip"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"scalegnn/jobfile"
+	"scalegnn/plan"
+	"scalegnn/prepared"
 	"scalegnn/record"
 )
 
@@ -189,5 +193,63 @@ func TestCorruptPrepared(t *testing.T) {
 	lines := errorLines(stderr)
 	if code == 0 || len(lines) != 1 || !strings.Contains(lines[0], "corrupt_prepared/adj0/r1c1.data.npy: SHA-256 mismatch") {
 		t.Fatalf("exit %d; stderr:\n%s", code, stderr)
+	}
+}
+
+// TestPrepareDType: prepare -dtype bf16 writes bfloat16 features that
+// dataset info reports and the performance model counts at 2 bytes a
+// feature read out of core; float32 is the default and writes no
+// feature_dtype; another -dtype is a usage error of one line.
+func TestPrepareDType(t *testing.T) {
+	dir := t.TempDir()
+	sizes := map[string]int64{}
+	for _, dt := range []string{"", "float32", "bf16"} {
+		out := filepath.Join(dir, "ds-"+dt)
+		args := []string{"prepare", "-q", "-format", "builtin", "-in", "cora", "-blocks", "2", "-permute", "single", "-out", out}
+		if dt != "" {
+			args = append(args, "-dtype", dt)
+		}
+		if code, stderr := runMain(t, args...); code != 0 {
+			t.Fatalf("-dtype %q: exit %d\n%s", dt, code, stderr)
+		}
+		m, err := prepared.ReadMeta(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := map[string]string{"": "", "float32": "", "bf16": "bf16"}[dt]; m.FeatureDType != want {
+			t.Errorf("-dtype %q: feature_dtype %q, want %q", dt, m.FeatureDType, want)
+		}
+		for _, f := range m.Files {
+			if strings.HasPrefix(f.Path, "features/") {
+				sizes[dt] += f.Bytes
+			}
+		}
+		cfg := jobfile.DefaultConfig()
+		cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, out
+		gs, err := plan.EstimateGraphSize(cfg.Dataset)
+		if err != nil {
+			t.Fatal(err)
+		}
+		j := plan.PerfJob(&cfg, gs)
+		j.Isolated.OutOfCore = true
+		v, _ := j.IsolatedSize(2)
+		f32 := j
+		f32.FeatureBytes = 0
+		if d := f32.OutOfCoreReadBytes(2) - j.OutOfCoreReadBytes(2); d != float64(4-m.FeatureBytes())*float64(m.Features)*v {
+			t.Errorf("-dtype %q: out-of-core read predicted %g bytes below float32's, want %g", dt, d, float64(4-m.FeatureBytes())*float64(m.Features)*v)
+		}
+	}
+	// Headers of the same length: the data is half.
+	if sizes[""] != sizes["float32"] || sizes["bf16"]-2*128 != (sizes["float32"]-2*128)/2 {
+		t.Errorf("feature files: %d bytes by default, %d float32, %d bf16", sizes[""], sizes["float32"], sizes["bf16"])
+	}
+	cmd := exec.Command(os.Args[0], "dataset", "info", filepath.Join(dir, "ds-bf16"))
+	cmd.Env = append(os.Environ(), "SCALEGNN_AS_MAIN=1")
+	if out, err := cmd.Output(); err != nil || !strings.Contains(string(out), "features     1433 (bf16, 2 bytes each on disk)") {
+		t.Errorf("dataset info: %v\n%s", err, out)
+	}
+	code, stderr := runMain(t, "prepare", "-format", "builtin", "-in", "cora", "-dtype", "fp16", "-out", filepath.Join(dir, "x"))
+	if lines := errorLines(stderr); code != 2 || len(lines) != 1 || !strings.Contains(lines[0], `-dtype "fp16": expected float32 or bf16`) {
+		t.Errorf("-dtype fp16: exit %d, stderr:\n%s", code, stderr)
 	}
 }

@@ -37,9 +37,18 @@ type chunkReader struct {
 	features int
 }
 
+// featureBytes is the bytes a feature of src takes where it is read from:
+// the prepared dataset's (2 for bfloat16), else 4.
+func featureBytes(src gcn.Source) int64 {
+	if d, ok := src.(interface{ FeatureBytes() int }); ok {
+		return int64(d.FeatureBytes())
+	}
+	return 4
+}
+
 // read is the Loader's build: the partition of chunks base and swept and
-// the bytes it read (8 per row pointer and per entry, 4 per feature, 5
-// per label and split).
+// the bytes it read (8 per row pointer and per entry, 4 per feature (2
+// from a bfloat16 prepared dataset), 5 per label and split).
 func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 	blocks := []int{min(base, swept)}
 	if swept != base {
@@ -102,7 +111,7 @@ func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 		sub.Features = append(sub.Features, x...)
 		sub.Labels, sub.Train = append(sub.Labels, lab...), append(sub.Train, tr...)
 		sub.Val, sub.Test = append(sub.Val, va...), append(sub.Test, te...)
-		bytes += int64(r1-r0) * (4*int64(r.features) + 5)
+		bytes += int64(r1-r0) * (featureBytes(r.src)*int64(r.features) + 5)
 	}
 	sh, err := gcn.NewSubgraphShards(r.g, r.cfg, r.src.Orders(), pos, sub)
 	if err != nil {

@@ -32,7 +32,7 @@ func (r *Reader) readRaw(p []byte, n int) error {
 }
 
 // asBytes is the memory of s as bytes.
-func asBytes[T int32 | int64 | float32 | bool](s []T) []byte {
+func asBytes[T int32 | int64 | float32 | bool | uint16](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
@@ -67,6 +67,28 @@ func (r *Reader) FillInt64(dst []int64) error { return fill(r, dst, r.ReadInt64)
 // FillFloat32 reads exactly len(dst) elements into dst (as ReadFloat32),
 // in bulk for float32 arrays in host byte order.
 func (r *Reader) FillFloat32(dst []float32) error { return fill(r, dst, r.ReadFloat32) }
+
+// FillUint16 reads exactly len(dst) elements of a '<u2' (or '>u2') array
+// into dst: in bulk, straight from the file, in host byte order. Any other
+// dtype is an error: 16-bit words (bfloat16 features) are never converted
+// from other integers.
+func (r *Reader) FillUint16(dst []uint16) error {
+	if r.t.kind != 'u' || r.t.size != 2 {
+		return fmt.Errorf("%s: dtype %s: expected a uint16 array", r.name, r.Descr)
+	}
+	return fill(r, dst, func(p []uint16) (int, error) {
+		n := min(len(p), r.left)
+		if err := r.readRaw(asBytes(p[:n]), n); err != nil {
+			return 0, err
+		}
+		if r.t.big == nativeLittle {
+			for i, v := range p[:n] {
+				p[i] = v>>8 | v<<8
+			}
+		}
+		return n, nil
+	})
+}
 
 // FillBool reads exactly len(dst) elements into dst (as ReadBool), in bulk
 // for bool arrays (each byte is checked to be 0 or 1).

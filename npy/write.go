@@ -13,6 +13,9 @@ const (
 	Int64   = "<i8"
 	Float32 = "<f4"
 	Bool    = "|b1"
+	// Uint16 holds raw 16-bit words: scalegnn's prepared datasets store
+	// bfloat16 features as uint16 (NumPy has no bfloat16 dtype of its own).
+	Uint16 = "<u2"
 )
 
 // Writer writes one .npy array of a fixed dtype and shape.
@@ -24,15 +27,15 @@ type Writer struct {
 }
 
 // NewWriter writes the header of an array of dtype descr (Int32, Int64,
-// Float32 or Bool) and the given shape to w. The element writes must then
+// Float32, Bool or Uint16) and the given shape to w. The element writes must then
 // supply exactly the product of the shape elements, of the dtype's type.
 // An unknown dtype or a negative dimension is a programmer error and
 // panics.
 func NewWriter(w io.Writer, descr string, shape ...int) (*Writer, error) {
 	switch descr {
-	case Int32, Int64, Float32, Bool:
+	case Int32, Int64, Float32, Bool, Uint16:
 	default:
-		panic(fmt.Sprintf("npy: NewWriter: dtype %q, want Int32, Int64, Float32 or Bool", descr))
+		panic(fmt.Sprintf("npy: NewWriter: dtype %q, want Int32, Int64, Float32, Bool or Uint16", descr))
 	}
 	n := 1
 	for _, d := range shape {
@@ -102,6 +105,22 @@ func (w *Writer) WriteFloat32(x []float32) error {
 		k := min(len(x), 1<<16)
 		for _, v := range x[:k] {
 			w.buf = binary.LittleEndian.AppendUint32(w.buf, math.Float32bits(v))
+		}
+		if err := w.flush(); err != nil {
+			return err
+		}
+		x = x[k:]
+	}
+	return nil
+}
+
+// WriteUint16 appends elements to a Uint16 array.
+func (w *Writer) WriteUint16(x []uint16) error {
+	w.take(len(x), Uint16)
+	for len(x) > 0 {
+		k := min(len(x), 1<<16)
+		for _, v := range x[:k] {
+			w.buf = binary.LittleEndian.AppendUint16(w.buf, v)
 		}
 		if err := w.flush(); err != nil {
 			return err

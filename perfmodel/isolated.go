@@ -421,11 +421,12 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 // OutOfCoreReadBytes is what reading one induced partition from a
 // prepared dataset with one block per chunk costs: its rows (a share 2/C
 // of the vertices, IsolatedSize) with two row pointers each (one per
-// column block), 8 bytes per nonzero, and 4 per feature and 5 per label
-// and split of each row (jobs' chunkReader counts the same).
+// column block), 8 bytes per nonzero, and FeatureBytes (4, or 2 for a
+// bfloat16 dataset) per feature and 5 per label and split of each row
+// (jobs' chunkReader counts the same).
 func (j Job) OutOfCoreReadBytes(workers int) float64 {
 	v, nnz := j.IsolatedSize(workers)
-	return 16*v + 8*nnz + float64(4*j.Features+5)*v
+	return 16*v + 8*nnz + (j.featureBytes()*float64(j.Features)+5)*v
 }
 
 // MaxPartitionsPerWorker bounds the partitions IsolatedPartitionsFor

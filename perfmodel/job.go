@@ -57,6 +57,10 @@ type Job struct {
 	// prepared dataset); false when every rank first holds the whole graph,
 	// which then counts toward its peak memory.
 	ShardedLoad bool
+	// FeatureBytes is the bytes a feature takes where it is read from
+	// disk (a prepared dataset's feature_dtype: 2 for bfloat16); 0 means
+	// 4 (float32). Features in memory are float32 either way.
+	FeatureBytes int
 	// Neighbor describes a train.mode = "neighbor" job (PredictNeighbor).
 	Neighbor NeighborJob
 	// Isolated describes a train.mode = "isolated" job (PredictIsolated).
@@ -211,3 +215,11 @@ func (j Job) headIn() int {
 
 // isGAT reports whether the job's graph layers are GAT layers.
 func (j Job) isGAT() bool { return j.Layer == gcn.GATLayer }
+
+// featureBytes is FeatureBytes with its default.
+func (j Job) featureBytes() float64 {
+	if j.FeatureBytes > 0 {
+		return float64(j.FeatureBytes)
+	}
+	return 4
+}

@@ -78,7 +78,7 @@ func (pr *Prediction) addLayerwiseEval(j Job, m *Machine, workers int, link Link
 		}
 	}
 	if j.Isolated.OutOfCore {
-		per := (8*float64(j.N)+8*float64(j.NNZ))*float64(j.Layers) + (4*float64(j.Features)+5)*float64(j.N)
+		per := (8*float64(j.N)+8*float64(j.NNZ))*float64(j.Layers) + (j.featureBytes()*float64(j.Features)+5)*float64(j.N)
 		pr.Disk += weight * m.Disk.ReadTime(per/float64(workers))
 	}
 }

@@ -26,6 +26,10 @@ type GraphSize struct {
 	// Sharded is true for a prepared dataset: every rank reads only its
 	// own shards, so the whole graph never sits in one rank's memory.
 	Sharded bool
+	// FeatureBytes is the bytes a feature takes on disk when known (a
+	// prepared dataset's feature_dtype: 4, or 2 for bfloat16); 0
+	// otherwise (the model takes 4).
+	FeatureBytes int
 }
 
 // EstimateGraphSize returns the size of the job's graph without building
@@ -41,7 +45,7 @@ func EstimateGraphSize(c jobfile.DatasetConfig) (GraphSize, error) {
 			return GraphSize{}, err
 		}
 		return GraphSize{N: m.Nodes, NNZ: m.NNZ, Features: m.Features, Classes: m.Classes, Sharded: true,
-			How: "prepared dataset metadata"}, nil
+			FeatureBytes: m.FeatureBytes(), How: "prepared dataset metadata"}, nil
 	case jobfile.SourceSBM:
 		s := c.SBM
 		nnz := expectedSBMNonzeros(s.N, s.Classes, s.AvgDegree, s.Homophily)
@@ -135,7 +139,7 @@ func PerfJob(cfg *jobfile.Config, gs GraphSize) perfmodel.Job {
 	j := perfmodel.Job{
 		N: gs.N, NNZ: gs.NNZ, Features: gs.Features, Hidden: m.Hidden, Classes: gs.Classes, Layers: m.Layers,
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual,
-		Layer: m.Layer, Heads: m.Heads, OutputHeads: m.OutputHeads, Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded,
+		Layer: m.Layer, Heads: m.Heads, OutputHeads: m.OutputHeads, Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded, FeatureBytes: gs.FeatureBytes,
 		Mode: cfg.Train.Mode, CommDType: cfg.Train.CommDtype, Permutation: cfg.Permute.Scheme,
 	}
 	if t := cfg.Train; t.Mode == gcn.MiniBatch {

@@ -100,6 +100,11 @@ func (d *Dataset) Sizes() gcn.Sizes {
 	return gcn.Sizes{N: d.Meta.Nodes, Features: d.Meta.Features, Classes: d.Meta.Classes}
 }
 
+// FeatureBytes is the bytes a stored feature takes on disk (2 for a
+// bfloat16 dataset, 4 for float32): what a reader of features counts as
+// read. The features it returns are float32 either way.
+func (d *Dataset) FeatureBytes() int { return d.Meta.FeatureBytes() }
+
 // Orders returns the vertex orders: position i of order k holds original
 // vertex Order[k][i] (p1 and p2 of the prepare-time permutation).
 func (d *Dataset) Orders() *gcn.Orders { return d.orders }
@@ -246,7 +251,9 @@ const featureChunk = 1 << 20
 // order of the first layer); with double permutation order 0 is not
 // available. Each feature file is read once, hashed as it streams: whole
 // rows go straight into dst, others through a small reused buffer (where
-// rows are normalised and their columns picked).
+// rows are normalised and their columns picked). A bfloat16 dataset's
+// features are widened exactly (spmm.FromBF16) as they are read, before
+// any normalisation, which is then the float32 one.
 func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) error {
 	m := d.Meta
 	checkRange("row", r0, r1, m.Nodes)
@@ -268,10 +275,15 @@ func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) err
 	if !direct && f > 0 {
 		buf = make([]float32, max(1, featureChunk/f)*f)
 	}
+	fill := func(v *verified, x []float32) error { return v.FillFiniteFloat32(x) }
+	if m.BF16Features() {
+		var h []uint16
+		fill = func(v *verified, x []float32) error { return fillBF16(v, x, &h) }
+	}
 	for i := blockOf(m, r0); i <= blockOf(m, r1-1); i++ {
 		b0, b1 := blockRange(m, i)
 		lo, hi := max(r0, b0), min(r1, b1)
-		v, err := d.open(featureFile(i), npy.Float32, b1-b0, f)
+		v, err := d.open(featureFile(i), m.featureDescr(), b1-b0, f)
 		if err != nil {
 			return err
 		}
@@ -280,12 +292,12 @@ func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) err
 		switch {
 		case err != nil:
 		case direct:
-			err = v.FillFiniteFloat32(out)
+			err = fill(v, out)
 		default:
 			for r := lo; r < hi && err == nil; {
 				rows := min(hi-r, len(buf)/f)
 				chunk := buf[:rows*f]
-				if err = v.FillFiniteFloat32(chunk); err != nil {
+				if err = fill(v, chunk); err != nil {
 					break
 				}
 				for q := range rows {
@@ -315,6 +327,33 @@ func (d *Dataset) FeatureBlockInto(dst []float32, order, r0, r1, c0, c1 int) err
 		if err := v.close(); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// fillBF16 reads len(x) bfloat16 features of v (a '<u2' array) and widens
+// them exactly into x (spmm.FromBF16), through *h, a buffer of at most
+// featureChunk words it grows as needed; a NaN or infinity is refused as
+// FillFiniteFloat32 refuses it (*npy.NonFiniteError).
+func fillBF16(v *verified, x []float32, h *[]uint16) error {
+	for len(x) > 0 {
+		k := min(len(x), featureChunk)
+		if cap(*h) < k {
+			*h = make([]uint16, k)
+		}
+		buf := (*h)[:k]
+		pos := v.Len() - v.Remaining()
+		if err := v.FillUint16(buf); err != nil {
+			return err
+		}
+		out := x[:k]
+		for j, b := range buf {
+			out[j] = spmm.FromBF16(b)
+		}
+		if j := npy.FirstNonFinite(out); j >= 0 {
+			return &npy.NonFiniteError{Name: v.Name(), Index: pos + j, Shape: v.Shape, Value: out[j]}
+		}
+		x = x[k:]
 	}
 	return nil
 }

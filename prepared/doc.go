@@ -15,7 +15,9 @@
 //	order1.npy            int32 (N,)   p2, only with double permutation (otherwise p2 = p1)
 //	labels.npy            int32 (N,)   class of each original vertex, -1 unlabeled
 //	train.npy, val.npy, test.npy  bool (N,)  split masks, original vertex order
-//	features/rI.npy       float32 (rows of block I, F)  features of positions in block I of order 1 (p2)
+//	features/rI.npy       float32 (rows of block I, F)  features of positions in block I of order 1 (p2);
+//	                      with Options.FeatureDType = "bf16", uint16 '<u2' holding bfloat16 bits
+//	                      (meta.toml: feature_dtype = "bf16"), widened exactly as they are read
 //	adj0/rIcJ.indptr.npy  int64 (rows+1,)  block (I, J) of Â[p1][:, p2] as CSR, columns local to block J
 //	adj0/rIcJ.indices.npy int32 (nnz,)
 //	adj0/rIcJ.data.npy    float32 (nnz,)
@@ -42,7 +44,7 @@
 //	  degrees, labels, masks)
 //	+ one strip of edges (16 bytes per nonzero of the largest strip, about
 //	  2·nnz/S with a balancing permutation)
-//	+ one block of features (4·F·N/S bytes),
+//	+ one block of features (4·F·N/S bytes, with either feature dtype),
 //
 // not by the graph. Temporary files take about 8 bytes per directed edge
 // (12 with weights) plus the features. The dataset is written into a hidden

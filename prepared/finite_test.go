@@ -21,6 +21,13 @@ import (
 // can refuse it.
 func pokeFloat32(t *testing.T, dir, rel string, k int, v float32) {
 	t.Helper()
+	pokeElem(t, dir, rel, 4*int64(k), func(b []byte) { binary.LittleEndian.PutUint32(b, math.Float32bits(v)) })
+}
+
+// pokeElem lets put overwrite the bytes at offset off of the data of the
+// .npy dataset file rel, and rewrites its digest in meta.toml.
+func pokeElem(t *testing.T, dir, rel string, off int64, put func([]byte)) {
+	t.Helper()
 	p := filepath.Join(dir, rel)
 	b, err := os.ReadFile(p)
 	if err != nil {
@@ -31,25 +38,14 @@ func pokeFloat32(t *testing.T, dir, rel string, k int, v float32) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	off := f.DataOffset + 4*int64(k)
+	off += f.DataOffset
 	f.Close()
-	binary.LittleEndian.PutUint32(b[off:], math.Float32bits(v))
+	put(b[off:])
 	if err := os.WriteFile(p, b, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	now := sha256.Sum256(b)
-	mp := filepath.Join(dir, MetaFile)
-	meta, err := os.ReadFile(mp)
-	if err != nil {
-		t.Fatal(err)
-	}
-	edited := strings.Replace(string(meta), hex.EncodeToString(old[:]), hex.EncodeToString(now[:]), 1)
-	if edited == string(meta) {
-		t.Fatalf("%s: digest not found in %s", rel, MetaFile)
-	}
-	if err := os.WriteFile(mp, []byte(edited), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	editMeta(t, dir, hex.EncodeToString(old[:]), hex.EncodeToString(now[:]))
 }
 
 func readInts(t *testing.T, p string) []int64 {

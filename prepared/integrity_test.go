@@ -13,12 +13,19 @@ import (
 // double permutation and 2×2 blocks.
 func prepareFixture(t *testing.T) string {
 	t.Helper()
+	return prepareFixtureWith(t, Options{Blocks: 2, Scheme: permute.Double, Seed: 1, Symmetrize: true})
+}
+
+// prepareFixtureWith writes the numpy fixture as a prepared dataset with
+// opt.
+func prepareFixtureWith(t *testing.T, opt Options) string {
+	t.Helper()
 	in, err := NewEdgeListInput(fixture())
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := filepath.Join(t.TempDir(), "ds")
-	if _, err := Prepare(in, dir, Options{Blocks: 2, Scheme: permute.Double, Seed: 1, Symmetrize: true}); err != nil {
+	if _, err := Prepare(in, dir, opt); err != nil {
 		t.Fatal(err)
 	}
 	return dir

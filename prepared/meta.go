@@ -9,6 +9,7 @@ import (
 	"github.com/BurntSushi/toml"
 
 	"scalegnn/internal/tomlx"
+	"scalegnn/npy"
 	"scalegnn/permute"
 )
 
@@ -17,6 +18,47 @@ const (
 	Format  = "scalegnn-prepared"
 	Version = 1
 )
+
+// Feature dtypes of a prepared dataset (Options.FeatureDType,
+// Meta.FeatureDType).
+const (
+	FeaturesFloat32 = "float32"
+	FeaturesBF16    = "bf16"
+)
+
+// ParseFeatureDType checks a feature dtype's name ("" is float32) and
+// returns it as meta.toml records it: "" for float32 (the key is left
+// out, so a float32 dataset's meta.toml is what it was before bfloat16),
+// FeaturesBF16 for bfloat16.
+func ParseFeatureDType(s string) (string, error) {
+	switch s {
+	case "", FeaturesFloat32:
+		return "", nil
+	case FeaturesBF16:
+		return FeaturesBF16, nil
+	}
+	return "", fmt.Errorf("feature dtype %q: expected %q or %q", s, FeaturesFloat32, FeaturesBF16)
+}
+
+// BF16Features reports that the feature blocks hold bfloat16.
+func (m *Meta) BF16Features() bool { return m.FeatureDType == FeaturesBF16 }
+
+// FeatureBytes is the bytes a stored feature takes in the feature blocks:
+// 2 for bfloat16, 4 for float32.
+func (m *Meta) FeatureBytes() int {
+	if m.BF16Features() {
+		return 2
+	}
+	return 4
+}
+
+// featureDescr is the .npy dtype of the feature blocks.
+func (m *Meta) featureDescr() string {
+	if m.BF16Features() {
+		return npy.Uint16
+	}
+	return npy.Float32
+}
 
 // MetaFile is the name of the metadata file; it is written last, so a
 // directory without it is not a finished dataset.
@@ -34,7 +76,13 @@ type Meta struct {
 	NNZ      int64 `toml:"nnz"`
 	Edges    int64 `toml:"edges"`
 	Features int   `toml:"features"`
-	Classes  int   `toml:"classes"`
+	// FeatureDType is the element type of the feature blocks: "bf16"
+	// (bfloat16, stored as uint16) or "float32"; absent (every dataset
+	// prepared before bfloat16 existed, and every float32 one since) means
+	// float32. A scalegnn older than the key refuses a bf16 dataset's
+	// meta.toml ("unknown key feature_dtype").
+	FeatureDType string `toml:"feature_dtype,omitempty"`
+	Classes      int    `toml:"classes"`
 	// MultiLabel is always false in version 1 (single-label classes).
 	MultiLabel bool `toml:"multilabel"`
 	// Blocks is S: the adjacency is an S×S grid of CSR blocks, the features
@@ -135,6 +183,8 @@ func (m *Meta) check() error {
 		return fmt.Errorf("features = %d: expected >= 1", m.Features)
 	case m.Classes < 1:
 		return fmt.Errorf("classes = %d: expected >= 1", m.Classes)
+	case m.FeatureDType != "" && m.FeatureDType != FeaturesFloat32 && m.FeatureDType != FeaturesBF16:
+		return fmt.Errorf("feature_dtype = %q: expected %q or %q (a dataset prepared by a newer scalegnn?)", m.FeatureDType, FeaturesFloat32, FeaturesBF16)
 	case m.MultiLabel:
 		return fmt.Errorf("multilabel = true: multi-label datasets are not supported")
 	case m.Blocks < 1 || m.Blocks > m.Nodes || m.Blocks > MaxBlocks:

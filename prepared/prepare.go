@@ -13,6 +13,7 @@ import (
 	"scalegnn/grid"
 	"scalegnn/npy"
 	"scalegnn/permute"
+	"scalegnn/spmm"
 )
 
 // Options controls Prepare.
@@ -25,6 +26,10 @@ type Options struct {
 	// Scheme and Seed are the permutation, as in permute.New.
 	Scheme permute.Scheme
 	Seed   int64
+	// FeatureDType is the element type of the stored features: "" or
+	// FeaturesFloat32, or FeaturesBF16 (bfloat16 as uint16, each value
+	// rounded once by spmm.ToBF16; half the bytes of float32).
+	FeatureDType string
 	// Symmetrize adds the reverse of every edge (A + Aᵀ, duplicates merged).
 	Symmetrize bool
 	// Force replaces an existing prepared dataset at the output path. A
@@ -50,6 +55,11 @@ func Prepare(in Input, out string, opt Options) (*Meta, error) {
 	case opt.Blocks < 1 || opt.Blocks > MaxBlocks || opt.Blocks > hdr.N:
 		return nil, fmt.Errorf("prepare: -blocks %d: expected an integer in [1, %d] (and at most the %d vertices)", opt.Blocks, MaxBlocks, hdr.N)
 	}
+	dt, err := ParseFeatureDType(opt.FeatureDType)
+	if err != nil {
+		return nil, fmt.Errorf("prepare: -dtype: %v", err)
+	}
+	opt.FeatureDType = dt
 	out = filepath.Clean(out)
 	replace := false
 	if _, err := os.Lstat(out); err == nil {
@@ -136,7 +146,7 @@ func (w *writer) run(in Input) error {
 	n, s := h.N, opt.Blocks
 	symmetric := h.Symmetric || opt.Symmetrize
 	w.meta = &Meta{
-		Format: Format, Version: Version, Name: h.Name, Nodes: n, Features: h.F, Classes: h.Classes,
+		Format: Format, Version: Version, Name: h.Name, Nodes: n, Features: h.F, FeatureDType: opt.FeatureDType, Classes: h.Classes,
 		Blocks: s, Symmetric: symmetric, Weighted: h.Weighted,
 		Orientations: orientations(opt.Scheme, symmetric, h.Weighted),
 		Permute:      PermuteMeta{Scheme: opt.Scheme, Seed: opt.Seed},
@@ -495,7 +505,12 @@ func (w *writer) writeFeatures(in Input) error {
 		if err := readFeatureStrip(files[i], r0, r1, f, x); err != nil {
 			return fmt.Errorf("prepare: %w", err)
 		}
-		if err := w.writeNPY(featureFile(i), npy.Float32, []int{r1 - r0, f}, func(nw *npy.Writer) error { return nw.WriteFloat32(x) }); err != nil {
+		if err := w.writeNPY(featureFile(i), w.meta.featureDescr(), []int{r1 - r0, f}, func(nw *npy.Writer) error {
+			if w.meta.BF16Features() {
+				return writeBF16(nw, x)
+			}
+			return nw.WriteFloat32(x)
+		}); err != nil {
 			return err
 		}
 		w.prog.percent("feature blocks", i+1, s)
@@ -504,3 +519,20 @@ func (w *writer) writeFeatures(in Input) error {
 }
 
 var errFeatureStrip = errors.New("feature strip does not hold every row once")
+
+// writeBF16 writes x rounded to bfloat16 (spmm.ToBF16, the one rounding
+// rule) to a Uint16 array, a piece at a time.
+func writeBF16(nw *npy.Writer, x []float32) error {
+	h := make([]uint16, min(len(x), 1<<16))
+	for len(x) > 0 {
+		k := min(len(x), len(h))
+		for j, v := range x[:k] {
+			h[j] = spmm.ToBF16(v)
+		}
+		if err := nw.WriteUint16(h[:k]); err != nil {
+			return err
+		}
+		x = x[k:]
+	}
+	return nil
+}

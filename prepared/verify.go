@@ -117,6 +117,8 @@ func elemSize(descr string) int64 {
 		return 8
 	case npy.Bool:
 		return 1
+	case npy.Uint16:
+		return 2
 	}
 	return 4
 }

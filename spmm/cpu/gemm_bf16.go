@@ -10,15 +10,38 @@ import (
 	"scalegnn/spmm"
 )
 
-// useSBGEMM says whether GemmBF16 calls cblas_sbgemm (the linked BLAS
-// exports it) or widens to float32 and calls sgemm. Tests clear it to run
-// the widening path where sbgemm exists.
-var useSBGEMM = sbgemmAvailable()
+// The kernels that can compute GemmBF16's blocks, in order of preference.
+const (
+	bf16DPBF16 = iota // ours, AVX512_BF16's vdpbf16ps (gemm_bf16.c)
+	bf16SBGEMM        // the BLAS's cblas_sbgemm
+	bf16Widen         // widen to float32, sgemm
+)
 
-// GemmBF16Kernel names what computes GemmBF16 in this build, for logs:
-// "cblas_sbgemm" or "widen+sgemm".
+// bf16Path is the kernel GemmBF16 runs: the first of bf16DPBF16 (the CPU
+// has avx512_bf16), bf16SBGEMM (the linked BLAS exports cblas_sbgemm) and
+// bf16Widen. Tests set it to run the others where they exist.
+var bf16Path = func() int {
+	switch {
+	case dpbf16Available():
+		return bf16DPBF16
+	case sbgemmAvailable():
+		return bf16SBGEMM
+	}
+	return bf16Widen
+}()
+
+// dpbf16Available reports whether the CPU runs the vdpbf16ps kernel
+// (avx512_bf16 with AVX-512 F, BW and VL; never off amd64).
+func dpbf16Available() bool { return C.scalegnn_gemm_bf16_available() != 0 }
+
+// GemmBF16Kernel names what computes GemmBF16 in this build and on this
+// CPU, for logs: "avx512bf16" (our vdpbf16ps kernel), "cblas_sbgemm" or
+// "widen+sgemm".
 func GemmBF16Kernel() string {
-	if useSBGEMM {
+	switch bf16Path {
+	case bf16DPBF16:
+		return "avx512bf16"
+	case bf16SBGEMM:
 		return "cblas_sbgemm"
 	}
 	return "widen+sgemm"
@@ -62,11 +85,34 @@ func GemmPartBF16(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spm
 	ap := spmm.SliceBF16(a, w.a[0], w.a[1], w.a[2], w.a[3])
 	bp := spmm.SliceBF16(b, w.b[0], w.b[1], w.b[2], w.b[3])
 	dp := spmm.Slice(dst, w.d[0], w.d[1], w.d[2], w.d[3])
-	if useSBGEMM {
+	switch bf16Path {
+	case bf16DPBF16:
+		gemmDPBF16(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	case bf16SBGEMM:
 		sbgemm(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
-		return
+	default:
+		gemmWidened(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
 	}
-	gemmWidened(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+}
+
+// dpbf16Pool holds the packing scratch of gemmDPBF16, one *[]uint32 per
+// block in flight.
+var dpbf16Pool sync.Pool
+
+// gemmDPBF16 computes dst = alpha·op(a)·op(b) + beta·dst (m, n, k > 0)
+// with the vdpbf16ps kernel of gemm_bf16.c.
+func gemmDPBF16(tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense, m, n, k int) {
+	need := int(C.scalegnn_gemm_bf16_words(C.int64_t(n), C.int64_t(k)))
+	bufp, _ := dpbf16Pool.Get().(*[]uint32)
+	if bufp == nil || cap(*bufp) < need {
+		s := make([]uint32, need)
+		bufp = &s
+	}
+	defer dpbf16Pool.Put(bufp)
+	C.scalegnn_gemm_bf16(cTrans(tA), cTrans(tB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
+		(*C.uint16_t)(unsafe.Pointer(&a.Data[0])), C.int64_t(a.Stride),
+		(*C.uint16_t)(unsafe.Pointer(&b.Data[0])), C.int64_t(b.Stride), C.float(beta),
+		(*C.float)(unsafe.Pointer(&dst.Data[0])), C.int64_t(dst.Stride), (*C.uint32_t)(unsafe.Pointer(&(*bufp)[0])))
 }
 
 // The widening path cuts the inner dimension into chunks of widenK and
@@ -128,4 +174,12 @@ func widen(buf []float32, s spmm.DenseBF16) spmm.Dense {
 	C.scalegnn_bf16_widen((*C.float)(unsafe.Pointer(&d.Data[0])), C.int64_t(d.Stride),
 		(*C.uint16_t)(unsafe.Pointer(&s.Data[0])), C.int64_t(s.Stride), C.int64_t(s.Rows), C.int64_t(s.Cols))
 	return d
+}
+
+// cTrans is a spmm.Op as the C kernels' transa and transb.
+func cTrans(t spmm.Op) C.int {
+	if t == spmm.Trans {
+		return 1
+	}
+	return 0
 }

@@ -1,0 +1,246 @@
+/* A bfloat16 GEMM of our own with AVX512_BF16's vdpbf16ps, for
+ * GemmBF16 (gemm_bf16.go): dst = alpha·op(a)·op(b) + beta·dst, bfloat16
+ * operands (uint16 bits), float32 sums and dst, row-major.
+ *
+ * vdpbf16ps multiplies the 16 bf16 pairs of two vectors lane by lane and
+ * adds both products of a lane to its float32 accumulator, so the inner
+ * dimension goes in pairs: a lane of the packed op(b) holds
+ * (op(b)[2p][j], op(b)[2p+1][j]) in its low and high halves, and the
+ * pair (op(a)[i][2p], op(a)[i][2p+1]) is broadcast to all lanes.
+ *
+ * Blocking (Goto's, much reduced, since GCN's products have k, n <= 512):
+ * columns in blocks of NC, the inner dimension in chunks of KC, rows in
+ * micro-panels of MR. Each (NC, KC) chunk of op(b) is packed once into
+ * panels of NR = 32 columns (two vectors), k-pair-major, zero-padded to
+ * whole panels and pairs; a micro-panel of op(a) is packed pair-major
+ * (Trans, or an odd chunk) or read straight from a row-major a (NoTrans:
+ * its pairs are adjacent in memory). The micro-kernel keeps an MR×32
+ * tile of sums in 24 zmm registers over the whole chunk and then writes
+ * alpha·sum + beta·dst (first chunk) or dst + alpha·sum (later chunks).
+ *
+ * Numerics (docs/bf16.md): the products of two bf16 are exact in float32,
+ * but vdpbf16ps treats subnormal inputs as zero and flushes subnormal
+ * results to zero whatever MXCSR says, and it adds a lane's two products
+ * to the sum one after the other (odd element first, Intel's pseudocode).
+ * Each element's sums are formed in the same order wherever it falls in
+ * a tile or block (chunks from k = 0 in steps of KC, pairs in order), so
+ * the result does not depend on how the product is cut into blocks or on
+ * the thread count.
+ *
+ * Only amd64 has the kernel; elsewhere scalegnn_gemm_bf16_available()
+ * returns 0 and GemmBF16 does not call it. */
+#include <stdint.h>
+#include <string.h>
+
+#include "kernels.h"
+
+enum {
+	BF16_MR = 12,  /* rows of a micro-tile */
+	BF16_NR = 32,  /* columns of a micro-tile: two vectors */
+	BF16_KC = 512, /* inner-dimension chunk (elements, even) */
+	BF16_NC = 256, /* column block */
+};
+
+/* scalegnn_gemm_bf16_words is the scratch scalegnn_gemm_bf16 needs for
+ * an n-column, k-deep product, in uint32 words: the packed chunk of op(b),
+ * a packed micro-panel of op(a), and 64 bytes to align them. */
+int64_t scalegnn_gemm_bf16_words(int64_t n, int64_t k) {
+	const int64_t nc = n < BF16_NC ? n : BF16_NC, kc = k < BF16_KC ? k : BF16_KC;
+	const int64_t kp = (kc + 1) / 2;
+	return (nc + BF16_NR - 1) / BF16_NR * BF16_NR * kp + kp * BF16_MR + 16;
+}
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+
+#pragma GCC optimize("fp-contract=off")
+
+#define BF16_TARGET __attribute__((target("avx512bf16,avx512f,avx512bw,avx512vl")))
+
+int scalegnn_gemm_bf16_available(void) {
+	__builtin_cpu_init();
+	return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+	       __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bf16");
+}
+
+static inline uint32_t load32(const uint16_t *p) {
+	uint32_t w;
+	memcpy(&w, p, sizeof w);
+	return w;
+}
+
+/* pack_b packs op(b)[k0:k0+kc, j0:j0+nc] into panels of NR columns:
+ * bp[q·kp·NR + p·NR + jj] = pair p of column j0 + q·NR + jj, zeros past
+ * nc and past kc. */
+BF16_TARGET static void pack_b(int transb, const uint16_t *b, int64_t ldb, int64_t k0,
+                               int64_t kc, int64_t j0, int64_t nc, uint32_t *bp) {
+	const int64_t kp = (kc + 1) / 2, npan = (nc + BF16_NR - 1) / BF16_NR;
+	if (!transb) { /* b is k×n: a pair interleaves two rows */
+		for (int64_t q = 0; q < npan; q++) {
+			uint32_t *dst = bp + q * kp * BF16_NR;
+			for (int64_t p = 0; p < kp; p++) {
+				const uint16_t *r0 = b + (k0 + 2 * p) * ldb + j0 + q * BF16_NR;
+				const uint16_t *r1 = r0 + ldb;
+				const int odd = 2 * p + 1 < kc;
+				for (int v = 0; v < BF16_NR / 16; v++) {
+					const int64_t left = nc - q * BF16_NR - 16 * v;
+					const __mmask16 m = left >= 16 ? 0xffff : left <= 0 ? 0 : (__mmask16)((1u << left) - 1);
+					__m512i lo = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r0 + 16 * v));
+					__m512i hi = odd ? _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, r1 + 16 * v))
+					                 : _mm512_setzero_si512();
+					_mm512_storeu_si512(dst + p * BF16_NR + 16 * v,
+					                    _mm512_or_si512(lo, _mm512_slli_epi32(hi, 16)));
+				}
+			}
+		}
+		return;
+	}
+	/* b is n×k: a pair is two adjacent elements of a row of b */
+	for (int64_t q = 0; q < npan; q++) {
+		uint32_t *dst = bp + q * kp * BF16_NR;
+		for (int64_t jj = 0; jj < BF16_NR; jj++) {
+			const int64_t j = q * BF16_NR + jj;
+			if (j >= nc) {
+				for (int64_t p = 0; p < kp; p++)
+					dst[p * BF16_NR + jj] = 0;
+				continue;
+			}
+			const uint16_t *row = b + (j0 + j) * ldb + k0;
+			for (int64_t p = 0; p < kc / 2; p++)
+				dst[p * BF16_NR + jj] = load32(row + 2 * p);
+			if (kc & 1)
+				dst[(kp - 1) * BF16_NR + jj] = row[kc - 1];
+		}
+	}
+}
+
+/* pack_a packs rows i0..i0+mr of op(a)[:, k0:k0+kc] pair-major:
+ * ap[p·MR + r] = pair p of row i0 + r, the last pair's high half zero when
+ * kc is odd. */
+static void pack_a(int transa, const uint16_t *a, int64_t lda, int64_t k0, int64_t kc,
+                   int64_t i0, int mr, uint32_t *ap) {
+	const int64_t kp = (kc + 1) / 2;
+	if (!transa) {
+		for (int r = 0; r < mr; r++) {
+			const uint16_t *row = a + (i0 + r) * lda + k0;
+			for (int64_t p = 0; p < kc / 2; p++)
+				ap[p * BF16_MR + r] = load32(row + 2 * p);
+			if (kc & 1)
+				ap[(kp - 1) * BF16_MR + r] = row[kc - 1];
+		}
+		return;
+	}
+	/* a is k×m: a pair interleaves two rows of a */
+	for (int64_t p = 0; p < kp; p++) {
+		const uint16_t *r0 = a + (k0 + 2 * p) * lda + i0;
+		const uint16_t *r1 = r0 + lda;
+		const int odd = 2 * p + 1 < kc;
+		for (int r = 0; r < mr; r++)
+			ap[p * BF16_MR + r] = (uint32_t)r0[r] | (odd ? (uint32_t)r1[r] << 16 : 0);
+	}
+}
+
+/* kern computes an mr×nr tile (mr <= MR, nr <= NR) over kp pairs: the
+ * pair p of row r of op(a) is the uint32 at a + r·ars + p·aps (uint16
+ * units), the packed panel of op(b) is bp. first says this is the first
+ * chunk of the inner dimension (beta applies; beta 0 does not read c). */
+BF16_TARGET static inline __attribute__((always_inline)) void
+kern(const int mr, int64_t kp, const uint16_t *a, int64_t ars, int64_t aps,
+     const uint32_t *bp, float *c, int64_t ldc, int nr, float alpha, float beta, int first) {
+	__m512 acc[BF16_MR][2];
+	for (int r = 0; r < mr; r++)
+		acc[r][0] = acc[r][1] = _mm512_setzero_ps();
+	for (int64_t p = 0; p < kp; p++) {
+		const __m512bh b0 = (__m512bh)_mm512_loadu_si512(bp + p * BF16_NR);
+		const __m512bh b1 = (__m512bh)_mm512_loadu_si512(bp + p * BF16_NR + 16);
+		const uint16_t *ap = a + p * aps;
+		for (int r = 0; r < mr; r++) {
+			const __m512bh av = (__m512bh)_mm512_set1_epi32((int)load32(ap + r * ars));
+			acc[r][0] = _mm512_dpbf16_ps(acc[r][0], av, b0);
+			acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
+		}
+	}
+	const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+	const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	for (int r = 0; r < mr; r++) {
+		float *cr = c + r * ldc;
+		for (int v = 0; v < 2; v++) {
+			const __mmask16 m = v ? m1 : m0;
+			if (!m)
+				continue;
+			/* Explicit FMAs, so that every instance of kern rounds
+			 * alike (the pragma above keeps the compiler from fusing
+			 * some and not others). */
+			__m512 x;
+			if (!first)
+				x = _mm512_fmadd_ps(va, acc[r][v], _mm512_maskz_loadu_ps(m, cr + 16 * v));
+			else if (beta != 0)
+				x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), _mm512_mul_ps(va, acc[r][v]));
+			else
+				x = _mm512_mul_ps(va, acc[r][v]);
+			_mm512_mask_storeu_ps(cr + 16 * v, m, x);
+		}
+	}
+}
+
+BF16_TARGET static void kern_mr(int mr, int64_t kp, const uint16_t *a, int64_t ars, int64_t aps,
+                                const uint32_t *bp, float *c, int64_t ldc, int nr, float alpha,
+                                float beta, int first) {
+#define KERN_CASE(R)                                                                        \
+	case R:                                                                             \
+		kern(R, kp, a, ars, aps, bp, c, ldc, nr, alpha, beta, first);               \
+		return;
+	switch (mr) {
+		KERN_CASE(1) KERN_CASE(2) KERN_CASE(3) KERN_CASE(4) KERN_CASE(5) KERN_CASE(6)
+		KERN_CASE(7) KERN_CASE(8) KERN_CASE(9) KERN_CASE(10) KERN_CASE(11) KERN_CASE(12)
+	}
+#undef KERN_CASE
+}
+
+BF16_TARGET void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                    float alpha, const uint16_t *a, int64_t lda,
+                                    const uint16_t *b, int64_t ldb, float beta, float *c,
+                                    int64_t ldc, uint32_t *work) {
+	uint32_t *const bp = (uint32_t *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+	const int64_t kcmax = k < BF16_KC ? k : BF16_KC, ncmax = n < BF16_NC ? n : BF16_NC;
+	uint32_t *const ap = bp + (ncmax + BF16_NR - 1) / BF16_NR * BF16_NR * ((kcmax + 1) / 2);
+	for (int64_t j0 = 0; j0 < n; j0 += BF16_NC) {
+		const int64_t nc = n - j0 < BF16_NC ? n - j0 : BF16_NC;
+		const int64_t npan = (nc + BF16_NR - 1) / BF16_NR;
+		for (int64_t k0 = 0; k0 < k; k0 += BF16_KC) {
+			const int64_t kc = k - k0 < BF16_KC ? k - k0 : BF16_KC, kp = (kc + 1) / 2;
+			pack_b(transb, b, ldb, k0, kc, j0, nc, bp);
+			const int direct = !transa && kc % 2 == 0;
+			for (int64_t i0 = 0; i0 < m; i0 += BF16_MR) {
+				const int mr = m - i0 < BF16_MR ? (int)(m - i0) : BF16_MR;
+				const uint16_t *pa = (const uint16_t *)ap;
+				int64_t ars = 2, aps = 2 * BF16_MR;
+				if (direct) {
+					pa = a + i0 * lda + k0;
+					ars = lda, aps = 2;
+				} else {
+					pack_a(transa, a, lda, k0, kc, i0, mr, ap);
+				}
+				for (int64_t q = 0; q < npan; q++) {
+					const int nr = nc - q * BF16_NR < BF16_NR ? (int)(nc - q * BF16_NR) : BF16_NR;
+					kern_mr(mr, kp, pa, ars, aps, bp + q * kp * BF16_NR,
+					        c + i0 * ldc + j0 + q * BF16_NR, ldc, nr, alpha, beta, k0 == 0);
+				}
+			}
+		}
+	}
+}
+
+#else
+
+int scalegnn_gemm_bf16_available(void) { return 0; }
+
+void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                        const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
+                        float beta, float *c, int64_t ldc, uint32_t *work) {
+	(void)transa, (void)transb, (void)m, (void)n, (void)k, (void)alpha, (void)a, (void)lda;
+	(void)b, (void)ldb, (void)beta, (void)c, (void)ldc, (void)work;
+}
+
+#endif

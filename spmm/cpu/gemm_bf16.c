@@ -39,15 +39,18 @@ enum {
 	BF16_NR = 32,  /* columns of a micro-tile: two vectors */
 	BF16_KC = 512, /* inner-dimension chunk (elements, even) */
 	BF16_NC = 256, /* column block */
+	AMX_MR = 32,   /* rows of an AMX micro-tile: two tiles */
 };
 
-/* scalegnn_gemm_bf16_words is the scratch scalegnn_gemm_bf16 needs for
- * an n-column, k-deep product, in uint32 words: the packed chunk of op(b),
- * a packed micro-panel of op(a), and 64 bytes to align them. */
+/* scalegnn_gemm_bf16_words is the scratch scalegnn_gemm_bf16 (either
+ * kernel) needs for an n-column, k-deep product, in uint32 words: the
+ * packed chunk of op(b) (pairs padded to whole AMX tiles), a packed
+ * micro-panel of op(a) (AMX_MR rows), the AMX tile results, and 64
+ * bytes to align them. */
 int64_t scalegnn_gemm_bf16_words(int64_t n, int64_t k) {
 	const int64_t nc = n < BF16_NC ? n : BF16_NC, kc = k < BF16_KC ? k : BF16_KC;
-	const int64_t kp = (kc + 1) / 2;
-	return (nc + BF16_NR - 1) / BF16_NR * BF16_NR * kp + kp * BF16_MR + 16;
+	const int64_t kpad = ((kc + 1) / 2 + 15) / 16 * 16;
+	return (nc + BF16_NR - 1) / BF16_NR * BF16_NR * kpad + kpad * AMX_MR + AMX_MR * BF16_NR + 16;
 }
 
 #if defined(__x86_64__)
@@ -69,15 +72,17 @@ static inline uint32_t load32(const uint16_t *p) {
 	return w;
 }
 
-/* pack_b packs op(b)[k0:k0+kc, j0:j0+nc] into panels of NR columns:
- * bp[q·kp·NR + p·NR + jj] = pair p of column j0 + q·NR + jj, zeros past
- * nc and past kc. */
+/* pack_b packs op(b)[k0:k0+kc, j0:j0+nc] into panels of NR columns of
+ * kpad >= (kc+1)/2 pairs: bp[q·kpad·NR + p·NR + jj] = pair p of column
+ * j0 + q·NR + jj, zeros past nc and past kc. */
 BF16_TARGET static void pack_b(int transb, const uint16_t *b, int64_t ldb, int64_t k0,
-                               int64_t kc, int64_t j0, int64_t nc, uint32_t *bp) {
+                               int64_t kc, int64_t j0, int64_t nc, int64_t kpad, uint32_t *bp) {
 	const int64_t kp = (kc + 1) / 2, npan = (nc + BF16_NR - 1) / BF16_NR;
+	for (int64_t q = 0; q < npan; q++)
+		memset(bp + q * kpad * BF16_NR + kp * BF16_NR, 0, (size_t)(kpad - kp) * BF16_NR * 4);
 	if (!transb) { /* b is k×n: a pair interleaves two rows */
 		for (int64_t q = 0; q < npan; q++) {
-			uint32_t *dst = bp + q * kp * BF16_NR;
+			uint32_t *dst = bp + q * kpad * BF16_NR;
 			for (int64_t p = 0; p < kp; p++) {
 				const uint16_t *r0 = b + (k0 + 2 * p) * ldb + j0 + q * BF16_NR;
 				const uint16_t *r1 = r0 + ldb;
@@ -97,7 +102,7 @@ BF16_TARGET static void pack_b(int transb, const uint16_t *b, int64_t ldb, int64
 	}
 	/* b is n×k: a pair is two adjacent elements of a row of b */
 	for (int64_t q = 0; q < npan; q++) {
-		uint32_t *dst = bp + q * kp * BF16_NR;
+		uint32_t *dst = bp + q * kpad * BF16_NR;
 		for (int64_t jj = 0; jj < BF16_NR; jj++) {
 			const int64_t j = q * BF16_NR + jj;
 			if (j >= nc) {
@@ -210,7 +215,7 @@ BF16_TARGET void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n
 		const int64_t npan = (nc + BF16_NR - 1) / BF16_NR;
 		for (int64_t k0 = 0; k0 < k; k0 += BF16_KC) {
 			const int64_t kc = k - k0 < BF16_KC ? k - k0 : BF16_KC, kp = (kc + 1) / 2;
-			pack_b(transb, b, ldb, k0, kc, j0, nc, bp);
+			pack_b(transb, b, ldb, k0, kc, j0, nc, kp, bp);
 			const int direct = !transa && kc % 2 == 0;
 			for (int64_t i0 = 0; i0 < m; i0 += BF16_MR) {
 				const int mr = m - i0 < BF16_MR ? (int)(m - i0) : BF16_MR;
@@ -232,9 +237,161 @@ BF16_TARGET void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n
 	}
 }
 
+/* The AMX kernel. TDPBF16PS multiplies a 16-row tile of op(a) (16
+ * rows × 16 pairs, 64 bytes a row) by a tile of op(b) in pair layout
+ * (16 pairs × 16 columns: exactly half a packed panel's 128-byte row)
+ * into a 16×16 float32 tile. The micro-tile is 32 rows × 32 columns: four
+ * result tiles, two of op(a), two of op(b). op(a)'s rows are loaded
+ * straight from a row-major a where a whole 32-row, whole-tile chunk is
+ * there; otherwise they are packed, zero-padded, into ap. Results go
+ * through cbuf to dst, where alpha, beta and the edges apply. Rounding and
+ * flushing are as vdpbf16ps's (Intel SDM: DAZ, FTZ, round to nearest
+ * even); each element's sums are formed in an order that depends only on
+ * k, as above. */
+
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#define AMX_TARGET __attribute__((target("amx-tile,amx-bf16,avx512f,avx512bw,avx512vl,avx512bf16")))
+
+struct amx_cfg {
+	uint8_t palette, start_row, reserved[14];
+	uint16_t colsb[16];
+	uint8_t rows[16];
+};
+
+/* scalegnn_gemm_amx_enable reports whether the CPU has AMX-BF16 and
+ * AMX-TILE and the kernel lets this process use the tile data (Linux's
+ * ARCH_REQ_XCOMP_PERM, once per process; it fails where a thread's signal
+ * stack is too small for the tile state, and then AMX is not used). */
+int scalegnn_gemm_amx_enable(void) {
+	unsigned eax, ebx, ecx, edx;
+	__asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
+	if (!(edx & (1u << 22)) || !(edx & (1u << 24)) || !scalegnn_gemm_bf16_available())
+		return 0;
+	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+}
+
+/* amx_store writes the mr×nr corner of the 32×32 result c32 to dst as
+ * kern does: alpha·sum + beta·dst on the first chunk, dst + alpha·sum on
+ * later ones. */
+AMX_TARGET static void amx_store(const float *c32, float *c, int64_t ldc, int mr, int nr,
+                                 float alpha, float beta, int first) {
+	const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+	const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	for (int r = 0; r < mr; r++) {
+		float *cr = c + r * ldc;
+		for (int v = 0; v < 2; v++) {
+			const __mmask16 m = v ? m1 : m0;
+			if (!m)
+				continue;
+			const __m512 s = _mm512_loadu_ps(c32 + r * BF16_NR + 16 * v);
+			__m512 x;
+			if (!first)
+				x = _mm512_fmadd_ps(va, s, _mm512_maskz_loadu_ps(m, cr + 16 * v));
+			else if (beta != 0)
+				x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), _mm512_mul_ps(va, s));
+			else
+				x = _mm512_mul_ps(va, s);
+			_mm512_mask_storeu_ps(cr + 16 * v, m, x);
+		}
+	}
+}
+
+/* amx_pack_a packs rows i0..i0+mr of op(a)[:, k0:k0+kc] row-major in
+ * pairs, AMX_MR rows of kpad pairs, zero past mr and kc. */
+static void amx_pack_a(int transa, const uint16_t *a, int64_t lda, int64_t k0, int64_t kc,
+                       int64_t i0, int mr, int64_t kpad, uint32_t *ap) {
+	const int64_t kp = (kc + 1) / 2;
+	memset(ap, 0, (size_t)AMX_MR * kpad * 4);
+	if (!transa) {
+		for (int r = 0; r < mr; r++) {
+			const uint16_t *row = a + (i0 + r) * lda + k0;
+			memcpy(ap + r * kpad, row, (size_t)kc * 2);
+		}
+		return;
+	}
+	for (int64_t p = 0; p < kp; p++) {
+		const uint16_t *r0 = a + (k0 + 2 * p) * lda + i0;
+		const uint16_t *r1 = r0 + lda;
+		const int odd = 2 * p + 1 < kc;
+		for (int r = 0; r < mr; r++)
+			ap[r * kpad + p] = (uint32_t)r0[r] | (odd ? (uint32_t)r1[r] << 16 : 0);
+	}
+}
+
+AMX_TARGET void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k,
+                                  float alpha, const uint16_t *a, int64_t lda,
+                                  const uint16_t *b, int64_t ldb, float beta, float *c,
+                                  int64_t ldc, uint32_t *work) {
+	struct amx_cfg cfg;
+	memset(&cfg, 0, sizeof cfg);
+	cfg.palette = 1;
+	for (int t = 0; t < 8; t++)
+		cfg.colsb[t] = 64, cfg.rows[t] = 16;
+	_tile_loadconfig(&cfg);
+	uint32_t *const bp = (uint32_t *)(((uintptr_t)work + 63) & ~(uintptr_t)63);
+	const int64_t kcmax = k < BF16_KC ? k : BF16_KC, ncmax = n < BF16_NC ? n : BF16_NC;
+	const int64_t kpmax = ((kcmax + 1) / 2 + 15) / 16 * 16;
+	uint32_t *const ap = bp + (ncmax + BF16_NR - 1) / BF16_NR * BF16_NR * kpmax;
+	float *const c32 = (float *)(ap + AMX_MR * kpmax);
+	for (int64_t j0 = 0; j0 < n; j0 += BF16_NC) {
+		const int64_t nc = n - j0 < BF16_NC ? n - j0 : BF16_NC;
+		const int64_t npan = (nc + BF16_NR - 1) / BF16_NR;
+		for (int64_t k0 = 0; k0 < k; k0 += BF16_KC) {
+			const int64_t kc = k - k0 < BF16_KC ? k - k0 : BF16_KC;
+			const int64_t kpad = ((kc + 1) / 2 + 15) / 16 * 16;
+			pack_b(transb, b, ldb, k0, kc, j0, nc, kpad, bp);
+			for (int64_t i0 = 0; i0 < m; i0 += AMX_MR) {
+				const int mr = m - i0 < AMX_MR ? (int)(m - i0) : AMX_MR;
+				const char *pa = (const char *)ap;
+				int64_t astride = kpad * 4;
+				if (!transa && kc % 32 == 0 && mr == AMX_MR) {
+					pa = (const char *)(a + i0 * lda + k0);
+					astride = lda * 2;
+				} else {
+					amx_pack_a(transa, a, lda, k0, kc, i0, mr, kpad, ap);
+				}
+				for (int64_t q = 0; q < npan; q++) {
+					const char *pb = (const char *)(bp + q * kpad * BF16_NR);
+					_tile_zero(0);
+					_tile_zero(1);
+					_tile_zero(2);
+					_tile_zero(3);
+					for (int64_t p = 0; p < kpad; p += 16) {
+						_tile_loadd(4, pa + p * 4, astride);
+						_tile_loadd(5, pa + 16 * astride + p * 4, astride);
+						_tile_loadd(6, pb + p * BF16_NR * 4, BF16_NR * 4);
+						_tile_loadd(7, pb + p * BF16_NR * 4 + 64, BF16_NR * 4);
+						_tile_dpbf16ps(0, 4, 6);
+						_tile_dpbf16ps(1, 4, 7);
+						_tile_dpbf16ps(2, 5, 6);
+						_tile_dpbf16ps(3, 5, 7);
+					}
+					_tile_stored(0, c32, BF16_NR * 4);
+					_tile_stored(1, c32 + 16, BF16_NR * 4);
+					_tile_stored(2, c32 + 16 * BF16_NR, BF16_NR * 4);
+					_tile_stored(3, c32 + 16 * BF16_NR + 16, BF16_NR * 4);
+					const int nr = nc - q * BF16_NR < BF16_NR ? (int)(nc - q * BF16_NR) : BF16_NR;
+					amx_store(c32, c + i0 * ldc + j0 + q * BF16_NR, ldc, mr, nr, alpha, beta, k0 == 0);
+				}
+			}
+		}
+	}
+	_tile_release();
+}
+
 #else
 
 int scalegnn_gemm_bf16_available(void) { return 0; }
+int scalegnn_gemm_amx_enable(void) { return 0; }
+
+void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
+                       const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,
+                       float beta, float *c, int64_t ldc, uint32_t *work) {
+	scalegnn_gemm_bf16(transa, transb, m, n, k, alpha, a, lda, b, ldb, beta, c, ldc, work);
+}
 
 void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k, float alpha,
                         const uint16_t *a, int64_t lda, const uint16_t *b, int64_t ldb,

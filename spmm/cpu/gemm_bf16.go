@@ -12,16 +12,20 @@ import (
 
 // The kernels that can compute GemmBF16's blocks, in order of preference.
 const (
-	bf16DPBF16 = iota // ours, AVX512_BF16's vdpbf16ps (gemm_bf16.c)
+	bf16AMX    = iota // ours, AMX tiles (gemm_bf16.c)
+	bf16DPBF16        // ours, AVX512_BF16's vdpbf16ps (gemm_bf16.c)
 	bf16SBGEMM        // the BLAS's cblas_sbgemm
 	bf16Widen         // widen to float32, sgemm
 )
 
-// bf16Path is the kernel GemmBF16 runs: the first of bf16DPBF16 (the CPU
-// has avx512_bf16), bf16SBGEMM (the linked BLAS exports cblas_sbgemm) and
+// bf16Path is the kernel GemmBF16 runs: the first of bf16AMX (the CPU has
+// AMX-BF16 and Linux lets the process use it), bf16DPBF16 (the CPU has
+// avx512_bf16), bf16SBGEMM (the linked BLAS exports cblas_sbgemm) and
 // bf16Widen. Tests set it to run the others where they exist.
 var bf16Path = func() int {
 	switch {
+	case amxAvailable:
+		return bf16AMX
 	case dpbf16Available():
 		return bf16DPBF16
 	case sbgemmAvailable():
@@ -30,15 +34,21 @@ var bf16Path = func() int {
 	return bf16Widen
 }()
 
+// amxAvailable says whether the CPU has AMX-BF16 and the process may use
+// its tiles (asked of Linux once, when the package loads).
+var amxAvailable = C.scalegnn_gemm_amx_enable() != 0
+
 // dpbf16Available reports whether the CPU runs the vdpbf16ps kernel
 // (avx512_bf16 with AVX-512 F, BW and VL; never off amd64).
 func dpbf16Available() bool { return C.scalegnn_gemm_bf16_available() != 0 }
 
 // GemmBF16Kernel names what computes GemmBF16 in this build and on this
-// CPU, for logs: "avx512bf16" (our vdpbf16ps kernel), "cblas_sbgemm" or
-// "widen+sgemm".
+// CPU, for logs: "amx" or "avx512bf16" (our kernels, AMX tiles or
+// vdpbf16ps), "cblas_sbgemm" or "widen+sgemm".
 func GemmBF16Kernel() string {
 	switch bf16Path {
+	case bf16AMX:
+		return "amx"
 	case bf16DPBF16:
 		return "avx512bf16"
 	case bf16SBGEMM:
@@ -86,8 +96,8 @@ func GemmPartBF16(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spm
 	bp := spmm.SliceBF16(b, w.b[0], w.b[1], w.b[2], w.b[3])
 	dp := spmm.Slice(dst, w.d[0], w.d[1], w.d[2], w.d[3])
 	switch bf16Path {
-	case bf16DPBF16:
-		gemmDPBF16(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	case bf16AMX, bf16DPBF16:
+		gemmOwnBF16(bf16Path == bf16AMX, tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
 	case bf16SBGEMM:
 		sbgemm(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
 	default:
@@ -95,24 +105,29 @@ func GemmPartBF16(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spm
 	}
 }
 
-// dpbf16Pool holds the packing scratch of gemmDPBF16, one *[]uint32 per
+// ownBF16Pool holds the packing scratch of gemmOwnBF16, one *[]uint32 per
 // block in flight.
-var dpbf16Pool sync.Pool
+var ownBF16Pool sync.Pool
 
-// gemmDPBF16 computes dst = alpha·op(a)·op(b) + beta·dst (m, n, k > 0)
-// with the vdpbf16ps kernel of gemm_bf16.c.
-func gemmDPBF16(tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense, m, n, k int) {
+// gemmOwnBF16 computes dst = alpha·op(a)·op(b) + beta·dst (m, n, k > 0)
+// with a kernel of gemm_bf16.c: AMX tiles or vdpbf16ps.
+func gemmOwnBF16(amx bool, tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense, m, n, k int) {
 	need := int(C.scalegnn_gemm_bf16_words(C.int64_t(n), C.int64_t(k)))
-	bufp, _ := dpbf16Pool.Get().(*[]uint32)
+	bufp, _ := ownBF16Pool.Get().(*[]uint32)
 	if bufp == nil || cap(*bufp) < need {
 		s := make([]uint32, need)
 		bufp = &s
 	}
-	defer dpbf16Pool.Put(bufp)
+	defer ownBF16Pool.Put(bufp)
+	pa, pb := (*C.uint16_t)(unsafe.Pointer(&a.Data[0])), (*C.uint16_t)(unsafe.Pointer(&b.Data[0]))
+	pd, pw := (*C.float)(unsafe.Pointer(&dst.Data[0])), (*C.uint32_t)(unsafe.Pointer(&(*bufp)[0]))
+	if amx {
+		C.scalegnn_gemm_amx(cTrans(tA), cTrans(tB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
+			pa, C.int64_t(a.Stride), pb, C.int64_t(b.Stride), C.float(beta), pd, C.int64_t(dst.Stride), pw)
+		return
+	}
 	C.scalegnn_gemm_bf16(cTrans(tA), cTrans(tB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
-		(*C.uint16_t)(unsafe.Pointer(&a.Data[0])), C.int64_t(a.Stride),
-		(*C.uint16_t)(unsafe.Pointer(&b.Data[0])), C.int64_t(b.Stride), C.float(beta),
-		(*C.float)(unsafe.Pointer(&dst.Data[0])), C.int64_t(dst.Stride), (*C.uint32_t)(unsafe.Pointer(&(*bufp)[0])))
+		pa, C.int64_t(a.Stride), pb, C.int64_t(b.Stride), C.float(beta), pd, C.int64_t(dst.Stride), pw)
 }
 
 // The widening path cuts the inner dimension into chunks of widenK and

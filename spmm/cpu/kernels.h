@@ -56,6 +56,14 @@ void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k,
                         const uint16_t *b, int64_t ldb, float beta, float *c,
                         int64_t ldc, uint32_t *work);
 
+/* scalegnn_gemm_amx is the same product with AMX tiles, run only where
+ * scalegnn_gemm_amx_enable() (call it once, before) returned 1. */
+int scalegnn_gemm_amx_enable(void);
+void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k,
+                       float alpha, const uint16_t *a, int64_t lda,
+                       const uint16_t *b, int64_t ldb, float beta, float *c,
+                       int64_t ldc, uint32_t *work);
+
 /* scalegnn_bf16_widen widens the rows×cols bfloat16 matrix s into d. */
 void scalegnn_bf16_widen(float *d, int64_t ldd, const uint16_t *s, int64_t lds,
                          int64_t rows, int64_t cols);

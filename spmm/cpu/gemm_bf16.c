@@ -260,16 +260,18 @@ struct amx_cfg {
 	uint8_t rows[16];
 };
 
-/* scalegnn_gemm_amx_enable reports whether the CPU has AMX-BF16 and
- * AMX-TILE and the kernel lets this process use the tile data (Linux's
- * ARCH_REQ_XCOMP_PERM, once per process; it fails where a thread's signal
- * stack is too small for the tile state, and then AMX is not used). */
+/* scalegnn_gemm_amx_enable returns 1 where the CPU has AMX-BF16 and
+ * AMX-TILE and Linux lets this process use the tile data (asked by
+ * ARCH_REQ_XCOMP_PERM, once per process: it fails before Linux 5.16, where
+ * a hypervisor hides the state, or where a thread's signal stack is too
+ * small for it), -1 where the CPU has them but Linux refused, 0 where the
+ * CPU lacks them. */
 int scalegnn_gemm_amx_enable(void) {
 	unsigned eax, ebx, ecx, edx;
 	__asm__("cpuid" : "=a"(eax), "=b"(ebx), "=c"(ecx), "=d"(edx) : "a"(7), "c"(0));
 	if (!(edx & (1u << 22)) || !(edx & (1u << 24)) || !scalegnn_gemm_bf16_available())
 		return 0;
-	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0;
+	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0 ? 1 : -1;
 }
 
 /* amx_store writes the mr×nr corner of the 32×32 result c32 to dst as

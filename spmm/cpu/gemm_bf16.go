@@ -20,13 +20,16 @@ const (
 
 // bf16Path is the kernel GemmBF16 runs: the first of bf16AMX (the CPU has
 // AMX-BF16 and Linux lets the process use it), bf16DPBF16 (the CPU has
-// avx512_bf16), bf16SBGEMM (the linked BLAS exports cblas_sbgemm) and
-// bf16Widen. Tests set it to run the others where they exist.
+// avx512_bf16 and no AMX), bf16SBGEMM (the linked BLAS exports
+// cblas_sbgemm) and bf16Widen. On a CPU with AMX, vdpbf16ps issues at
+// half the rate of a float32 FMA and the kernel was slower than sgemm
+// (docs/bf16.md), so where Linux refuses AMX it is not used. Tests set
+// bf16Path to run the others where they exist.
 var bf16Path = func() int {
 	switch {
-	case amxAvailable:
+	case amxState == 1:
 		return bf16AMX
-	case dpbf16Available():
+	case amxState == 0 && dpbf16Available():
 		return bf16DPBF16
 	case sbgemmAvailable():
 		return bf16SBGEMM
@@ -34,9 +37,13 @@ var bf16Path = func() int {
 	return bf16Widen
 }()
 
-// amxAvailable says whether the CPU has AMX-BF16 and the process may use
-// its tiles (asked of Linux once, when the package loads).
-var amxAvailable = C.scalegnn_gemm_amx_enable() != 0
+// amxState is scalegnn_gemm_amx_enable's answer, asked once when the
+// package loads: 1 AMX tiles usable, -1 the CPU has them but Linux
+// refused, 0 none; amxAvailable is amxState == 1.
+var (
+	amxState     = int(C.scalegnn_gemm_amx_enable())
+	amxAvailable = amxState == 1
+)
 
 // dpbf16Available reports whether the CPU runs the vdpbf16ps kernel
 // (avx512_bf16 with AVX-512 F, BW and VL; never off amd64).

@@ -57,7 +57,8 @@ void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k,
                         int64_t ldc, uint32_t *work);
 
 /* scalegnn_gemm_amx is the same product with AMX tiles, run only where
- * scalegnn_gemm_amx_enable() (call it once, before) returned 1. */
+ * scalegnn_gemm_amx_enable() (call it once, before) returned 1 (-1: the
+ * CPU has AMX but the OS refused it; 0: no AMX). */
 int scalegnn_gemm_amx_enable(void);
 void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k,
                        float alpha, const uint16_t *a, int64_t lda,

@@ -119,19 +119,20 @@ BF16_TARGET static void pack_b(int transb, const uint16_t *b, int64_t ldb, int64
 	}
 }
 
-/* pack_a packs rows i0..i0+mr of op(a)[:, k0:k0+kc] pair-major:
- * ap[p·MR + r] = pair p of row i0 + r, the last pair's high half zero when
- * kc is odd. */
+/* pack_a packs rows i0..i0+mr of op(a)[:, k0:k0+kc] in pairs: pair p of
+ * row i0 + r goes to ap[p·ps + r·rs], the last pair's high half zero when
+ * kc is odd. The vdpbf16ps kernel packs pair-major (ps MR, rs 1), the AMX
+ * kernel row-major (ps 1, rs its padded pair count). */
 static void pack_a(int transa, const uint16_t *a, int64_t lda, int64_t k0, int64_t kc,
-                   int64_t i0, int mr, uint32_t *ap) {
+                   int64_t i0, int mr, uint32_t *ap, int64_t ps, int64_t rs) {
 	const int64_t kp = (kc + 1) / 2;
 	if (!transa) {
 		for (int r = 0; r < mr; r++) {
 			const uint16_t *row = a + (i0 + r) * lda + k0;
 			for (int64_t p = 0; p < kc / 2; p++)
-				ap[p * BF16_MR + r] = load32(row + 2 * p);
+				ap[p * ps + r * rs] = load32(row + 2 * p);
 			if (kc & 1)
-				ap[(kp - 1) * BF16_MR + r] = row[kc - 1];
+				ap[(kp - 1) * ps + r * rs] = row[kc - 1];
 		}
 		return;
 	}
@@ -141,7 +142,37 @@ static void pack_a(int transa, const uint16_t *a, int64_t lda, int64_t k0, int64
 		const uint16_t *r1 = r0 + lda;
 		const int odd = 2 * p + 1 < kc;
 		for (int r = 0; r < mr; r++)
-			ap[p * BF16_MR + r] = (uint32_t)r0[r] | (odd ? (uint32_t)r1[r] << 16 : 0);
+			ap[p * ps + r * rs] = (uint32_t)r0[r] | (odd ? (uint32_t)r1[r] << 16 : 0);
+	}
+}
+
+/* store_tile writes the mr×nr corner of the sums s (row stride NR) to
+ * dst: alpha·s + beta·dst on the first chunk of the inner dimension
+ * (beta 0 does not read dst), dst + alpha·s on later ones. Explicit FMAs,
+ * so that every caller rounds alike (the pragma above keeps the compiler
+ * from fusing some and not others). */
+BF16_TARGET static inline __attribute__((always_inline)) void
+store_tile(const float *s, float *c, int64_t ldc, int mr, int nr, float alpha, float beta,
+           int first) {
+	const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
+	const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
+	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	for (int r = 0; r < mr; r++) {
+		float *cr = c + r * ldc;
+		for (int v = 0; v < 2; v++) {
+			const __mmask16 m = v ? m1 : m0;
+			if (!m)
+				continue;
+			const __m512 sv = _mm512_loadu_ps(s + r * BF16_NR + 16 * v);
+			__m512 x;
+			if (!first)
+				x = _mm512_fmadd_ps(va, sv, _mm512_maskz_loadu_ps(m, cr + 16 * v));
+			else if (beta != 0)
+				x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), _mm512_mul_ps(va, sv));
+			else
+				x = _mm512_mul_ps(va, sv);
+			_mm512_mask_storeu_ps(cr + 16 * v, m, x);
+		}
 	}
 }
 
@@ -165,28 +196,12 @@ kern(const int mr, int64_t kp, const uint16_t *a, int64_t ars, int64_t aps,
 			acc[r][1] = _mm512_dpbf16_ps(acc[r][1], av, b1);
 		}
 	}
-	const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-	const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
-	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
+	float sums[BF16_MR * BF16_NR] __attribute__((aligned(64)));
 	for (int r = 0; r < mr; r++) {
-		float *cr = c + r * ldc;
-		for (int v = 0; v < 2; v++) {
-			const __mmask16 m = v ? m1 : m0;
-			if (!m)
-				continue;
-			/* Explicit FMAs, so that every instance of kern rounds
-			 * alike (the pragma above keeps the compiler from fusing
-			 * some and not others). */
-			__m512 x;
-			if (!first)
-				x = _mm512_fmadd_ps(va, acc[r][v], _mm512_maskz_loadu_ps(m, cr + 16 * v));
-			else if (beta != 0)
-				x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), _mm512_mul_ps(va, acc[r][v]));
-			else
-				x = _mm512_mul_ps(va, acc[r][v]);
-			_mm512_mask_storeu_ps(cr + 16 * v, m, x);
-		}
+		_mm512_store_ps(sums + r * BF16_NR, acc[r][0]);
+		_mm512_store_ps(sums + r * BF16_NR + 16, acc[r][1]);
 	}
+	store_tile(sums, c, ldc, mr, nr, alpha, beta, first);
 }
 
 BF16_TARGET static void kern_mr(int mr, int64_t kp, const uint16_t *a, int64_t ars, int64_t aps,
@@ -225,7 +240,7 @@ BF16_TARGET void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n
 					pa = a + i0 * lda + k0;
 					ars = lda, aps = 2;
 				} else {
-					pack_a(transa, a, lda, k0, kc, i0, mr, ap);
+					pack_a(transa, a, lda, k0, kc, i0, mr, ap, BF16_MR, 1);
 				}
 				for (int64_t q = 0; q < npan; q++) {
 					const int nr = nc - q * BF16_NR < BF16_NR ? (int)(nc - q * BF16_NR) : BF16_NR;
@@ -274,55 +289,6 @@ int scalegnn_gemm_amx_enable(void) {
 	return syscall(SYS_arch_prctl, 0x1023 /* ARCH_REQ_XCOMP_PERM */, 18 /* XTILEDATA */) == 0 ? 1 : -1;
 }
 
-/* amx_store writes the mr×nr corner of the 32×32 result c32 to dst as
- * kern does: alpha·sum + beta·dst on the first chunk, dst + alpha·sum on
- * later ones. */
-AMX_TARGET static void amx_store(const float *c32, float *c, int64_t ldc, int mr, int nr,
-                                 float alpha, float beta, int first) {
-	const __mmask16 m0 = nr >= 16 ? 0xffff : (__mmask16)((1u << nr) - 1);
-	const __mmask16 m1 = nr >= 32 ? 0xffff : nr <= 16 ? 0 : (__mmask16)((1u << (nr - 16)) - 1);
-	const __m512 va = _mm512_set1_ps(alpha), vb = _mm512_set1_ps(beta);
-	for (int r = 0; r < mr; r++) {
-		float *cr = c + r * ldc;
-		for (int v = 0; v < 2; v++) {
-			const __mmask16 m = v ? m1 : m0;
-			if (!m)
-				continue;
-			const __m512 s = _mm512_loadu_ps(c32 + r * BF16_NR + 16 * v);
-			__m512 x;
-			if (!first)
-				x = _mm512_fmadd_ps(va, s, _mm512_maskz_loadu_ps(m, cr + 16 * v));
-			else if (beta != 0)
-				x = _mm512_fmadd_ps(vb, _mm512_maskz_loadu_ps(m, cr + 16 * v), _mm512_mul_ps(va, s));
-			else
-				x = _mm512_mul_ps(va, s);
-			_mm512_mask_storeu_ps(cr + 16 * v, m, x);
-		}
-	}
-}
-
-/* amx_pack_a packs rows i0..i0+mr of op(a)[:, k0:k0+kc] row-major in
- * pairs, AMX_MR rows of kpad pairs, zero past mr and kc. */
-static void amx_pack_a(int transa, const uint16_t *a, int64_t lda, int64_t k0, int64_t kc,
-                       int64_t i0, int mr, int64_t kpad, uint32_t *ap) {
-	const int64_t kp = (kc + 1) / 2;
-	memset(ap, 0, (size_t)AMX_MR * kpad * 4);
-	if (!transa) {
-		for (int r = 0; r < mr; r++) {
-			const uint16_t *row = a + (i0 + r) * lda + k0;
-			memcpy(ap + r * kpad, row, (size_t)kc * 2);
-		}
-		return;
-	}
-	for (int64_t p = 0; p < kp; p++) {
-		const uint16_t *r0 = a + (k0 + 2 * p) * lda + i0;
-		const uint16_t *r1 = r0 + lda;
-		const int odd = 2 * p + 1 < kc;
-		for (int r = 0; r < mr; r++)
-			ap[r * kpad + p] = (uint32_t)r0[r] | (odd ? (uint32_t)r1[r] << 16 : 0);
-	}
-}
-
 AMX_TARGET void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k,
                                   float alpha, const uint16_t *a, int64_t lda,
                                   const uint16_t *b, int64_t ldb, float beta, float *c,
@@ -353,7 +319,9 @@ AMX_TARGET void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, 
 					pa = (const char *)(a + i0 * lda + k0);
 					astride = lda * 2;
 				} else {
-					amx_pack_a(transa, a, lda, k0, kc, i0, mr, kpad, ap);
+					/* zero past mr and kc: whole tiles */
+					memset(ap, 0, (size_t)AMX_MR * kpad * 4);
+					pack_a(transa, a, lda, k0, kc, i0, mr, ap, 1, kpad);
 				}
 				for (int64_t q = 0; q < npan; q++) {
 					const char *pb = (const char *)(bp + q * kpad * BF16_NR);
@@ -376,7 +344,7 @@ AMX_TARGET void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, 
 					_tile_stored(2, c32 + 16 * BF16_NR, BF16_NR * 4);
 					_tile_stored(3, c32 + 16 * BF16_NR + 16, BF16_NR * 4);
 					const int nr = nc - q * BF16_NR < BF16_NR ? (int)(nc - q * BF16_NR) : BF16_NR;
-					amx_store(c32, c + i0 * ldc + j0 + q * BF16_NR, ldc, mr, nr, alpha, beta, k0 == 0);
+					store_tile(c32, c + i0 * ldc + j0 + q * BF16_NR, ldc, mr, nr, alpha, beta, k0 == 0);
 				}
 			}
 		}

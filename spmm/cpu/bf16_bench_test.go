@@ -13,8 +13,10 @@ import (
 // BenchmarkBF16 times the float32 and bfloat16 kernels side by side in one
 // run, beside a STREAM triad, on the R-MAT graph of BenchmarkBandwidth
 // (scale 18: 262144 vertices, edge factor 16) at width 128 on 2 threads,
-// and the GEMM of a GCN layer of the same graph (262144 × 128 times
-// 128 × 128):
+// and the GEMMs of a GCN layer of the same graph: the forward X·W
+// (262144 × 128 times 128 × 128), the weight gradient Xᵀ·G (128 × 262144
+// times 262144 × 128, "-TN") and the input gradient G·Wᵀ ("-NT"), each in
+// float32 (sgemm) and bfloat16 (GemmBF16):
 //
 //	go test -run '^$' -bench BF16 -benchtime 10x ./spmm/cpu
 //
@@ -49,6 +51,12 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 	wh := spmm.NewDenseBF16(width, width)
 	spmm.EncodeBF16(wh, w)
 	g32 := spmm.NewDense(a.Rows, width)
+	// The backward pass's GEMMs: a gradient G (a.Rows × width), the weight
+	// gradient Xᵀ·G and the input gradient G·Wᵀ.
+	gin := spmmtest.RandomDense(a.Rows, width, 0, 4)
+	gh := spmm.NewDenseBF16(a.Rows, width)
+	spmm.EncodeBF16(gh, gin)
+	dw := spmm.NewDense(width, width)
 	be := New(threads)
 	t := triadArrays()
 	ops := []struct {
@@ -62,6 +70,10 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 		{"spmm-bf16-bf16", func() { be.SpMMBF16ToBF16(d16, a, xh) }, spmmBytesBF16(a, width, 2, 2)},
 		{"sgemm", func() { be.Gemm(spmm.NoTrans, spmm.NoTrans, 1, x, w, 0, g32) }, 0},
 		{"gemm-bf16", func() { be.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, xh, wh, 0, g32) }, 0},
+		{"sgemm-TN", func() { be.Gemm(spmm.Trans, spmm.NoTrans, 1, x, gin, 0, dw) }, 0},
+		{"gemm-bf16-TN", func() { be.GemmBF16(spmm.Trans, spmm.NoTrans, 1, xh, gh, 0, dw) }, 0},
+		{"sgemm-NT", func() { be.Gemm(spmm.NoTrans, spmm.Trans, 1, gin, w, 0, g32) }, 0},
+		{"gemm-bf16-NT", func() { be.GemmBF16(spmm.NoTrans, spmm.Trans, 1, gh, wh, 0, g32) }, 0},
 	}
 	for _, op := range ops { // touch every page, warm the caches
 		op.run()
@@ -99,12 +111,14 @@ func benchBF16(b *testing.B, a *spmm.CSR, threads, width int) {
 	}
 	b.ReportMetric(med["spmm-bf16-f32"]/med["spmm-f32"], "spmm-bf16-f32-x")
 	b.ReportMetric(med["spmm-bf16-bf16"]/med["spmm-f32"], "spmm-bf16-bf16-x")
-	b.ReportMetric(med["gemm-bf16"]/med["sgemm"], "gemm-bf16-x")
+	for _, f := range []string{"", "-TN", "-NT"} {
+		b.ReportMetric(med["gemm-bf16"+f]/med["sgemm"+f], "gemm-bf16"+f+"-x")
+		b.ReportMetric(cpu["gemm-bf16"+f]/cpu["sgemm"+f], "gemm-bf16"+f+"-x-cpu")
+	}
 	// The same ratios of CPU time, which other processes on the cores do
 	// not inflate (see benchBandwidth).
 	b.ReportMetric(cpu["spmm-bf16-f32"]/cpu["spmm-f32"], "spmm-bf16-f32-x-cpu")
 	b.ReportMetric(cpu["spmm-bf16-bf16"]/cpu["spmm-f32"], "spmm-bf16-bf16-x-cpu")
-	b.ReportMetric(cpu["gemm-bf16"]/cpu["sgemm"], "gemm-bf16-x-cpu")
 	b.ReportMetric(100*(ops[1].bytes/cpu["spmm-f32"])/(ops[0].bytes/cpu["triad"]), "spmm-f32-%triad-cpu")
 	b.ReportMetric(100*(ops[2].bytes/cpu["spmm-bf16-f32"])/(ops[0].bytes/cpu["triad"]), "spmm-bf16-f32-%triad-cpu")
 	b.ReportMetric(100*(ops[3].bytes/cpu["spmm-bf16-bf16"])/(ops[0].bytes/cpu["triad"]), "spmm-bf16-bf16-%triad-cpu")

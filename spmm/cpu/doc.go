@@ -39,11 +39,16 @@
 // so SpMMBF16 equals SpMM on the widened B bit for bit and
 // SpMMBF16ToBF16 equals spmm.ToBF16 of that (TestSpMMBF16Bitwise). GemmBF16
 // multiplies bfloat16 operands into a float32 dst with Gemm's plan and
-// blocks: by OpenBLAS's cblas_sbgemm where the library exports it (a weak
-// symbol; Debian's 0.3.21 does not), else by sgemm on float32 copies
-// widened chunk by chunk (GemmBF16Kernel says which). BenchmarkBF16 and
-// bench/bf16-kernels.sh time them against float32; docs/bf16.md
-// has the numbers.
+// blocks. Each block runs the first that exists of: a kernel of our own
+// on AMX tiles (gemm_bf16.c; CPUs with AMX-BF16 where Linux grants the
+// tile state), the same blocking with AVX512_BF16's vdpbf16ps (CPUs with
+// avx512_bf16 and no AMX), OpenBLAS's cblas_sbgemm (a weak symbol;
+// Debian's 0.3.21 lacks it), and sgemm on float32 copies widened chunk by
+// chunk. GemmBF16Kernel says which. Our kernels treat subnormal inputs as
+// zero and flush subnormal sums, as the instructions do, and their results
+// do not depend on the thread count. BenchmarkBF16 and
+// bench/bf16-kernels.sh time them against float32; docs/bf16.md has the
+// numbers.
 //
 // # GEMM and choosing the BLAS
 //

@@ -10,15 +10,55 @@ import (
 	"scalegnn/spmm"
 )
 
-// useSBGEMM says whether GemmBF16 calls cblas_sbgemm (the linked BLAS
-// exports it) or widens to float32 and calls sgemm. Tests clear it to run
-// the widening path where sbgemm exists.
-var useSBGEMM = sbgemmAvailable()
+// The kernels that can compute GemmBF16's blocks, in order of preference.
+const (
+	bf16AMX    = iota // ours, AMX tiles (gemm_bf16.c)
+	bf16DPBF16        // ours, AVX512_BF16's vdpbf16ps (gemm_bf16.c)
+	bf16SBGEMM        // the BLAS's cblas_sbgemm
+	bf16Widen         // widen to float32, sgemm
+)
 
-// GemmBF16Kernel names what computes GemmBF16 in this build, for logs:
-// "cblas_sbgemm" or "widen+sgemm".
+// bf16Path is the kernel GemmBF16 runs: the first of bf16AMX (the CPU has
+// AMX-BF16 and Linux lets the process use it), bf16DPBF16 (the CPU has
+// avx512_bf16 and no AMX), bf16SBGEMM (the linked BLAS exports
+// cblas_sbgemm) and bf16Widen. On a CPU with AMX, vdpbf16ps issues at
+// half the rate of a float32 FMA and the kernel was slower than sgemm
+// (docs/bf16.md), so where Linux refuses AMX it is not used. Tests set
+// bf16Path to run the others where they exist.
+var bf16Path = func() int {
+	switch {
+	case amxState == 1:
+		return bf16AMX
+	case amxState == 0 && dpbf16Available():
+		return bf16DPBF16
+	case sbgemmAvailable():
+		return bf16SBGEMM
+	}
+	return bf16Widen
+}()
+
+// amxState is scalegnn_gemm_amx_enable's answer, asked once when the
+// package loads: 1 AMX tiles usable, -1 the CPU has them but Linux
+// refused, 0 none; amxAvailable is amxState == 1.
+var (
+	amxState     = int(C.scalegnn_gemm_amx_enable())
+	amxAvailable = amxState == 1
+)
+
+// dpbf16Available reports whether the CPU runs the vdpbf16ps kernel
+// (avx512_bf16 with AVX-512 F, BW and VL; never off amd64).
+func dpbf16Available() bool { return C.scalegnn_gemm_bf16_available() != 0 }
+
+// GemmBF16Kernel names what computes GemmBF16 in this build and on this
+// CPU, for logs: "amx" or "avx512bf16" (our kernels, AMX tiles or
+// vdpbf16ps), "cblas_sbgemm" or "widen+sgemm".
 func GemmBF16Kernel() string {
-	if useSBGEMM {
+	switch bf16Path {
+	case bf16AMX:
+		return "amx"
+	case bf16DPBF16:
+		return "avx512bf16"
+	case bf16SBGEMM:
 		return "cblas_sbgemm"
 	}
 	return "widen+sgemm"
@@ -62,11 +102,39 @@ func GemmPartBF16(pl GemmPlan, part int, tA, tB spmm.Op, alpha float32, a, b spm
 	ap := spmm.SliceBF16(a, w.a[0], w.a[1], w.a[2], w.a[3])
 	bp := spmm.SliceBF16(b, w.b[0], w.b[1], w.b[2], w.b[3])
 	dp := spmm.Slice(dst, w.d[0], w.d[1], w.d[2], w.d[3])
-	if useSBGEMM {
+	switch bf16Path {
+	case bf16AMX, bf16DPBF16:
+		gemmOwnBF16(bf16Path == bf16AMX, tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	case bf16SBGEMM:
 		sbgemm(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	default:
+		gemmWidened(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	}
+}
+
+// ownBF16Pool holds the packing scratch of gemmOwnBF16, one *[]uint32 per
+// block in flight.
+var ownBF16Pool sync.Pool
+
+// gemmOwnBF16 computes dst = alpha·op(a)·op(b) + beta·dst (m, n, k > 0)
+// with a kernel of gemm_bf16.c: AMX tiles or vdpbf16ps.
+func gemmOwnBF16(amx bool, tA, tB spmm.Op, alpha float32, a, b spmm.DenseBF16, beta float32, dst spmm.Dense, m, n, k int) {
+	need := int(C.scalegnn_gemm_bf16_words(C.int64_t(n), C.int64_t(k)))
+	bufp, _ := ownBF16Pool.Get().(*[]uint32)
+	if bufp == nil || cap(*bufp) < need {
+		s := make([]uint32, need)
+		bufp = &s
+	}
+	defer ownBF16Pool.Put(bufp)
+	pa, pb := (*C.uint16_t)(unsafe.Pointer(&a.Data[0])), (*C.uint16_t)(unsafe.Pointer(&b.Data[0]))
+	pd, pw := (*C.float)(unsafe.Pointer(&dst.Data[0])), (*C.uint32_t)(unsafe.Pointer(&(*bufp)[0]))
+	if amx {
+		C.scalegnn_gemm_amx(cTrans(tA), cTrans(tB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
+			pa, C.int64_t(a.Stride), pb, C.int64_t(b.Stride), C.float(beta), pd, C.int64_t(dst.Stride), pw)
 		return
 	}
-	gemmWidened(tA, tB, alpha, ap, bp, beta, dp, w.m, w.n, pl.K)
+	C.scalegnn_gemm_bf16(cTrans(tA), cTrans(tB), C.int64_t(m), C.int64_t(n), C.int64_t(k), C.float(alpha),
+		pa, C.int64_t(a.Stride), pb, C.int64_t(b.Stride), C.float(beta), pd, C.int64_t(dst.Stride), pw)
 }
 
 // The widening path cuts the inner dimension into chunks of widenK and
@@ -128,4 +196,12 @@ func widen(buf []float32, s spmm.DenseBF16) spmm.Dense {
 	C.scalegnn_bf16_widen((*C.float)(unsafe.Pointer(&d.Data[0])), C.int64_t(d.Stride),
 		(*C.uint16_t)(unsafe.Pointer(&s.Data[0])), C.int64_t(s.Stride), C.int64_t(s.Rows), C.int64_t(s.Cols))
 	return d
+}
+
+// cTrans is a spmm.Op as the C kernels' transa and transb.
+func cTrans(t spmm.Op) C.int {
+	if t == spmm.Trans {
+		return 1
+	}
+	return 0
 }

@@ -46,6 +46,25 @@ void scalegnn_sbgemm(int transa, int transb, int m, int n, int k, float alpha,
                      const uint16_t *a, int lda, const uint16_t *b, int ldb,
                      float beta, float *c, int ldc);
 
+/* scalegnn_gemm_bf16 is GemmBF16's own kernel (gemm_bf16.c): AVX512_BF16,
+ * run only where scalegnn_gemm_bf16_available() returns 1, with work
+ * holding scalegnn_gemm_bf16_words(n, k) uint32 words; m, n, k > 0. */
+int scalegnn_gemm_bf16_available(void);
+int64_t scalegnn_gemm_bf16_words(int64_t n, int64_t k);
+void scalegnn_gemm_bf16(int transa, int transb, int64_t m, int64_t n, int64_t k,
+                        float alpha, const uint16_t *a, int64_t lda,
+                        const uint16_t *b, int64_t ldb, float beta, float *c,
+                        int64_t ldc, uint32_t *work);
+
+/* scalegnn_gemm_amx is the same product with AMX tiles, run only where
+ * scalegnn_gemm_amx_enable() (call it once, before) returned 1 (-1: the
+ * CPU has AMX but the OS refused it; 0: no AMX). */
+int scalegnn_gemm_amx_enable(void);
+void scalegnn_gemm_amx(int transa, int transb, int64_t m, int64_t n, int64_t k,
+                       float alpha, const uint16_t *a, int64_t lda,
+                       const uint16_t *b, int64_t ldb, float beta, float *c,
+                       int64_t ldc, uint32_t *work);
+
 /* scalegnn_bf16_widen widens the rows×cols bfloat16 matrix s into d. */
 void scalegnn_bf16_widen(float *d, int64_t ldd, const uint16_t *s, int64_t lds,
                          int64_t rows, int64_t cols);

@@ -32,10 +32,3 @@ func sgemm(tA, tB spmm.Op, alpha float32, a, b spmm.Dense, beta float32, dst spm
 		(*C.float)(unsafe.Pointer(&b.Data[0])), C.int(max(b.Stride, 1)),
 		C.float(beta), (*C.float)(unsafe.Pointer(&dst.Data[0])), C.int(max(dst.Stride, 1)))
 }
-
-func cTrans(t spmm.Op) C.int {
-	if t == spmm.Trans {
-		return 1
-	}
-	return 0
-}

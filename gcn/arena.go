@@ -156,4 +156,11 @@ func (m *Model) ReleaseArenas() {
 		b.ar.release()
 		b.reserved = false
 	}
+	// The tape's views are into the arenas: while it holds them, the
+	// collector cannot take the memory back. Its slice keeps its storage.
+	tp := &m.tp
+	for i := range tp.layers {
+		tp.layers[i] = layerTape{}
+	}
+	tp.projIn, tp.headIn, tp.logits, tp.headKeep = device.Mat{}, device.Mat{}, device.Mat{}, mask{}
 }

@@ -66,6 +66,9 @@ func SliceBF16(d DenseBF16, r0, r1, c0, c1 int) DenseBF16 {
 // agree.
 func EncodeBF16(dst DenseBF16, src Dense) {
 	checkConvert("EncodeBF16", dst, src)
+	if src.Cols == 0 {
+		return // an empty view's rows need not lie inside Data
+	}
 	for i := range src.Rows {
 		d := dst.Data[i*dst.Stride : i*dst.Stride+dst.Cols]
 		for j, v := range src.Data[i*src.Stride : i*src.Stride+src.Cols] {
@@ -77,6 +80,9 @@ func EncodeBF16(dst DenseBF16, src Dense) {
 // DecodeBF16 widens src into dst (exactly); the shapes must agree.
 func DecodeBF16(dst Dense, src DenseBF16) {
 	checkConvert("DecodeBF16", src, dst)
+	if src.Cols == 0 {
+		return // an empty view's rows need not lie inside Data
+	}
 	for i := range src.Rows {
 		d := dst.Data[i*dst.Stride : i*dst.Stride+dst.Cols]
 		for j, h := range src.Data[i*src.Stride : i*src.Stride+src.Cols] {

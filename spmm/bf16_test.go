@@ -138,3 +138,12 @@ func TestBF16ShapePanics(t *testing.T) {
 		t.Errorf("CheckGemmBF16 = %d, %d, %d, want 2, 5, 3", m, n, k)
 	}
 }
+
+// TestEncodeDecodeBF16Empty: views with rows but no columns (and no data)
+// convert to nothing instead of indexing their rows.
+func TestEncodeDecodeBF16Empty(t *testing.T) {
+	h := spmm.DenseBF16{Rows: 3, Cols: 0, Stride: 4}
+	f := spmm.Dense{Rows: 3, Cols: 0, Stride: 2}
+	spmm.EncodeBF16(h, f)
+	spmm.DecodeBF16(f, h)
+}

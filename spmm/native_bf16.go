@@ -73,8 +73,6 @@ func (nt *Native) GemmBF16(tA, tB Op, alpha float32, a, b DenseBF16, beta float3
 // widenDense returns a new float32 copy of h.
 func widenDense(h DenseBF16) Dense {
 	d := NewDense(h.Rows, h.Cols)
-	if h.Rows > 0 && h.Cols > 0 { // DecodeBF16 indexes an empty view's rows
-		DecodeBF16(d, h)
-	}
+	DecodeBF16(d, h)
 	return d
 }

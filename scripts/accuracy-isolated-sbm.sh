@@ -19,7 +19,8 @@
 # EVAL_EVERY epochs (1), early stopping on the validation loss (patience
 # 50). Isolated: P = 4 induced partitions of 4 chunks,
 # correction "batch"; M = P runs on 4 ranks, M = 1 on one rank in 4
-# phases an epoch.
+# phases an epoch. STALL_TIMEOUT (auto) raises the watchdog's limit for a
+# run that shares its cores with other work.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-./scalegnn}")
@@ -65,6 +66,8 @@ seed = $2
 $6
 [grid]
 d = $5
+[runtime]
+stall_timeout = "${STALL_TIMEOUT:-auto}"
 [output]
 dir = "$out/jobs/$1-$2"
 overwrite = true

@@ -13,3 +13,7 @@ import (
 // on the CPU device. (Under -tags noblas GemmBF16's blocks are gonum's
 // Sgemm, which starts goroutines of its own, as for Gemm.)
 func TestCPUBF16ProductAllocs(t *testing.T) { devicetest.TestBF16ProductAllocs(t, device.NewCPU(3)) }
+
+// TestCPUMixedAllocs: the mixed-precision CPU device's SpMM and Gemm
+// allocate nothing once warm.
+func TestCPUMixedAllocs(t *testing.T) { devicetest.TestMixedAllocs(t, device.NewCPU(3)) }

@@ -748,7 +748,7 @@ func (d *CUDA) GatherU8(dst, src Buffer[uint8], idx Buffer[int32]) {
 // device-to-device copy on dev: the reference for the GPU's bandwidth.
 func CopyBuffer(dev Device, dst, src Buffer[float32]) {
 	checkLen("CopyBuffer dst", dst.Len(), src.Len())
-	d, ok := dev.(*CUDA)
+	d, ok := unwrapped(dev).(*CUDA)
 	if !ok {
 		shapePanic("CopyBuffer on %s: for the CUDA device", dev.Name())
 	}

@@ -48,7 +48,7 @@ func OpenCUDA(opt CUDAOptions) (Device, error) {
 // its own (a GPU); ok is false for the host devices, whose memory is the
 // process's.
 func MemoryInfo(dev Device) (free, total int64, ok bool) {
-	if m, isGPU := dev.(interface{ memoryInfo() (int64, int64) }); isGPU {
+	if m, isGPU := unwrapped(dev).(interface{ memoryInfo() (int64, int64) }); isGPU {
 		free, total = m.memoryInfo()
 		return free, total, true
 	}

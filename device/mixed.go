@@ -1,8 +1,10 @@
 package device
 
 import (
+	"encoding"
 	"sync"
 
+	"scalegnn/internal/enum"
 	"scalegnn/spmm"
 )
 
@@ -30,7 +32,9 @@ import (
 // activations themselves in bfloat16, which would halve their memory and
 // drop the packing, is not done.
 
-// Precision is the arithmetic of a training step's products.
+// Precision is the arithmetic of a training step's products: the one
+// type the job file's train.precision, the memory model and summary.json
+// decode into ("float32", "bf16").
 type Precision int
 
 const (
@@ -39,6 +43,32 @@ const (
 	// BF16 products: bfloat16 operands, float32 sums.
 	BF16
 )
+
+var (
+	_ encoding.TextMarshaler   = Float32
+	_ encoding.TextUnmarshaler = (*Precision)(nil)
+)
+
+var precisionNames = []string{"float32", "bf16"}
+
+// ParsePrecision parses "float32" or "bf16".
+func ParsePrecision(s string) (Precision, error) {
+	return enum.Parse[Precision]("precision", s, precisionNames)
+}
+
+func (p Precision) String() string { return enum.Name("Precision", p, precisionNames) }
+
+// MarshalText returns the name ParsePrecision accepts.
+func (p Precision) MarshalText() ([]byte, error) { return []byte(p.String()), nil }
+
+// UnmarshalText parses a name ParsePrecision accepts.
+func (p *Precision) UnmarshalText(b []byte) error {
+	v, err := ParsePrecision(string(b))
+	if err == nil {
+		*p = v
+	}
+	return err
+}
 
 // WithPrecision returns dev itself for Float32, and for BF16 a Device
 // that runs SpMM and Gemm as the bf16 products on dev (BF16Products).

@@ -19,6 +19,7 @@ import (
 
 	"scalegnn/collectives"
 	"scalegnn/dataset"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/internal/tomlx"
 	"scalegnn/internal/watchdog"
@@ -190,6 +191,11 @@ type TrainConfig struct {
 	// ("bf16": the 3D-PMM partial sums travel as bfloat16; norm, loss and
 	// data-parallel reductions stay float32).
 	CommDtype collectives.DType `toml:"comm_dtype"`
+	// Precision is the products' arithmetic: device.Float32 ("float32")
+	// or device.BF16 ("bf16": every SpMM and GEMM reads its dense
+	// operands rounded to bfloat16 and sums in float32; storage, weights,
+	// optimizer, loss and reductions stay float32; see docs/bf16.md).
+	Precision device.Precision `toml:"precision"`
 	// Overlap issues the backward all-reduces on orthogonal groups
 	// nonblocking, overlapping them with the local GEMM and SpMM.
 	Overlap bool `toml:"overlap"`

@@ -93,3 +93,4 @@ func TestMismatchesReport(t *testing.T) {
 		t.Fatalf("two mismatches reported as %v", err)
 	}
 }
+

@@ -27,6 +27,28 @@ type Reference struct {
 	// keyed by vertex id); a mini-batch's reference sets them, the full
 	// graph's rows are the vertices 0, 1, ...
 	Verts []int32
+
+	// BF16 is train.precision = "bf16" (device.BF16Products): every
+	// product reads its dense operands rounded to bfloat16, through
+	// float32 (spmm.RoundBF16 of the float32 value), and sums in float64;
+	// the sparse operand's values stay as they are. The roundings are at
+	// the same places as the distributed model's: the SpMMs' dense
+	// operand, both operands of every GEMM (weights included), nothing
+	// else. GAT's attention aggregation is not a product here or there.
+	BF16 bool
+}
+
+// bf returns x as a product reads it: rounded to bfloat16 with BF16 set
+// (a copy), x itself otherwise.
+func (r *Reference) bf(x []float64) []float64 {
+	if !r.BF16 {
+		return x
+	}
+	out := make([]float64, len(x))
+	for k, v := range x {
+		out[k] = float64(spmm.RoundBF16(float32(v)))
+	}
+	return out
 }
 
 // RefParam is one parameter matrix of the reference, with its gradient and
@@ -103,7 +125,7 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 		p := r.Params[pi]
 		pi++
 		tp.projIn = h
-		h = matMul(h, r.n, width, p.W, p.Cols)
+		h = matMul(r.bf(h), r.n, width, r.bf(p.W), p.Cols)
 		width = p.Cols
 	}
 	for l, s := range cfg.layers() {
@@ -119,13 +141,13 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 		}
 		W := r.Params[pi]
 		pi++
-		lt.h = spMul(r.adj, lt.inDrop, width)
-		z := matMul(lt.h, r.n, width, W.W, s.out)
+		lt.h = spMul(r.adj, r.bf(lt.inDrop), width)
+		z := matMul(r.bf(lt.h), r.n, width, r.bf(W.W), s.out)
 		if s.self {
 			// SAGE: the input's own row times W_self.
 			ws := r.Params[pi]
 			pi++
-			for k, v := range matMul(lt.inDrop, r.n, width, ws.W, s.out) {
+			for k, v := range matMul(r.bf(lt.inDrop), r.n, width, r.bf(ws.W), s.out) {
 				z[k] += v
 			}
 		}
@@ -168,7 +190,7 @@ func (r *Reference) forward(training bool, step int) ([]float64, *refTape) {
 	if cfg.OutputHead {
 		p := r.Params[pi]
 		tp.headIn = r.dropout(h, width, training, step, cfg.headSite())
-		h = matMul(tp.headIn, r.n, width, p.W, p.Cols)
+		h = matMul(r.bf(tp.headIn), r.n, width, r.bf(p.W), p.Cols)
 	}
 	tp.logits = h
 	return h, tp
@@ -229,8 +251,8 @@ func (r *Reference) LossAndGrad(step int) float64 {
 	if cfg.OutputHead {
 		p := r.Params[pi]
 		pi--
-		copy(p.G, matMulTN(tp.headIn, r.n, p.Rows, d, c))
-		dIn := matMulNT(d, r.n, c, p.W, p.Rows)
+		copy(p.G, matMulTN(r.bf(tp.headIn), r.n, p.Rows, r.bf(d), c))
+		dIn := matMulNT(r.bf(d), r.n, c, r.bf(p.W), p.Rows)
 		width = p.Rows
 		d = r.dropout(dIn, width, true, step, cfg.headSite())
 	}
@@ -282,18 +304,18 @@ func (r *Reference) LossAndGrad(step int) float64 {
 		if s.self {
 			ws = r.Params[pi]
 			pi--
-			copy(ws.G, matMulTN(lt.inDrop, r.n, s.in, dz, s.out))
+			copy(ws.G, matMulTN(r.bf(lt.inDrop), r.n, s.in, r.bf(dz), s.out))
 		}
 		W := r.Params[pi]
 		pi--
-		copy(W.G, matMulTN(lt.h, r.n, s.in, dz, s.out))
+		copy(W.G, matMulTN(r.bf(lt.h), r.n, s.in, r.bf(dz), s.out))
 		if !s.needInputGrad {
 			break
 		}
-		dh := matMulNT(dz, r.n, s.out, W.W, s.in)
-		dIn := spMulT(r.adj, dh, s.in)
+		dh := matMulNT(r.bf(dz), r.n, s.out, r.bf(W.W), s.in)
+		dIn := spMulT(r.adj, r.bf(dh), s.in)
 		if s.self {
-			for k, v := range matMulNT(dz, r.n, s.out, ws.W, s.in) {
+			for k, v := range matMulNT(r.bf(dz), r.n, s.out, r.bf(ws.W), s.in) {
 				dIn[k] += v
 			}
 		}
@@ -306,7 +328,7 @@ func (r *Reference) LossAndGrad(step int) float64 {
 	}
 	if cfg.InputProjection {
 		p := r.Params[0]
-		copy(p.G, matMulTN(tp.projIn, r.n, p.Rows, d, width))
+		copy(p.G, matMulTN(r.bf(tp.projIn), r.n, p.Rows, r.bf(d), width))
 	}
 	return loss / float64(nTrain)
 }

@@ -44,7 +44,7 @@ func (r *Reference) gatForward(s layerSpec, l int, inDrop []float64, ps []*RefPa
 	n, a := r.n, r.adj
 	W, src, dst, bias := ps[0], ps[1], ps[2], ps[3]
 	g := &refGATTape{heads: K, f: F}
-	g.y = matMul(inDrop, n, s.in, W.W, C)
+	g.y = matMul(r.bf(inDrop), n, s.in, r.bf(W.W), C)
 	g.s, g.t = make([]float64, n*K), make([]float64, n*K)
 	for i := 0; i < n; i++ {
 		for k := 0; k < K; k++ {
@@ -229,11 +229,11 @@ func (r *Reference) gatBackward(s layerSpec, l int, lt refLayerTape, ps []*RefPa
 			}
 		}
 	}
-	copy(W.G, matMulTN(lt.inDrop, n, s.in, dY, C))
+	copy(W.G, matMulTN(r.bf(lt.inDrop), n, s.in, r.bf(dY), C))
 	if !inputGrad {
 		return nil
 	}
-	dIn := matMulNT(dY, n, C, W.W, s.in)
+	dIn := matMulNT(r.bf(dY), n, C, r.bf(W.W), s.in)
 	return r.dropout(dIn, s.in, true, step, l)
 }
 

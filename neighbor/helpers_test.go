@@ -7,6 +7,7 @@ import (
 	"scalegnn/dataset"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/spmm"
 )
 
 // testGraph is a small SBM graph with its normalised adjacency.
@@ -20,6 +21,22 @@ func testGraph(t testing.TB, n int) *dataset.Graph {
 		t.Fatal(err)
 	}
 	return g
+}
+
+// ringGraph is g (features, labels, splits) on a 2k-regular ring instead
+// of its edges: every vertex joined to the k nearest on either side, so
+// that SAGE's mean weights 1/(2k) are exact for k a power of two (no
+// rounding ties for mixed precision to split; see TestFullFanoutStepEqualsReference).
+func ringGraph(g *dataset.Graph, k int) *dataset.Graph {
+	var ri, ci []int32
+	for i := range g.N {
+		for d := 1; d <= k; d++ {
+			ri, ci = append(ri, int32(i), int32(i)), append(ci, int32((i+d)%g.N), int32((i-d+g.N)%g.N))
+		}
+	}
+	r := *g
+	r.Adj = spmm.FromCOO(g.N, g.N, ri, ci, nil)
+	return &r
 }
 
 func modelConfig(g *dataset.Graph, layer gcn.Layer, layers int, dropout float64) gcn.Config {

@@ -56,6 +56,9 @@ type Job struct {
 // by shard), the model configuration from the source's sizes, then the
 // method's own setup (jobs/registry.go).
 func Setup(cfg *jobfile.Config, world collectives.Comm, dev device.Device, log *zap.Logger) (*Job, error) {
+	// train.precision is the device's: every method's products go through
+	// it (device.BF16Products), here and nowhere else.
+	dev = device.WithPrecision(dev, cfg.Train.Precision)
 	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
 	if err := plan.ResolveEvalGrid(cfg); err != nil {
 		return nil, err

@@ -51,7 +51,7 @@ func (j *Job) OpenOutput(opts OutputOptions) error {
 	r := &runState{j: j, opts: opts, stop: newStopRule(cfg.Train),
 		res: &record.Result{Status: record.StatusRunning, Epochs: cfg.Train.Epochs, Grid: j.Grid.Shape.String(), Ranks: j.world.Size(),
 			Permutation: cfg.Permute.Scheme.String(), BestEpoch: -1, Mode: cfg.Train.Mode.String(), StepsPerEpoch: j.method.StepsPerEpoch(),
-			Algorithm: string(cfg.Method().Algorithm())}}
+			Algorithm: string(cfg.Method().Algorithm()), Precision: cfg.Train.Precision.String()}}
 	if c, ok := j.method.(replicator); ok {
 		r.res.Replication = c.Replication()
 	}

@@ -85,6 +85,9 @@ type Result struct {
 	Replication int    `json:"replication,omitempty"`
 	// StepsPerEpoch is 1 in full-graph training.
 	StepsPerEpoch int `json:"steps_per_epoch"`
+	// Precision is train.precision: "float32" or "bf16" (mixed-precision
+	// products).
+	Precision string `json:"precision,omitempty"`
 }
 
 // Accuracy is a model's accuracy on the training, validation and test

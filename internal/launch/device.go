@@ -23,9 +23,6 @@ type DeviceRequest struct {
 	Name    string
 	Threads int // host threads of the host devices
 	TF32    bool
-	// Precision is the products' arithmetic: device.BF16 wraps the
-	// device in device.BF16Products.
-	Precision device.Precision
 	// CacheDir is NVRTC's kernel cache (runtime.gpu_cache); "" is the
 	// user cache directory.
 	CacheDir string
@@ -35,8 +32,7 @@ type DeviceRequest struct {
 // threads.
 func JobDevice(cfg *jobfile.Config, threads int) DeviceRequest {
 	r := cfg.Runtime
-	return DeviceRequest{What: fmt.Sprintf("runtime.device = %q", r.Device), Name: r.Device, Threads: threads, TF32: r.TF32, CacheDir: r.GPUCache,
-		Precision: cfg.Train.Precision}
+	return DeviceRequest{What: fmt.Sprintf("runtime.device = %q", r.Device), Name: r.Device, Threads: threads, TF32: r.TF32, CacheDir: r.GPUCache}
 }
 
 // RankDevice is a rank's open device and, on a GPU, what the memory
@@ -80,7 +76,7 @@ func OpenDevice(req DeviceRequest, rank int, info node.Info, log *zap.Logger) (*
 		if err != nil {
 			return nil, err
 		}
-		return &RankDevice{Dev: device.WithPrecision(dev, req.Precision)}, nil
+		return &RankDevice{Dev: dev}, nil
 	}
 	n, err := device.CUDADevices()
 	if err == nil && n < 1 {
@@ -99,7 +95,7 @@ func OpenDevice(req DeviceRequest, rank int, info node.Info, log *zap.Logger) (*
 	}
 	log.Info("device bound", zap.Int("rank", rank), zap.Int("local_rank", info.LocalRank), zap.Int("gpu", ordinal),
 		zap.Int("gpus", n), zap.Int("ranks_on_gpu", sharing), zap.String("device", dev.Describe()))
-	return &RankDevice{Dev: device.WithPrecision(dev, req.Precision), ordinal: ordinal, gpus: n, sharing: sharing}, nil
+	return &RankDevice{Dev: dev, ordinal: ordinal, gpus: n, sharing: sharing}, nil
 }
 
 // openHost opens a host device: jobfile.DeviceCPU is device.Host, the

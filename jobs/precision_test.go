@@ -1,0 +1,134 @@
+package jobs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"scalegnn/device"
+	"scalegnn/jobfile"
+	"scalegnn/record"
+)
+
+// precisionLossTol bounds how far a mixed-precision run's epoch losses
+// may stray, relatively, from the float32 run's over midEpochJobs' 3
+// epochs, and precisionAccTol its accuracies, absolutely. Each product's
+// operands move by up to 2⁻⁹ relative; the losses moved by at most
+// 3.7e-4 relative in every method (TestPrecisionEveryMethod's log, -v),
+// the accuracies by up to 7 of Cora's 1000 test vertices: after one to
+// three epochs many predictions are near ties. A model that ignored the
+// rounding would be bit-identical, and one that trained something else
+// off by far more.
+const (
+	precisionLossTol = 5e-3
+	precisionAccTol  = 2e-2
+)
+
+// TestPrecisionEveryMethod: train.precision = "bf16" trains in every
+// method (3D full graph, 4D mini-batch, neighbor sampling, isolated
+// partitions in memory and out of core, 1.5D full graph and mini-batch)
+// and with GCN, SAGE and GAT layers: its losses differ from float32's
+// (the products do round) but stay within precisionTol of them, and
+// summary.json says "bf16". Stopped in the middle of an epoch, it resumes
+// exactly in bf16, and from the same checkpoint in float32; a float32
+// checkpoint resumes in bf16 (checkpoints are float32 either way). The
+// resumes run with GCN and SAGE layers.
+func TestPrecisionEveryMethod(t *testing.T) {
+	jobs := midEpochJobs()
+	for i, job := range jobs {
+		t.Run(job.name, func(t *testing.T) {
+			if testing.Short() && i%3 != 0 {
+				t.Skip("every third job in -short")
+			}
+			tmp := t.TempDir()
+			cfgOf := func(name string, p device.Precision) jobfile.Config {
+				c := job.cfg(filepath.Join(tmp, name))
+				c.Train.Precision = p
+				return c
+			}
+			f32, _ := runKeep(t, cfgOf("f32", device.Float32), "", 0)
+			bf, _ := runKeep(t, cfgOf("bf16", device.BF16), "", 0)
+			differ := false
+			for k := range f32 {
+				differ = differ || bf[k].Loss != f32[k].Loss
+			}
+			if !differ {
+				t.Fatalf("bf16 losses %v equal float32's bit for bit: the products did not round", losses(bf))
+			}
+			closeEpochs(t, "bf16 against float32", bf, f32, 1)
+			t.Logf("epoch losses float32 %v, bf16 %v", losses(f32), losses(bf))
+			res, err := record.ReadSummary(filepath.Join(tmp, "bf16"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Precision != "bf16" {
+				t.Errorf("summary.json precision %q, want \"bf16\"", res.Precision)
+			}
+
+			if strings.HasPrefix(job.name, "gat ") {
+				return // the resumes below go through the same checkpoint code
+			}
+			// Stop each run in the middle of epoch 2 and resume its
+			// checkpoint in both precisions.
+			at := f32[0].Steps + f32[0].Steps/2 + 1
+			for _, from := range []device.Precision{device.BF16, device.Float32} {
+				stopped := cfgOf(fmt.Sprint("stopped-", from), from)
+				stopped.Checkpoint = jobfile.CheckpointConfig{Every: 100}
+				_, err := runKeep(t, stopped, "", at)
+				var ie *InterruptedError
+				if !errors.As(err, &ie) || ie.Checkpoint == "" {
+					t.Fatalf("%v run stopped at step %d: %v; want an InterruptedError with a checkpoint", from, at, err)
+				}
+				for _, to := range []device.Precision{device.BF16, device.Float32} {
+					if from == device.Float32 && to == device.Float32 {
+						continue // TestResumeMidEpochExact
+					}
+					got, _ := runKeep(t, cfgOf(fmt.Sprintf("resumed-%v-%v", from, to), to), ie.Checkpoint, 0)
+					what := fmt.Sprintf("%v checkpoint resumed in %v", from, to)
+					if from == to {
+						sameEpochs(t, what, got, bf, ie.Epoch, 0)
+					} else {
+						closeEpochs(t, what, got, f32, ie.Epoch)
+					}
+				}
+			}
+		})
+	}
+}
+
+// closeEpochs compares the epochs from of a run with want's, within
+// precisionLossTol and precisionAccTol.
+func closeEpochs(t *testing.T, what string, got, want []record.EpochMetrics, from int) {
+	t.Helper()
+	if len(got) != len(want)-from+1 || got[0].Epoch != from {
+		t.Fatalf("%s: %d epochs from %d, want epochs %d to %d", what, len(got), got[0].Epoch, from, len(want))
+	}
+	acc := func(p *float64) float64 {
+		if p == nil {
+			return -1
+		}
+		return *p
+	}
+	for _, g := range got {
+		w := want[g.Epoch-1]
+		ok := math.Abs(g.Loss-w.Loss) <= precisionLossTol*math.Abs(w.Loss)
+		for _, a := range [][2]*float64{{g.TrainAcc, w.TrainAcc}, {g.ValAcc, w.ValAcc}, {g.TestAcc, w.TestAcc}} {
+			ok = ok && math.Abs(acc(a[0])-acc(a[1])) <= precisionAccTol
+		}
+		if !ok {
+			t.Errorf("%s epoch %d: loss %.9g val %v test %v; float32 loss %.9g val %v test %v (tolerances %g, %g)",
+				what, g.Epoch, g.Loss, acc(g.ValAcc), acc(g.TestAcc), w.Loss, acc(w.ValAcc), acc(w.TestAcc), precisionLossTol, precisionAccTol)
+		}
+	}
+}
+
+func losses(ms []record.EpochMetrics) []float64 {
+	out := make([]float64, len(ms))
+	for k, m := range ms {
+		out[k] = math.Round(m.Loss*1e6) / 1e6
+	}
+	return out
+}

@@ -63,14 +63,58 @@ func (c Config) ArenaEval(s BlockShape, run Options) ArenaUse {
 	return p.use
 }
 
+// Staging is what mixed precision (device.BF16Products) stages of a
+// pass's products, in bfloat16 elements: A the largest first operand of
+// a GEMM, B the largest second operand of a GEMM or dense operand of an
+// SpMM. The device's two staging buffers grow to the largest of each
+// over every pass it runs (After) and stay.
+type Staging struct{ A, B int64 }
+
+// After is the staging once a pass needing pass has run on top of s.
+func (s Staging) After(pass Staging) Staging {
+	return Staging{max(s.A, pass.A), max(s.B, pass.B)}
+}
+
+// Bytes is the memory the staging takes (device.StagingBytes).
+func (s Staging) Bytes() int64 { return 2 * (s.A + s.B) }
+
+// StagingStep returns the mixed-precision staging a training step of the
+// model c needs on blocks s.
+func (c Config) StagingStep(s BlockShape, run Options) Staging {
+	p := arenaPlan{cfg: c, s: s, run: run, training: true}
+	p.forward()
+	p.backward()
+	return p.stage
+}
+
+// StagingEval returns the mixed-precision staging an evaluation needs on
+// blocks s: the forward pass's products.
+func (c Config) StagingEval(s BlockShape, run Options) Staging {
+	p := arenaPlan{cfg: c, s: s, run: run}
+	p.forward()
+	return p.stage
+}
+
 // arenaPlan mirrors, call for call, the arena.mat, arena.vec and pool
-// takes of forward.go, dropout.go, comm.go, loss.go and backward.go.
+// takes of forward.go, dropout.go, comm.go, loss.go and backward.go, and
+// the operands of their products (stage).
 type arenaPlan struct {
 	cfg      Config
 	s        BlockShape
 	run      Options
 	training bool
 	use      ArenaUse
+	stage    Staging
+}
+
+// spmmOp is an SpMM whose dense operand is rows×cols.
+func (p *arenaPlan) spmmOp(rows, cols int) {
+	p.stage.B = max(p.stage.B, int64(rows)*int64(cols))
+}
+
+// gemmOp is a GEMM of an ar×ac and a br×bc operand (as stored).
+func (p *arenaPlan) gemmOp(ar, ac, br, bc int) {
+	p.stage = p.stage.After(Staging{int64(ar) * int64(ac), int64(br) * int64(bc)})
 }
 
 func (p *arenaPlan) dropout() bool { return p.training && p.cfg.Dropout > 0 }
@@ -111,6 +155,8 @@ func (p *arenaPlan) forward() {
 	c := p.cfg
 	if c.InputProjection {
 		rows, cols := p.s.Rows(grid.X, 1), p.s.Cols(c.Hidden, grid.Y)
+		fz := p.s.Cols(c.Features, grid.Z)
+		p.gemmOp(rows, fz, fz, cols) // features · W
 		p.mat(rows, cols)
 		p.pmm(grid.Z, rows*cols)
 	}
@@ -122,14 +168,17 @@ func (p *arenaPlan) forward() {
 			p.mat(nP, dIn)
 		}
 		if sp.heads > 0 {
-			p.gatForward(sp, nP, nR, dOut, pa, qa)
+			p.gatForward(sp, nP, nR, dIn, dOut, pa, qa)
 			continue
 		}
-		p.mat(nR, dIn) // H
+		p.spmmOp(nP, dIn) // Â·F̃
+		p.mat(nR, dIn)    // H
 		p.pmm(pa, nR*dIn)
-		p.mat(nR, dOut) // Z
+		p.mat(nR, dOut)              // Z
+		p.gemmOp(nR, dIn, dIn, dOut) // H·W
 		if sp.self {
-			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
+			p.mat(nR, dIn)               // SAGE: the input redistributed to H's layout
+			p.gemmOp(nR, dIn, dIn, dOut) // F̃_R·W_self
 		}
 		p.pmm(qa, nR*dOut)
 		if !sp.hidden {
@@ -150,6 +199,7 @@ func (p *arenaPlan) forward() {
 		rows, in, out, _, qa, _ := p.head()
 		p.keep(rows, in)
 		p.mat(rows, out)
+		p.gemmOp(rows, in, in, out)
 		p.pmm(qa, rows*out)
 	}
 }
@@ -175,8 +225,10 @@ func (p *arenaPlan) accuracy() {
 func (p *arenaPlan) backward() {
 	c := p.cfg
 	if c.OutputHead {
-		rows, in, _, _, _, ra := p.head()
-		p.mat(rows, in) // dX
+		rows, in, out, _, _, ra := p.head()
+		p.mat(rows, in)               // dX
+		p.gemmOp(rows, out, in, out)  // dOut·Wᵀ
+		p.gemmOp(rows, in, rows, out) // Xᵀ·dOut
 		p.pmm(ra, rows*in)
 		if p.dropout() {
 			p.mat(rows, in) // applyKeep
@@ -185,11 +237,12 @@ func (p *arenaPlan) backward() {
 	for l := c.Layers - 1; l >= 0; l-- {
 		sp, nP, nR, dIn, dOut, pa, _, ra := p.layer(l)
 		if sp.heads > 0 {
-			p.gatBackward(sp, nP, nR, pa, ra)
+			p.gatBackward(sp, nP, nR, dIn, pa, ra)
 			if !sp.needInputGrad {
 				break
 			}
-			p.mat(nP, dIn) // dF̃
+			p.mat(nP, dIn)                                    // dF̃
+			p.gemmOp(nP, sp.projWidth(), dIn, sp.projWidth()) // dY·Wᵀ
 			if p.dropout() {
 				p.mat(nP, dIn) // applyKeep
 			}
@@ -203,6 +256,10 @@ func (p *arenaPlan) backward() {
 				p.use.F32 += int64(nR) // dot
 			}
 		}
+		p.gemmOp(nR, dIn, nR, dOut) // Hᵀ·dZ
+		if sp.self {
+			p.gemmOp(nR, dIn, nR, dOut) // F̃_Rᵀ·dZ
+		}
 		if !sp.needInputGrad {
 			break
 		}
@@ -210,9 +267,11 @@ func (p *arenaPlan) backward() {
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
-		p.mat(dh, dIn) // dH
+		p.mat(dh, dIn)                // dH
+		p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
 		p.pmm(pa, dh*dIn)
-		p.mat(nP, dIn) // dF̃
+		p.spmmOp(nR, dIn) // Âᵀ·dH
+		p.mat(nP, dIn)    // dF̃
 		p.pmm(ra, nP*dIn)
 		if sp.self {
 			p.mat(nP, dIn) // dS redistributed back
@@ -224,12 +283,17 @@ func (p *arenaPlan) backward() {
 			p.mat(nP, dIn) // the residual's gradient, redistributed
 		}
 	}
+	if c.InputProjection {
+		rows, fz := p.s.Rows(grid.X, 1), p.s.Cols(c.Features, grid.Z)
+		p.gemmOp(rows, fz, rows, p.s.Cols(c.Hidden, grid.Y)) // Featuresᵀ·d
+	}
 }
 
 // gatForward mirrors gat.go's gatForward after the input's dropout.
-func (p *arenaPlan) gatForward(sp layerSpec, nP, nR, dOut int, pa, qa grid.Axis) {
+func (p *arenaPlan) gatForward(sp layerSpec, nP, nR, dIn, dOut int, pa, qa grid.Axis) {
 	cw, k := sp.projWidth(), int64(sp.heads)
 	p.mat(nP, cw) // Y
+	p.gemmOp(nP, dIn, dIn, cw)
 	p.pmm(qa, nP*cw)
 	p.use.F32 += 2*k*int64(nP) + 3*k*int64(nR) // t, s in rows P; s in rows R; max, sums
 	p.mat(nR, cw)                              // O
@@ -242,7 +306,7 @@ func (p *arenaPlan) gatForward(sp layerSpec, nP, nR, dOut int, pa, qa grid.Axis)
 }
 
 // gatBackward mirrors gat.go's gatBackward up to the input's gradient.
-func (p *arenaPlan) gatBackward(sp layerSpec, nP, nR int, pa, ra grid.Axis) {
+func (p *arenaPlan) gatBackward(sp layerSpec, nP, nR, dIn int, pa, ra grid.Axis) {
 	cw, k := sp.projWidth(), int64(sp.heads)
 	p.mat(nR, sp.out) // whole rows of the output's gradient
 	p.pmm(pa, nR*sp.out)
@@ -253,6 +317,7 @@ func (p *arenaPlan) gatBackward(sp layerSpec, nP, nR int, pa, ra grid.Axis) {
 	p.mat(nP, cw)                                        // dY
 	p.pmm(ra, nP*cw)
 	p.use.F32 += k * int64(nP) // ds in rows P
+	p.gemmOp(nP, dIn, nP, cw)  // F̃ᵀ·dY
 }
 
 // ArenaBytes returns the capacity in bytes of the model's full-graph

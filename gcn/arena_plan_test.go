@@ -16,7 +16,9 @@ import (
 // full-graph steps and evaluations, then mini-batch steps on batches of
 // different shapes, every config, grids including non-power-of-two ones,
 // float32 and bfloat16 sums. (perfmodel's memory tests hold its shapes to
-// the same arenas.)
+// the same arenas.) With bfloat16 sums the model also runs in mixed
+// precision (device.BF16Products), and the plan's staging (StagingStep,
+// StagingEval) must be the device's, exactly.
 func TestArenaPlanMatchesArenas(t *testing.T) {
 	p := newProblem(5, 43, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), {D: 2, X: 1, Y: 3, Z: 1}}
@@ -34,21 +36,28 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := Build(g, device.NewNative(1), cfg, DefaultOptimizer(), p.g, orders, run)
+						dev := device.WithPrecision(device.NewNative(1), device.Float32)
+						if bf16 {
+							dev = device.BF16Products(dev)
+						}
+						m, err := Build(g, dev, cfg, DefaultOptimizer(), p.g, orders, run)
 						if err != nil {
 							return err
 						}
 						var full, batch ArenaUse
+						var stage Staging
 						fullShape := shardShape{g, m.Shards()}
 						for step := range 2 {
 							if _, err := m.TrainStep(step); err != nil {
 								return err
 							}
 							full = full.After(cfg.ArenaStep(fullShape, run))
+							stage = stage.After(cfg.StagingStep(fullShape, run))
 							if _, err := m.Evaluate(); err != nil {
 								return err
 							}
 							full = full.After(cfg.ArenaEval(fullShape, run))
+							stage = stage.After(cfg.StagingEval(fullShape, run))
 						}
 						bb, err := NewBatchBuilder(g, cfg, m.Shards(), 3, 17)
 						if err != nil {
@@ -64,6 +73,10 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 								return err
 							}
 							batch = batch.After(cfg.ArenaStep(shardShape{g, sh}, run))
+							stage = stage.After(cfg.StagingStep(shardShape{g, sh}, run))
+						}
+						if got := device.StagingBytes(dev); bf16 && got != stage.Bytes() {
+							return fmt.Errorf("mixed-precision staging %d bytes, plan %+v = %d bytes", got, stage, stage.Bytes())
 						}
 						gotFull, gotBatch := m.ArenaUse()
 						if gotFull != full || gotBatch != batch {

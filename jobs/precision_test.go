@@ -8,8 +8,14 @@ import (
 	"strings"
 	"testing"
 
+	"go.uber.org/zap"
+
+	"scalegnn/collectives"
 	"scalegnn/device"
+	"scalegnn/gcn"
 	"scalegnn/jobfile"
+	"scalegnn/method"
+	"scalegnn/plan"
 	"scalegnn/record"
 )
 
@@ -131,4 +137,60 @@ func losses(ms []record.EpochMetrics) []float64 {
 		out[k] = math.Round(m.Loss*1e6) / 1e6
 	}
 	return out
+}
+
+// TestStagingWithinPrediction: in every method, the mixed-precision
+// staging a run's device holds after training and its evaluations is
+// within the memory model's (plan.RankMemory's Staging) on every rank,
+// and equal to it in 3D full-graph training, which the model plans
+// product by product.
+func TestStagingWithinPrediction(t *testing.T) {
+	jobs := midEpochJobsOf(gcn.GCNLayer)
+	for _, j := range jobs {
+		if j.name == "isolated d=2" || j.name == "isolated out of core P=4 d=2" {
+			// And with the layer-wise evaluation (package infer).
+			cfg := j.cfg
+			j.name += ", layer-wise evaluation"
+			j.cfg = func(dir string) jobfile.Config {
+				c := cfg(dir)
+				c.Grappa.Evaluation = "layerwise"
+				return c
+			}
+			jobs = append(jobs, j)
+		}
+	}
+	for _, job := range jobs {
+		t.Run(job.name, func(t *testing.T) {
+			cfg := job.cfg(filepath.Join(t.TempDir(), "out"))
+			cfg.Train.Precision = device.BF16
+			devs := make([]device.Device, cfg.Grid.Ranks())
+			for r, err := range collectives.RunLocal(len(devs), func(w collectives.Comm) error {
+				c := cfg
+				// Setup keeps a device that is already mixed-precision.
+				devs[w.Rank()] = device.BF16Products(device.NewNative(1))
+				j, err := Setup(&c, w, devs[w.Rank()], zap.NewNop())
+				if err != nil {
+					return err
+				}
+				_, err = j.Train()
+				return err
+			}) {
+				if err != nil {
+					t.Fatalf("rank %d: %v", r, err)
+				}
+			}
+			for r, dev := range devs {
+				mem, err := plan.RankMemory(&cfg, r)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := device.StagingBytes(dev)
+				exact := cfg.Method() == method.Plexus3D
+				if got == 0 || got > mem.Staging || (exact && got != mem.Staging) {
+					t.Errorf("rank %d: staging %d bytes, predicted %d (exactly: %v)", r, got, mem.Staging, exact)
+				}
+				t.Logf("rank %d: staging %d bytes, predicted %d", r, got, mem.Staging)
+			}
+		})
+	}
 }

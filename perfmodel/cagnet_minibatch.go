@@ -72,7 +72,7 @@ func PredictCAGNETBatch(j Job, m *Machine, d, p, c, ranksPerNode int, memPerRank
 	batch := j
 	batch.N, batch.NNZ = j.BatchSize, int64(math.Round(j.stepNNZ()))
 	m.cagnetPredict(&pr, j, batch, p, c, links, intra, CAGNETBatchStepTrace(j, d, p, c, 0, nil), float64(j.Steps()))
-	pr.finish(CAGNETBatchMemory(j, p, c), memPerRank)
+	pr.finish(j, CAGNETBatchMemory(j, p, c), memPerRank)
 	return pr
 }
 

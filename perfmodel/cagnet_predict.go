@@ -112,7 +112,7 @@ func PredictCAGNET(j Job, m *Machine, p, c, ranksPerNode int, memPerRank int64) 
 	pr := Prediction{Algorithm: method.CAGNET, Shape: CAGNETShape(p, c), Grid: CAGNETGrid(p, c)}
 	links, intra := m.cagnetLinks(p, c, ranksPerNode)
 	m.cagnetPredict(&pr, j, j, p, c, links, intra, CAGNETStepTrace(j, p, c, 0), 1)
-	pr.finish(CAGNETMemory(j, p, c), memPerRank)
+	pr.finish(j, CAGNETMemory(j, p, c), memPerRank)
 	return pr
 }
 

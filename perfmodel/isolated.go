@@ -258,6 +258,7 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 		return j.outOfCoreMemory(workers, es)
 	}
 	f := j.fullGraph()
+	// mem.Staging is the whole graph's: its evaluation on one worker.
 	mem := EstimateMemory(f, one, Coords{})
 	keys, _ := f.shardKeys()
 	mem.Adjacency = adjacencyBytes(one, newTracer(f, one, Coords{}, Local{}, false), keys, nil) // gcn.NewEvalShards
@@ -270,16 +271,19 @@ func (j Job) isolatedMemory(workers int, es grid.Shape) Memory {
 		// memory comes on top.
 		mem.Activations = pm.Activations + int64(2*4*v)
 		mem.Attention = pm.Attention
-		mem.addEvaluation(j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles))
+		mem.Staging = pm.Staging
+		mem.addEvaluation(j.StagingBound(j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles)))
 		return mem
 	}
 	if workers <= 1 {
 		mem.Activations += pm.Activations + int64(2*4*v)
 		mem.Attention += pm.Attention
+		mem.Staging += pm.Staging // see addEvaluation
 		return mem
 	}
 	mem.Activations = pm.Activations + int64(2*4*v)
 	mem.Attention = pm.Attention
+	mem.Staging = pm.Staging
 	ev := j.isolatedEvalMemory(es)
 	mem.addEvaluation(ev)
 	return mem
@@ -377,13 +381,15 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 			pr.Other += math.Max(0, build*part-eps*train) / eps
 		}
 	}
-	pr.finish(j.isolatedMemory(workers, es), memPerRank)
+	pr.finish(j, j.isolatedMemory(workers, es), memPerRank)
 	return pr, nil
 }
 
 // addEvaluation adds an evaluation's memory to a worker's: the
 // evaluation model's (or engine's) blocks, arena and weights on top of
-// training's, the communication buffers shared.
+// training's, the communication buffers shared. The device's one
+// mixed-precision staging grows to the larger of the two needs for each
+// operand; their sum bounds it.
 func (m *Memory) addEvaluation(ev Memory) {
 	m.Adjacency += ev.Adjacency
 	m.Features += ev.Features
@@ -391,6 +397,7 @@ func (m *Memory) addEvaluation(ev Memory) {
 	m.Attention += ev.Attention
 	m.Weights += ev.Weights
 	m.CommBuffers = max(m.CommBuffers, ev.CommBuffers)
+	m.Staging += ev.Staging
 }
 
 // outOfCoreMemory is an out-of-core worker's peak: the step's subgraph
@@ -410,7 +417,7 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 	ev := j.isolatedEvalMemory(one)
 	switch {
 	case j.Isolated.Layerwise:
-		ev = j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles)
+		ev = j.StagingBound(j.layerwiseEvalMemory(workers, j.isolatedChunks(workers), j.Isolated.EvalFiles))
 	case workers > 1:
 		ev = j.isolatedEvalMemory(es)
 	}

@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 )
@@ -88,6 +89,9 @@ func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	mem.Adjacency = adjacencyBytes(s, full, keys, nil)
 	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
 	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
+	if j.Precision == device.BF16 {
+		mem.Staging = f.gcnConfig().StagingEval(blockShape{full}, run).Bytes()
+	}
 	mem.Attention = 0
 	if f.isGAT() {
 		mem.Attention = f.gatEdgeBytes(full, false) // α only

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/permute"
@@ -42,6 +43,10 @@ type Job struct {
 	StepsPerEpoch int
 	// CommDType is the element type of the 3D-PMM all-reduces.
 	CommDType collectives.DType
+	// Precision is the products' arithmetic (train.precision): with
+	// device.BF16 the device stages their operands in bfloat16
+	// (Memory.Staging).
+	Precision device.Precision
 	// Permutation decides how many adjacency shards a rank keeps and
 	// whether the residual's redistribution reorders rows.
 	Permutation permute.Scheme

@@ -4,6 +4,7 @@ import (
 	"slices"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 )
@@ -40,11 +41,31 @@ type Memory struct {
 	// Dataset: the whole graph, which every rank reads before extracting
 	// its shards unless the job loads sharded data (Job.ShardedLoad).
 	Dataset int64 `json:"dataset"`
+	// Staging: in mixed precision (Job.Precision bf16), the device's
+	// bfloat16 copies of the products' operands (device.StagingBytes):
+	// the largest first operand of a GEMM and the largest second operand
+	// of a GEMM or SpMM, 2 bytes an element. Exact for 3D and 4D grids
+	// (gcn's plan, EstimateMemory); a bound elsewhere (StagingBound).
+	Staging int64 `json:"bf16_staging,omitempty"`
 }
 
 // Total returns the sum of the parts.
 func (m Memory) Total() int64 {
-	return m.Adjacency + m.Features + m.Activations + m.Attention + m.Weights + m.CommBuffers + m.Dataset
+	return m.Adjacency + m.Features + m.Activations + m.Attention + m.Weights + m.CommBuffers + m.Dataset + m.Staging
+}
+
+// StagingBound fills in m.Staging for a job in mixed precision whose
+// model has no plan of its products (1.5D, neighbor sampling, isolated
+// partitions and their evaluations): the two operands staged are
+// distinct float32 buffers among the activations, the features and the
+// weights (a quarter of Weights: gradients and moments are no operands),
+// so their bfloat16 copies take at most half of those bytes. A Memory
+// whose staging is already known (EstimateMemory's) is returned as is.
+func (j Job) StagingBound(m Memory) Memory {
+	if j.Precision == device.BF16 && m.Staging == 0 {
+		m.Staging = (m.Activations + m.Features + m.Weights/4) / 2
+	}
+	return m
 }
 
 func csrBytes(rows int, nnz float64) int64 { return int64(8*(rows+1)) + int64(8*nnz) }
@@ -93,6 +114,9 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
+	if j.Precision == device.BF16 {
+		mem.Staging = staging(j, full, []*tracer{step}).Bytes()
+	}
 	if j.isGAT() {
 		mem.Attention = j.gatEdgeBytes(step, true)
 		if j.Mode == gcn.MiniBatch {
@@ -173,6 +197,18 @@ func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.Are
 	// Training evaluates at least after its last epoch.
 	fullArena = fullArena.After(cfg.ArenaEval(blockShape{full}, run))
 	return fullArena, batchArena
+}
+
+// staging is the mixed-precision staging after the passes arenas runs:
+// the steps, then an evaluation.
+func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
+	cfg := j.gcnConfig()
+	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
+	var st gcn.Staging
+	for _, step := range steps {
+		st = st.After(cfg.StagingStep(blockShape{step}, run))
+	}
+	return st.After(cfg.StagingEval(blockShape{full}, run))
 }
 
 // blockShape shows gcn's arena plan a tracer's blocks.

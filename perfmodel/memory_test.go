@@ -31,7 +31,9 @@ var arenaConfigs = map[string]gcn.Config{
 // two training steps and an evaluation, and requires the memory model's
 // arena of every rank to equal, in bytes, the capacity of the model's
 // full-graph arena (EstimateMemory's Activations, the batch arena being
-// empty).
+// empty). With bfloat16 sums the model also runs in mixed precision
+// (device.BF16Products), and EstimateMemory's Staging must be the
+// device's staging, exactly.
 func TestArenaMatchesModel(t *testing.T) {
 	g := smallGraph(1, 41, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(2, 3, 1), xyz(1, 5, 1), xyz(3, 3, 1)}
@@ -42,7 +44,7 @@ func TestArenaMatchesModel(t *testing.T) {
 		for _, bf16 := range []bool{false, true} {
 			job := jobFor(cfg, g, permute.Double)
 			if bf16 {
-				job.CommDType = collectives.BF16
+				job.CommDType, job.Precision = collectives.BF16, device.BF16
 			}
 			for _, shape := range shapes {
 				t.Run(fmt.Sprintf("%s/bf16=%v/%s", name, bf16, GridString(shape)), func(t *testing.T) {
@@ -51,7 +53,8 @@ func TestArenaMatchesModel(t *testing.T) {
 						if err != nil {
 							return err
 						}
-						m, err := gcn.Build(gr, device.NewNative(1), cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
+						dev := device.WithPrecision(device.NewNative(1), job.Precision)
+						m, err := gcn.Build(gr, dev, cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
 						if err != nil {
 							return err
 						}
@@ -68,6 +71,9 @@ func TestArenaMatchesModel(t *testing.T) {
 							return fmt.Errorf("full-graph training: batch arena %d bytes, want 0", batch)
 						}
 						at := CoordsOf(shape, w.Rank())
+						if got, want := EstimateMemory(job, shape, at).Staging, device.StagingBytes(dev); got != want {
+							return fmt.Errorf("predicted staging %d bytes, the device's %d", got, want)
+						}
 						if got := EstimateMemory(job, shape, at).Activations; got != full {
 							fu, _ := m.ArenaUse()
 							pf, _ := arenas(job, newTracer(job, shape, at, Local{}, false), []*tracer{newTracer(job, shape, at, Local{}, true)})

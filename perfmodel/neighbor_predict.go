@@ -307,7 +307,7 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 		pr.Other += w * ev.Other
 		pr.CommBytes += int64(math.Round(w * float64(ev.CommBytes)))
 	}
-	pr.finish(j.NeighborMemory(ranks, mfg), memPerRank)
+	pr.finish(j, j.NeighborMemory(ranks, mfg), memPerRank)
 	return pr, nil
 }
 

@@ -80,14 +80,15 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 		// Every replica evaluates the full graph over its own 3D grid.
 		pr.addEval(j, m, cube, links, 1/float64(j.EvalEvery))
 	}
-	pr.finish(EstimateMemory(j, s, at), memPerRank)
+	pr.finish(j, EstimateMemory(j, s, at), memPerRank)
 	return pr
 }
 
-// finish completes a prediction whose times are summed: the epoch is
-// their sum, the memory mem, and it fits when mem is within memPerRank
-// (or memPerRank is 0: no limit).
-func (pr *Prediction) finish(mem Memory, memPerRank int64) {
+// finish completes a prediction of j whose times are summed: the epoch
+// is their sum, the memory mem (with its staging, StagingBound), and it
+// fits when mem is within memPerRank (or memPerRank is 0: no limit).
+func (pr *Prediction) finish(j Job, mem Memory, memPerRank int64) {
+	mem = j.StagingBound(mem)
 	pr.Epoch = pr.Comm + pr.SpMM + pr.GEMM + pr.Other + pr.Disk
 	pr.Memory, pr.MemTotal = mem, mem.Total()
 	pr.Fits = memPerRank <= 0 || pr.MemTotal <= memPerRank

@@ -20,6 +20,12 @@ import (
 // was judged by the wrong model.
 func rankMemory(cfg *jobfile.Config, gs GraphSize, shape grid.Shape, rank int) perfmodel.Memory {
 	j := PerfJob(cfg, gs)
+	return j.StagingBound(algorithmMemory(cfg, j, shape, rank))
+}
+
+// algorithmMemory is rankMemory before the mixed-precision staging, which
+// only the 3D/4D model predicts exactly (perfmodel.StagingBound).
+func algorithmMemory(cfg *jobfile.Config, j perfmodel.Job, shape grid.Shape, rank int) perfmodel.Memory {
 	switch {
 	case cfg.Train.Algorithm == method.CAGNET && cfg.Train.Mode == gcn.MiniBatch:
 		// The full block row and the batches cut from it (cagnet.MiniBatch).
@@ -35,4 +41,15 @@ func rankMemory(cfg *jobfile.Config, gs GraphSize, shape grid.Shape, rank int) p
 		return j.IsolatedMemory(shape.Ranks())
 	}
 	return perfmodel.EstimateMemory(j, shape, perfmodel.CoordsOf(shape, rank))
+}
+
+// RankMemory is the predicted memory of rank in the job as configured
+// (rankMemory), for tests and tools that compare it with a run.
+func RankMemory(cfg *jobfile.Config, rank int) (perfmodel.Memory, error) {
+	gs, err := EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		return perfmodel.Memory{}, err
+	}
+	shape := grid.Shape{D: cfg.Grid.D, X: cfg.Grid.X, Y: cfg.Grid.Y, Z: cfg.Grid.Z}
+	return rankMemory(cfg, gs, shape, rank), nil
 }

@@ -93,4 +93,3 @@ func TestMismatchesReport(t *testing.T) {
 		t.Fatalf("two mismatches reported as %v", err)
 	}
 }
-

@@ -60,6 +60,11 @@ func (a *arena) mat(rows, cols int) device.Mat {
 // vec returns a float32 buffer of n elements.
 func (a *arena) vec(n int) device.Buffer[float32] { return a.f32.take(a.dev, n) }
 
+// matBF16 takes a rows×cols bfloat16 matrix (mixed precision's operands).
+func (a *arena) matBF16(rows, cols int) device.MatBF16 {
+	return device.MatrixBF16(a.u16.take(a.dev, rows*cols), rows, cols)
+}
+
 // pool is an arena's memory of one element type.
 type pool[T device.Elem] struct {
 	buf      device.Buffer[T]

@@ -1,6 +1,9 @@
 package gcn
 
-import "scalegnn/grid"
+import (
+	"scalegnn/device"
+	"scalegnn/grid"
+)
 
 // The arena plan: what one pass takes from its arena, walked from the
 // local block shapes without a device, and the arena's growth rule. The
@@ -119,6 +122,9 @@ func (p *arenaPlan) gemmOp(ar, ac, br, bc int) {
 
 func (p *arenaPlan) dropout() bool { return p.training && p.cfg.Dropout > 0 }
 
+// mixed is the model's mixed-precision layers (mixed.go).
+func (p *arenaPlan) mixed() bool { return p.run.Precision == device.BF16 }
+
 // pmm is pmmAllReduce's (and startAllReduce's) bfloat16 staging.
 func (p *arenaPlan) pmm(a grid.Axis, elems int) {
 	if p.run.BF16 && p.s.Size(a) > 1 {
@@ -171,14 +177,28 @@ func (p *arenaPlan) forward() {
 			p.gatForward(sp, nP, nR, dIn, dOut, pa, qa)
 			continue
 		}
-		p.spmmOp(nP, dIn) // Â·F̃
-		p.mat(nR, dIn)    // H
-		p.pmm(pa, nR*dIn)
-		p.mat(nR, dOut)              // Z
-		p.gemmOp(nR, dIn, dIn, dOut) // H·W
+		if p.mixed() {
+			p.mixedAggregate(nP, nR, dIn, pa) // mixed.go
+		} else {
+			p.spmmOp(nP, dIn) // Â·F̃
+			p.mat(nR, dIn)    // H
+			p.pmm(pa, nR*dIn)
+		}
+		p.mat(nR, dOut) // Z
 		if sp.self {
-			p.mat(nR, dIn)               // SAGE: the input redistributed to H's layout
+			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
+		}
+		switch {
+		case p.mixed(): // W, and W_self with the SAGE input
+			p.use.U16 += int64(dIn) * int64(dOut)
+			if sp.self {
+				p.use.U16 += int64(nR)*int64(dIn) + int64(dIn)*int64(dOut)
+			}
+		case sp.self:
+			p.gemmOp(nR, dIn, dIn, dOut) // H·W
 			p.gemmOp(nR, dIn, dIn, dOut) // F̃_R·W_self
+		default:
+			p.gemmOp(nR, dIn, dIn, dOut) // H·W
 		}
 		p.pmm(qa, nR*dOut)
 		if !sp.hidden {
@@ -256,9 +276,13 @@ func (p *arenaPlan) backward() {
 				p.use.F32 += int64(nR) // dot
 			}
 		}
-		p.gemmOp(nR, dIn, nR, dOut) // Hᵀ·dZ
-		if sp.self {
-			p.gemmOp(nR, dIn, nR, dOut) // F̃_Rᵀ·dZ
+		if p.mixed() {
+			p.use.U16 += int64(nR) * int64(dOut) // dZ, once for all its products
+		} else {
+			p.gemmOp(nR, dIn, nR, dOut) // Hᵀ·dZ
+			if sp.self {
+				p.gemmOp(nR, dIn, nR, dOut) // F̃_Rᵀ·dZ
+			}
 		}
 		if !sp.needInputGrad {
 			break
@@ -267,8 +291,10 @@ func (p *arenaPlan) backward() {
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
-		p.mat(dh, dIn)                // dH
-		p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
+		p.mat(dh, dIn) // dH
+		if !p.mixed() {
+			p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
+		}
 		p.pmm(pa, dh*dIn)
 		p.spmmOp(nR, dIn) // Âᵀ·dH
 		p.mat(nP, dIn)    // dF̃

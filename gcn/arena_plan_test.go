@@ -44,6 +44,7 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 						if err != nil {
 							return err
 						}
+						run := m.Options // the device's precision included
 						var full, batch ArenaUse
 						var stage Staging
 						fullShape := shardShape{g, m.Shards()}

@@ -69,7 +69,6 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				}
 			}
 		}
-		w := dm.weight
 		// wg is the layer's weight gradients: dW, and for SAGE dW_self
 		// right after it in the gradient buffer (paramShapes), summed
 		// over R by one all-reduce.
@@ -95,12 +94,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		}
 		dhs := ar.mat(rows, dm.dIn)
 		dh := dhs.Slice(0, dm.nR, 0, dm.dIn)
-		m.gemm(spmm.NoTrans, spmm.Trans, dz, w.mat(w.W), dh)
 		var ds device.Mat
 		if dm.spec.self {
 			ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
-			m.gemm(spmm.NoTrans, spmm.Trans, dz, dm.self.mat(dm.self.W), ds)
 		}
+		m.inputGrads(dm, lt, dz, dh, ds)
 		var reqDW collectives.Request
 		if m.Options.Overlap {
 			reqDH, err := m.startAllReduce(g.Comm(dm.p), dhs.Flat(), true)
@@ -184,16 +182,6 @@ func (m *Model) rmsNormBackward(lt *layerTape, da device.Mat, d *layerDims) erro
 	}
 	m.dev.RMSNormBackwardFinish(da, da, lt.u, gp.W, dot, lt.rms, m.norm(d))
 	return nil
-}
-
-// weightGrads computes the local partial sums of layer dm's weight
-// gradients from dZ: Hᵀ·dZ, and for SAGE F̃_Rᵀ·dZ into W_self's.
-func (m *Model) weightGrads(lt *layerTape, dm *layerDims, dz device.Mat) {
-	w := dm.weight
-	m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
-	if dm.spec.self {
-		m.gemm(spmm.Trans, spmm.NoTrans, lt.self, dz, dm.self.mat(dm.self.G))
-	}
 }
 
 // layerGrads is the span of the gradient buffer that holds layer dm's

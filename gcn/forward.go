@@ -21,8 +21,12 @@ type tape struct {
 type layerTape struct {
 	inDrop device.Mat // F̃: input after dropout (rows P, cols Q)
 	keep   mask       // its dropout mask, when backward needs it
-	h      device.Mat // H = Â·F̃ (rows R, cols Q)
+	h      device.Mat // H = Â·F̃ (rows R, cols Q), in float32 precision
 	self   device.Mat // SAGE: F̃ redistributed to H's layout (rows R, cols Q)
+	// Mixed precision (mixed.go): H, W, W_self, the SAGE input and dZ
+	// rounded to bfloat16, each once.
+	hb, wb, wsb, selfb, dzb device.MatBF16
+	dzbOK                   bool
 	u      device.Mat // RMSNorm: Z/rms
 	rms    device.Buffer[float32]
 	act    device.Mat // output of the ReLU (rows R, cols P)
@@ -89,13 +93,10 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 			continue
 		}
 
-		lt.h = ar.mat(d.nR, d.dIn)
-		m.spmm(lt.h, d.a, lt.inDrop)
-		if err := m.pmmAllReduce(g.Comm(d.p), lt.h); err != nil {
+		if err := m.aggregate(d, lt); err != nil {
 			return nil, err
 		}
 		z := ar.mat(d.nR, d.dOut)
-		m.gemm(spmm.NoTrans, spmm.NoTrans, lt.h, d.weight.mat(d.weight.W), z)
 		if d.spec.self {
 			// SAGE: Z = H·W_neigh + F̃_R·W_self, where F̃_R is the input
 			// (after dropout) in H's layout, rows R of the output order
@@ -107,8 +108,8 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 			if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
 				return nil, err
 			}
-			m.gemmAdd(spmm.NoTrans, spmm.NoTrans, lt.self, d.self.mat(d.self.W), z)
 		}
+		m.transform(d, lt, z)
 		if err := m.pmmAllReduce(g.Comm(d.q), z); err != nil {
 			return nil, err
 		}

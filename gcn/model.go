@@ -26,6 +26,12 @@ type Options struct {
 	// Overlap issues the backward pass's two all-reduces on orthogonal
 	// groups nonblocking and computes meanwhile (ScaleGNN §V-D).
 	Overlap bool
+	// Precision is the products' arithmetic, the device's
+	// (device.PrecisionOf): NewModel sets it. In mixed precision the GCN
+	// and SAGE layers keep H = Â·F̃ in bfloat16 only, rounded once, and
+	// pack each GEMM operand once for the forward and backward products
+	// that read it (mixed.go); the arena plan follows.
+	Precision device.Precision
 }
 
 // Model is one rank's part of the 3D-parallel model. Its parameters and
@@ -91,6 +97,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 	if err := opt.Validate(); err != nil {
 		return nil, err
 	}
+	run.Precision = device.PrecisionOf(dev)
 	m := &Model{Cfg: cfg, Opt: opt, g: g, dev: dev, specs: cfg.layers(), Options: run,
 		total: new([2]float64), hits: new([6]int64)}
 	shapes := paramShapes(cfg)

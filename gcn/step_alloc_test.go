@@ -103,17 +103,18 @@ func threadsFor(s grid.Shape) int { return max(1, 2/s.Ranks()) }
 // full-graph training step (forward, loss, backward, all-reduces,
 // nonblocking ones with overlap, redistributions, optimizer) and an
 // evaluation make no heap allocation on any rank once the model's arena
-// has grown.
+// has grown, in float32, with bfloat16 sums and in mixed precision.
 func TestSteadyStepAllocatesNothing(t *testing.T) {
 	p := newProblem(29, 3000, 11, 5, 9)
 	for name, cfg := range allocConfigs() {
 		for _, shape := range allocGrids {
-			for _, opts := range []Options{{Overlap: true}, {BF16: true}} {
-				t.Run(fmt.Sprintf("%s/%v/bf16=%v", name, shape, opts.BF16), func(t *testing.T) {
+			for _, opts := range []Options{{Overlap: true}, {BF16: true}, {Overlap: true, Precision: device.BF16}} {
+				t.Run(fmt.Sprintf("%s/%v/bf16=%v/precision=%v", name, shape, opts.BF16, opts.Precision), func(t *testing.T) {
 					perms := permute.New(p.n, permute.Double, 7)
 					orders := NewOrders(p.n, perms.P1, perms.P2)
 					build := func(g *grid.Grid) (*Model, error) {
-						return Build(g, device.NewCPU(threadsFor(shape)), cfg, DefaultOptimizer(), p.g, orders, opts)
+						dev := device.WithPrecision(device.NewCPU(threadsFor(shape)), opts.Precision)
+						return Build(g, dev, cfg, DefaultOptimizer(), p.g, orders, opts)
 					}
 					train := func(g *grid.Grid) (func() error, error) {
 						m, err := build(g)

@@ -1,7 +1,6 @@
 package perfmodel
 
 import (
-	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
@@ -87,7 +86,7 @@ func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	full := newTracer(f, s, Coords{}, Local{}, false)
 	keys, _ := f.shardKeys()
 	mem.Adjacency = adjacencyBytes(s, full, keys, nil)
-	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
+	run := j.runOptions()
 	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
 	if j.Precision == device.BF16 {
 		mem.Staging = f.gcnConfig().StagingEval(blockShape{full}, run).Bytes()

@@ -186,7 +186,7 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 // arenas exactly.
 func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
 	cfg := j.gcnConfig()
-	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
+	run := j.runOptions()
 	for _, step := range steps {
 		if j.Mode == gcn.MiniBatch {
 			batchArena = batchArena.After(cfg.ArenaStep(blockShape{step}, run))
@@ -203,12 +203,18 @@ func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.Are
 // the steps, then an evaluation.
 func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
 	cfg := j.gcnConfig()
-	run := gcn.Options{BF16: j.CommDType == collectives.BF16}
+	run := j.runOptions()
 	var st gcn.Staging
 	for _, step := range steps {
 		st = st.After(cfg.StagingStep(blockShape{step}, run))
 	}
 	return st.After(cfg.StagingEval(blockShape{full}, run))
+}
+
+// runOptions are the model's run-time options that change its arenas:
+// bfloat16 sums and mixed precision.
+func (j Job) runOptions() gcn.Options {
+	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision}
 }
 
 // blockShape shows gcn's arena plan a tracer's blocks.

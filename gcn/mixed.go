@@ -1,0 +1,148 @@
+package gcn
+
+import (
+	"time"
+
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/spmm"
+)
+
+// The GCN and SAGE layers' products in mixed precision (Options.Precision
+// = device.BF16). The device would round every operand at each product
+// anyway (device.BF16Products); here each operand is rounded once into
+// the arena and read by every product that needs it, with the same
+// roundings at the same places (Reference.BF16), so the results are the
+// same bit for bit:
+//
+//   - F̃ (the layer input after dropout) once for the aggregation;
+//   - H = Â·F̃ is kept in bfloat16 only (lt.hb), rounded once: by the
+//     SpMM itself where the aggregation needs no all-reduce (P of size
+//     1), else after it; the forward H·W and the backward Hᵀ·dZ read it;
+//   - W and W_self once per step (lt.wb, lt.wsb), for Z and for dH, dS;
+//   - SAGE's redistributed input once (lt.selfb), for Z and dW_self;
+//   - dZ once (lt.dzb), for dH, dS, dW and dW_self.
+//
+// The other products (projection, head, GAT, the backward aggregation)
+// go through the device's own rounding.
+
+// mixed reports whether the layers run the mixed-precision forms.
+func (m *Model) mixed() bool { return m.Options.Precision == device.BF16 }
+
+// timed runs f and adds its time to *t, after the device's queued work
+// (waitDevice), as spmm and gemm do.
+func (m *Model) timed(t *time.Duration, f func()) {
+	m.waitDevice()
+	t0 := time.Now()
+	f()
+	m.waitDevice()
+	*t += time.Since(t0)
+}
+
+// packed rounds src into a new bfloat16 matrix of the pass's arena.
+func (m *Model) packed(src device.Mat) device.MatBF16 {
+	dst := m.cur.ar.matBF16(src.Rows(), src.Cols())
+	m.dev.PackMatBF16(dst, src)
+	return dst
+}
+
+// aggregate computes layer d's H = Â·F̃ (summed over P) into the tape:
+// lt.h, or in mixed precision lt.hb.
+func (m *Model) aggregate(d *layerDims, lt *layerTape) error {
+	g, ar := m.g, m.cur.ar
+	if !m.mixed() {
+		lt.h = ar.mat(d.nR, d.dIn)
+		m.spmm(lt.h, d.a, lt.inDrop)
+		return m.pmmAllReduce(g.Comm(d.p), lt.h)
+	}
+	var fb device.MatBF16
+	m.timed(&m.Times.SpMM, func() { fb = m.packed(lt.inDrop) })
+	lt.hb = ar.matBF16(d.nR, d.dIn)
+	if g.Comm(d.p).Size() == 1 {
+		m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16ToBF16(lt.hb, d.a, fb) })
+		return nil
+	}
+	h := ar.mat(d.nR, d.dIn)
+	m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16(h, d.a, fb) })
+	if err := m.pmmAllReduce(g.Comm(d.p), h); err != nil {
+		return err
+	}
+	m.timed(&m.Times.GEMM, func() { m.dev.PackMatBF16(lt.hb, h) })
+	return nil
+}
+
+// transform computes layer d's local Z = H·W, and for SAGE adds the
+// redistributed input's F̃_R·W_self (lt.self).
+func (m *Model) transform(d *layerDims, lt *layerTape, z device.Mat) {
+	if !m.mixed() {
+		m.gemm(spmm.NoTrans, spmm.NoTrans, lt.h, d.weight.mat(d.weight.W), z)
+		if d.spec.self {
+			m.gemmAdd(spmm.NoTrans, spmm.NoTrans, lt.self, d.self.mat(d.self.W), z)
+		}
+		return
+	}
+	m.timed(&m.Times.GEMM, func() {
+		lt.wb = m.packed(d.weight.mat(d.weight.W))
+		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.hb, lt.wb, 0, z)
+		if d.spec.self {
+			lt.selfb, lt.wsb = m.packed(lt.self), m.packed(d.self.mat(d.self.W))
+			m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.selfb, lt.wsb, 1, z)
+		}
+	})
+}
+
+// inputGrads computes dH = dZ·Wᵀ into dh and for SAGE dS = dZ·W_selfᵀ
+// into ds (local partial sums over Q).
+func (m *Model) inputGrads(d *layerDims, lt *layerTape, dz, dh, ds device.Mat) {
+	if !m.mixed() {
+		m.gemm(spmm.NoTrans, spmm.Trans, dz, d.weight.mat(d.weight.W), dh)
+		if d.spec.self {
+			m.gemm(spmm.NoTrans, spmm.Trans, dz, d.self.mat(d.self.W), ds)
+		}
+		return
+	}
+	m.timed(&m.Times.GEMM, func() {
+		m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, 0, dh)
+		if d.spec.self {
+			m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, lt.dzb, lt.wsb, 0, ds)
+		}
+	})
+}
+
+// weightGrads computes the local partial sums of layer dm's weight
+// gradients from dZ: Hᵀ·dZ, and for SAGE F̃_Rᵀ·dZ into W_self's.
+func (m *Model) weightGrads(lt *layerTape, dm *layerDims, dz device.Mat) {
+	w := dm.weight
+	if !m.mixed() {
+		m.gemm(spmm.Trans, spmm.NoTrans, lt.h, dz, w.mat(w.G))
+		if dm.spec.self {
+			m.gemm(spmm.Trans, spmm.NoTrans, lt.self, dz, dm.self.mat(dm.self.G))
+		}
+		return
+	}
+	m.timed(&m.Times.GEMM, func() {
+		m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, lt.hb, m.dzBF16(lt, dz), 0, w.mat(w.G))
+		if dm.spec.self {
+			m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, lt.selfb, lt.dzb, 0, dm.self.mat(dm.self.G))
+		}
+	})
+}
+
+// dzBF16 is dZ rounded, once per layer and pass (lt.dzb).
+func (m *Model) dzBF16(lt *layerTape, dz device.Mat) device.MatBF16 {
+	if !lt.dzbOK {
+		lt.dzb, lt.dzbOK = m.packed(dz), true
+	}
+	return lt.dzb
+}
+
+// mixedLayerPlan mirrors aggregate's, transform's and the backward
+// forms' arena takes and wrapper products for layer sp on the plan's
+// blocks (arenaPlan), in mixed precision.
+func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis) {
+	p.use.U16 += int64(nP)*int64(dIn) + int64(nR)*int64(dIn) // F̃, H
+	if p.s.Size(pa) > 1 {
+		p.mat(nR, dIn) // H in float32 for its all-reduce
+		p.pmm(pa, nR*dIn)
+	}
+}

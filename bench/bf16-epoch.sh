@@ -5,13 +5,17 @@
 #   bash bench/bf16-epoch.sh [ROUNDS]
 #
 # The job: R-MAT scale 18 (262,144 vertices, edge factor 16, 128
-# features, 8 classes), a 3-layer GCN of 128 without dropout, Adam, one
-# rank on 2 threads (THREADS), EPOCHS epochs (12) without evaluation. The
-# script builds scalegnn and spmm/cpu's test binary, then under the timing
-# lock (LOCK, default /tmp/quiet.lock; LOCK= runs without one) runs
-# ROUNDS rounds (default 2), each: a STREAM triad and the bf16 kernels
-# (BenchmarkBF16, 3 iterations: the bandwidth of this moment), then the
-# job in float32 and in bf16 (train.precision), each under
+# features, 32 classes), prepared once into runs/bench-rmat18-prepared
+# as bench/vs-pytorch.sh prepares its graph, a 3-layer GCN
+# 128-128-128-32 without dropout, Adam, one rank on 2 threads (THREADS),
+# EPOCHS epochs (12) without evaluation. The script builds scalegnn and
+# spmm/cpu's test binary, then under the timing lock (LOCK, default
+# /tmp/quiet.lock; LOCK= runs without one) runs ROUNDS rounds (default 2),
+# each: a STREAM triad and the bf16 kernels (BenchmarkBF16, 3 iterations:
+# the bandwidth of this moment), then the job in float32 and in bf16
+# (train.precision), and bench/pytorch_gcn.py's model on the same
+# prepared graph in Debian's PyTorch (float32, its best CSR form; PYTHON,
+# default /usr/bin/python3; PYTORCH=0 skips it), each under
 # /usr/bin/time -v. It prints each round's triad and kernel line (the
 # SpMMs' GB/s as % of the triad, spmm/cpu's count of their bytes), then
 # per run the median epoch after the first and its SpMM, GEMM and other
@@ -36,14 +40,18 @@ if [ -z "${OPENBLAS_CORETYPE:-}" ] && "$TMP/cpu.test" -test.run '^TestBLASConfig
 	if grep -qw avx512f /proc/cpuinfo; then export OPENBLAS_CORETYPE=SkylakeX; else export OPENBLAS_CORETYPE=Haswell; fi
 	echo "OpenBLAS picked Prescott: running with OPENBLAS_CORETYPE=$OPENBLAS_CORETYPE"
 fi
+DS=$(realpath -m runs/bench-rmat18-prepared)
+if [ ! -f "$DS/meta.toml" ]; then
+	nice -n 10 "$TMP/scalegnn" prepare -q -force -format rmat -in "scale=18,edge_factor=16,features=128,classes=32,seed=1" \
+		-out "$DS" -blocks 1 -permute none
+fi
+PY=${PYTHON:-/usr/bin/python3}
+PYTORCH=${PYTORCH:-1}
 job() { # precision dir
 	cat <<TOML
 [dataset]
-source = "rmat"
-normalize_features = false
-[dataset.rmat]
-scale = 18
-features = 128
+source = "prepared"
+path = "$DS"
 [model]
 layers = 3
 hidden = 128
@@ -86,26 +94,42 @@ print(json.dumps({"round": int(rnd), "precision": prec, "epoch_s": med("epoch_s"
                   "gemm_s": med("gemm_s_max"), "other_s": med("other_s_max"), "peak_rss_mb": rss / 1024, "triad_gbs": triad}))
 PY
 		done
+		if [ "$PYTORCH" = 1 ]; then
+			/usr/bin/time -v "$PY" bench/pytorch_gcn.py "$DS" -threads "$THREADS" -epochs 10 >"$TMP/torch-$r" 2>"$TMP/log-$r-torch" ||
+				{ tail -5 "$TMP/log-$r-torch" >&2; exit 1; }
+			rss=$(awk '/Maximum resident set size/ { print $NF }' "$TMP/log-$r-torch")
+			python3 - "$TMP/torch-$r" "$r" "$rss" <<'PY'
+import json, sys
+t = json.loads(open(sys.argv[1]).read().strip().splitlines()[-1])
+print(json.dumps({"round": int(sys.argv[2]), "precision": t["impl"], "epoch_s": t["epoch_s"], "spmm_s": t["spmm_s"],
+                  "gemm_s": t["gemm_s"], "other_s": t["other_s"], "peak_rss_mb": int(sys.argv[3]) / 1024}))
+PY
+		fi
 	done
 }
 if [ -n "$LOCK" ]; then
 	export -f rounds job
-	export TMP ROUNDS THREADS EPOCHS
+	export TMP ROUNDS THREADS EPOCHS DS PY PYTORCH
 	flock "$LOCK" bash -c rounds >"$TMP/out"
 else
 	rounds >"$TMP/out"
 fi
 grep '^round' "$TMP/out"
 grep '^{' "$TMP/out" >"$TMP/runs.jsonl"
-python3 - "$TMP/runs.jsonl" "$TMP"/run-1-float32/summary.json <<'PY'
+python3 - "$TMP/runs.jsonl" <<'PY'
 import json, sys
 runs = [json.loads(l) for l in open(sys.argv[1])]
-print("%-6s %-8s %9s %9s %9s %9s %10s" % ("round", "precision", "epoch ms", "SpMM ms", "GEMM ms", "other ms", "peak RSS MB"))
+print("%-6s %-14s %9s %9s %9s %9s %10s" % ("round", "run", "epoch ms", "SpMM ms", "GEMM ms", "other ms", "peak RSS MB"))
 for r in runs:
-    print("%-6d %-8s %9.1f %9.1f %9.1f %9.1f %10.0f" % (r["round"], r["precision"], 1e3 * r["epoch_s"], 1e3 * r["spmm_s"], 1e3 * r["gemm_s"], 1e3 * r["other_s"], r["peak_rss_mb"]))
+    print("%-6d %-14s %9.1f %9.1f %9.1f %9.1f %10.0f" % (r["round"], r["precision"], 1e3 * r["epoch_s"], 1e3 * r["spmm_s"], 1e3 * r["gemm_s"], 1e3 * r["other_s"], r["peak_rss_mb"]))
 print("bf16 / float32 in the same round:")
 for rnd in sorted({r["round"] for r in runs}):
     f = next(r for r in runs if r["round"] == rnd and r["precision"] == "float32")
     b = next(r for r in runs if r["round"] == rnd and r["precision"] == "bf16")
     print("round %d: epoch %.2fx, SpMM %.2fx, GEMM %.2fx, other %.2fx, peak RSS %.2fx" % (rnd, b["epoch_s"] / f["epoch_s"], b["spmm_s"] / f["spmm_s"], b["gemm_s"] / f["gemm_s"], b["other_s"] / f["other_s"], b["peak_rss_mb"] / f["peak_rss_mb"]))
+    t = [r for r in runs if r["round"] == rnd and r["precision"].startswith("pytorch")]
+    if t:
+        t = t[0]
+        print("round %d: %s: epoch float32 %.2fx, bf16 %.2fx of its; peak RSS float32 %.2fx, bf16 %.2fx of its" % (rnd, t["precision"],
+              f["epoch_s"] / t["epoch_s"], b["epoch_s"] / t["epoch_s"], f["peak_rss_mb"] / t["peak_rss_mb"], b["peak_rss_mb"] / t["peak_rss_mb"]))
 PY

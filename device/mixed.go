@@ -134,6 +134,23 @@ func (d *bf16Products) SpMM(dst Mat, a *CSR, b Mat) {
 	d.Device.SpMMBF16(dst, a, bh)
 }
 
+// SpMMToBF16 computes dst = a·b on a mixed-precision device
+// (BF16Products): b rounded to bfloat16 in the device's staging, float32
+// sums, each rounded once into the bfloat16 dst (SpMMBF16ToBF16). It is
+// SpMM followed by PackMatBF16 of its result, bit for bit, without the
+// float32 result or a bfloat16 copy of b beyond the staging. Any other
+// device panics: the caller checks PrecisionOf.
+func SpMMToBF16(dev Device, dst MatBF16, a *CSR, b Mat) {
+	d, ok := dev.(*bf16Products)
+	if !ok {
+		shapePanic("SpMMToBF16 on %s: for a mixed-precision device (BF16Products)", dev.Name())
+	}
+	checkSpMMViews("SpMMToBF16", dst.view, a, b.view)
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.Device.SpMMBF16ToBF16(dst, a, d.stage(&d.b, b))
+}
+
 // Gemm computes dst = alpha·op(a)·op(b) + beta·dst with a and b rounded
 // to bfloat16, float32 products and sums.
 func (d *bf16Products) Gemm(tA, tB spmm.Op, alpha float32, a, b Mat, beta float32, dst Mat) {

@@ -15,10 +15,12 @@ import (
 // roundings at the same places (Reference.BF16), so the results are the
 // same bit for bit:
 //
-//   - F̃ (the layer input after dropout) once for the aggregation;
+//   - F̃ (the layer input after dropout) in the device's staging, for the
+//     aggregation alone;
 //   - H = Â·F̃ is kept in bfloat16 only (lt.hb), rounded once: by the
 //     SpMM itself where the aggregation needs no all-reduce (P of size
-//     1), else after it; the forward H·W and the backward Hᵀ·dZ read it;
+//     1, device.SpMMToBF16), else after it; the forward H·W and the
+//     backward Hᵀ·dZ read it;
 //   - W and W_self once per step (lt.wb, lt.wsb), for Z and for dH, dS;
 //   - SAGE's redistributed input once (lt.selfb), for Z and dW_self;
 //   - dZ once (lt.dzb), for dH, dS, dW and dW_self.
@@ -55,15 +57,15 @@ func (m *Model) aggregate(d *layerDims, lt *layerTape) error {
 		m.spmm(lt.h, d.a, lt.inDrop)
 		return m.pmmAllReduce(g.Comm(d.p), lt.h)
 	}
-	var fb device.MatBF16
-	m.timed(&m.Times.SpMM, func() { fb = m.packed(lt.inDrop) })
 	lt.hb = ar.matBF16(d.nR, d.dIn)
 	if g.Comm(d.p).Size() == 1 {
-		m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16ToBF16(lt.hb, d.a, fb) })
+		// F̃ is rounded in the device's staging, H once as the SpMM
+		// writes it.
+		m.timed(&m.Times.SpMM, func() { device.SpMMToBF16(m.dev, lt.hb, d.a, lt.inDrop) })
 		return nil
 	}
 	h := ar.mat(d.nR, d.dIn)
-	m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16(h, d.a, fb) })
+	m.spmm(h, d.a, lt.inDrop)
 	if err := m.pmmAllReduce(g.Comm(d.p), h); err != nil {
 		return err
 	}
@@ -136,11 +138,11 @@ func (m *Model) dzBF16(lt *layerTape, dz device.Mat) device.MatBF16 {
 	return lt.dzb
 }
 
-// mixedLayerPlan mirrors aggregate's, transform's and the backward
-// forms' arena takes and wrapper products for layer sp on the plan's
-// blocks (arenaPlan), in mixed precision.
+// mixedAggregate mirrors aggregate's arena takes and staging in mixed
+// precision (arenaPlan).
 func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis) {
-	p.use.U16 += int64(nP)*int64(dIn) + int64(nR)*int64(dIn) // F̃, H
+	p.spmmOp(nP, dIn)                   // F̃ in the device's staging
+	p.use.U16 += int64(nR) * int64(dIn) // H
 	if p.s.Size(pa) > 1 {
 		p.mat(nR, dIn) // H in float32 for its all-reduce
 		p.pmm(pa, nR*dIn)

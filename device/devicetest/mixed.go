@@ -40,6 +40,19 @@ func testMixed(t *testing.T, dev device.Device) {
 		exact(t, "mixed SpMM "+c.name, got.get(t, dev, "mixed SpMM"), want.get(t, dev, "SpMMBF16"))
 		exact(t, "mixed SpMM's operand "+c.name, b.get(t, dev, "mixed SpMM's operand"), b.want)
 		most = max(most, c.cols*c.width)
+		// SpMMToBF16 is that SpMM rounded once, without its float32 result.
+		gotH := newBF16(dev, c.rows, c.width, c.pad+2, c.r, normal)
+		device.SpMMToBF16(w, gotH.m, c.da, b.m)
+		wantH := device.MatrixBF16(device.Alloc[uint16](dev, c.rows*c.width), c.rows, c.width)
+		dev.PackMatBF16(wantH, want.m)
+		wh := make([]uint16, c.rows*c.width)
+		device.DownloadMatBF16(dev, wh, wantH)
+		gh := gotH.get(t, dev, "SpMMToBF16")
+		for k := range wh {
+			if gh[k] != wh[k] {
+				t.Fatalf("SpMMToBF16 %s: element %d = %#x, want the mixed SpMM's rounded, %#x", c.name, k, gh[k], wh[k])
+			}
+		}
 	})
 	gemmCases(gemmForms, func(c gemmCase) {
 		a := newMat(dev, c.ar, c.ac, 1, c.r, normal)
@@ -57,6 +70,15 @@ func testMixed(t *testing.T, dev device.Device) {
 	if s := device.StagingBytes(dev); s != 0 {
 		t.Errorf("StagingBytes of the unwrapped device %d, want 0", s)
 	}
+	func() {
+		defer func() {
+			if recover() == nil {
+				t.Error("SpMMToBF16 on a device without mixed precision did not panic")
+			}
+		}()
+		hb := device.MatrixBF16(device.Alloc[uint16](dev, 1), 1, 1)
+		device.SpMMToBF16(dev, hb, dev.UploadCSR(&spmm.CSR{Rows: 1, Cols: 1, RowPtr: make([]int64, 2)}), device.Matrix(device.Alloc[float32](dev, 1), 1, 1))
+	}()
 }
 
 // TestMixedAllocs checks that the mixed-precision device's products

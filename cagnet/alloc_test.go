@@ -18,9 +18,17 @@ import (
 // broadcasts on 4), a steady-state
 // aggregation makes no heap allocation (its stage buffers and requests are
 // reused), nor does a whole training step, GCN, SAGE or GAT (forward, host
-// loss, backward, host optimizer). The CPU
+// loss, backward, host optimizer), in float32 and in mixed precision. The CPU
 // device's GEMM is CBLAS's here; gonum's (noblas) starts goroutines.
 func TestSteadyStepAllocatesNothing(t *testing.T) {
+	for _, prec := range []device.Precision{device.Float32, device.BF16} {
+		testSteadyStep(t, prec)
+	}
+}
+
+// testSteadyStep is TestSteadyStepAllocatesNothing in one precision of the
+// products (train.precision).
+func testSteadyStep(t *testing.T, prec device.Precision) {
 	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
 		cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 3, Seed: 1, Dropout: 0.5, Layer: layer}
 		if layer == gcn.GATLayer {
@@ -28,7 +36,7 @@ func TestSteadyStepAllocatesNothing(t *testing.T) {
 		}
 		g := gcn.RandomGraph(3, 2000, cfg.Features, cfg.Classes, 8)
 		errs := collectives.RunLocal(1, func(w collectives.Comm) error {
-			m, err := New(w, device.NewCPU(1), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := New(w, device.WithPrecision(device.NewCPU(1), prec), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}
@@ -45,7 +53,7 @@ func TestSteadyStepAllocatesNothing(t *testing.T) {
 					t.Error(err)
 				}
 			}); n != 0 {
-				t.Errorf("%v: %g heap allocations per aggregation, want 0", layer, n)
+				t.Errorf("%v %v: %g heap allocations per aggregation, want 0", layer, prec, n)
 			}
 			if n := testing.AllocsPerRun(5, func() {
 				if _, err := m.LossAndGrad(); err != nil {
@@ -53,7 +61,7 @@ func TestSteadyStepAllocatesNothing(t *testing.T) {
 				}
 				m.Step()
 			}); n != 0 {
-				t.Errorf("%v: %g heap allocations per training step, want 0", layer, n)
+				t.Errorf("%v %v: %g heap allocations per training step, want 0", layer, prec, n)
 			}
 			return nil
 		})

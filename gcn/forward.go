@@ -27,11 +27,11 @@ type layerTape struct {
 	// rounded to bfloat16, each once.
 	hb, wb, wsb, selfb, dzb device.MatBF16
 	dzbOK                   bool
-	u      device.Mat // RMSNorm: Z/rms
-	rms    device.Buffer[float32]
-	act    device.Mat // output of the ReLU (rows R, cols P)
-	pos    mask       // where act > 0, when the ReLU recorded it
-	gat    gatTape    // a GAT layer's (gat.go)
+	u                       device.Mat // RMSNorm: Z/rms
+	rms                     device.Buffer[float32]
+	act                     device.Mat // output of the ReLU (rows R, cols P)
+	pos                     mask       // where act > 0, when the ReLU recorded it
+	gat                     gatTape    // a GAT layer's (gat.go)
 }
 
 // mask is a recorded dropout mask; ok is false where no dropout applied.

@@ -48,22 +48,29 @@ func (u ArenaUse) After(pass ArenaUse) ArenaUse {
 
 // ArenaStep returns what a training step (forward with dropout, loss,
 // backward) of the model c takes from its arena on blocks s.
-func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse {
+func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse { return c.planStep(s, run).use }
+
+// ArenaEval returns what an evaluation (forward without dropout, then the
+// accuracy and the validation loss) takes from the arena on blocks s.
+func (c Config) ArenaEval(s BlockShape, run Options) ArenaUse { return c.planEval(s, run).use }
+
+// planStep walks a training step: forward with dropout, loss, backward.
+func (c Config) planStep(s BlockShape, run Options) arenaPlan {
 	p := arenaPlan{cfg: c, s: s, run: run, training: true}
 	p.forward()
 	p.loss()
 	p.backward()
-	return p.use
+	return p
 }
 
-// ArenaEval returns what an evaluation (forward without dropout, then the
-// accuracy and the validation loss) takes from the arena on blocks s.
-func (c Config) ArenaEval(s BlockShape, run Options) ArenaUse {
+// planEval walks an evaluation: forward without dropout, the accuracy
+// and the validation loss (the training loss's takes).
+func (c Config) planEval(s BlockShape, run Options) arenaPlan {
 	p := arenaPlan{cfg: c, s: s, run: run}
 	p.forward()
 	p.accuracy()
-	p.loss() // the validation loss: the training loss's takes
-	return p.use
+	p.loss()
+	return p
 }
 
 // Staging is what mixed precision (device.BF16Products) stages of a
@@ -83,20 +90,11 @@ func (s Staging) Bytes() int64 { return 2 * (s.A + s.B) }
 
 // StagingStep returns the mixed-precision staging a training step of the
 // model c needs on blocks s.
-func (c Config) StagingStep(s BlockShape, run Options) Staging {
-	p := arenaPlan{cfg: c, s: s, run: run, training: true}
-	p.forward()
-	p.backward()
-	return p.stage
-}
+func (c Config) StagingStep(s BlockShape, run Options) Staging { return c.planStep(s, run).stage }
 
 // StagingEval returns the mixed-precision staging an evaluation needs on
 // blocks s: the forward pass's products.
-func (c Config) StagingEval(s BlockShape, run Options) Staging {
-	p := arenaPlan{cfg: c, s: s, run: run}
-	p.forward()
-	return p.stage
-}
+func (c Config) StagingEval(s BlockShape, run Options) Staging { return c.planEval(s, run).stage }
 
 // arenaPlan mirrors, call for call, the arena.mat, arena.vec and pool
 // takes of forward.go, dropout.go, comm.go, loss.go and backward.go, and

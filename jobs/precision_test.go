@@ -109,26 +109,7 @@ func TestPrecisionEveryMethod(t *testing.T) {
 // precisionLossTol and precisionAccTol.
 func closeEpochs(t *testing.T, what string, got, want []record.EpochMetrics, from int) {
 	t.Helper()
-	if len(got) != len(want)-from+1 || got[0].Epoch != from {
-		t.Fatalf("%s: %d epochs from %d, want epochs %d to %d", what, len(got), got[0].Epoch, from, len(want))
-	}
-	acc := func(p *float64) float64 {
-		if p == nil {
-			return -1
-		}
-		return *p
-	}
-	for _, g := range got {
-		w := want[g.Epoch-1]
-		ok := math.Abs(g.Loss-w.Loss) <= precisionLossTol*math.Abs(w.Loss)
-		for _, a := range [][2]*float64{{g.TrainAcc, w.TrainAcc}, {g.ValAcc, w.ValAcc}, {g.TestAcc, w.TestAcc}} {
-			ok = ok && math.Abs(acc(a[0])-acc(a[1])) <= precisionAccTol
-		}
-		if !ok {
-			t.Errorf("%s epoch %d: loss %.9g val %v test %v; float32 loss %.9g val %v test %v (tolerances %g, %g)",
-				what, g.Epoch, g.Loss, acc(g.ValAcc), acc(g.TestAcc), w.Loss, acc(w.ValAcc), acc(w.TestAcc), precisionLossTol, precisionAccTol)
-		}
-	}
+	epochsWithin(t, what, got, want, from, precisionLossTol, precisionAccTol)
 }
 
 func losses(ms []record.EpochMetrics) []float64 {

@@ -162,6 +162,17 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 	}
 }
 
+// allocCSR is the n×n matrix of 10n random unit entries the allocation
+// tests multiply by: enough rows and nonzeros for a threaded device to
+// split the SpMM.
+func allocCSR(r *rand.Rand, n int) *spmm.CSR {
+	ri, ci, v := make([]int32, 10*n), make([]int32, 10*n), make([]float32, 10*n)
+	for k := range ri {
+		ri[k], ci[k], v[k] = r.Int32N(int32(n)), r.Int32N(int32(n)), 1
+	}
+	return spmm.FromCOO(n, n, ri, ci, v)
+}
+
 // TestBF16ProductAllocs checks that the bfloat16 products allocate
 // nothing on preallocated buffers and an uploaded CSR, at sizes a
 // threaded device splits: SpMM over the CSR's chunks, GEMM in blocks of
@@ -170,12 +181,7 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 // CPU device with CBLAS).
 func TestBF16ProductAllocs(t *testing.T, dev device.Device) {
 	const n, width = 2000, 32
-	r := newRand(3)
-	ri, ci, v := make([]int32, 20000), make([]int32, 20000), make([]float32, 20000)
-	for k := range ri {
-		ri[k], ci[k], v[k] = r.Int32N(n), r.Int32N(n), 1
-	}
-	a := dev.UploadCSR(spmm.FromCOO(n, n, ri, ci, v))
+	a := dev.UploadCSR(allocCSR(newRand(3), n))
 	x := device.MatrixBF16(device.Alloc[uint16](dev, n*width), n, width)
 	y := device.Matrix(device.Alloc[float32](dev, n*width), n, width)
 	yh := device.MatrixBF16(device.Alloc[uint16](dev, n*width), n, width)

@@ -86,12 +86,8 @@ func testMixed(t *testing.T, dev device.Device) {
 func TestMixedAllocs(t *testing.T, dev device.Device) {
 	const n, width = 2000, 32
 	r := newRand(4)
-	ri, ci, v := make([]int32, 20000), make([]int32, 20000), make([]float32, 20000)
-	for k := range ri {
-		ri[k], ci[k], v[k] = r.Int32N(n), r.Int32N(n), 1
-	}
 	w := device.BF16Products(dev)
-	a := w.UploadCSR(spmm.FromCOO(n, n, ri, ci, v))
+	a := w.UploadCSR(allocCSR(r, n))
 	x := newMat(w, n, width, 0, r, normal)
 	y := device.Matrix(device.Alloc[float32](w, n*width), n, width)
 	wt := newMat(w, width, width, 0, r, normal)

@@ -41,3 +41,31 @@ func TestConformanceOnCUDA(t *testing.T) {
 		}
 	}
 }
+
+// TestPrecisionConformanceOnCUDA runs the self-test's suite in mixed
+// precision (train.precision = "bf16") on the CUDA device, 1 and 4
+// in-process ranks sharing one GPU, to the mixed-precision tolerances:
+// cuSPARSE also rounds Â's values to bfloat16 (device.CUDA's SpMMBF16),
+// which the reference does not, moving each product by at most 2⁻⁹ of
+// its terms, well within them. Skipped without CUDA unless
+// SCALEGNN_REQUIRE_CUDA is set.
+func TestPrecisionConformanceOnCUDA(t *testing.T) {
+	dev, err := device.OpenCUDA(device.CUDAOptions{})
+	if err != nil {
+		if os.Getenv("SCALEGNN_REQUIRE_CUDA") != "" || !errors.Is(err, device.ErrNoCUDA) {
+			t.Fatal(err)
+		}
+		t.Skip(err)
+	}
+	suite := DefaultConformance()
+	suite.Precision = device.BF16
+	for _, ranks := range []int{1, 4} {
+		for r, err := range collectives.RunLocal(ranks, func(w collectives.Comm) error {
+			return errors.Join(Conformance(w, dev, suite)...)
+		}) {
+			if err != nil {
+				t.Errorf("%d ranks, rank %d: %v", ranks, r, err)
+			}
+		}
+	}
+}

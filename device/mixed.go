@@ -28,9 +28,11 @@ import (
 // element), held by the wrapper and grown to the largest product seen, so
 // a steady step allocates nothing. The staging holds at most the largest
 // dense operand of an SpMM and the two of a Gemm at once: StagingBytes
-// reports it, and the memory model counts it (perfmodel). Storing the
-// activations themselves in bfloat16, which would halve their memory and
-// drop the packing, is not done.
+// reports it, and the memory model counts it (perfmodel). Where a model
+// reads one operand in several products, it may round it once itself and
+// call the BF16Ops directly (gcn's GCN and SAGE layers keep H in bfloat16
+// only, gcn/mixed.go). Storing every activation in bfloat16, which would
+// halve their memory and drop the packing, is not done.
 
 // Precision is the arithmetic of a training step's products: the one
 // type the job file's train.precision, the memory model and summary.json

@@ -75,7 +75,7 @@ func (m *Model) bind(b *bound, sh *Shards) {
 			n++
 			c.src = shard
 			m.dev.UploadCSRInto(&c.a, shard.a)
-			if shard.at != nil {
+			if shard.at != nil && shard.at != shard.a {
 				m.dev.UploadCSRInto(&c.at, shard.at)
 			}
 			if shard.perm != nil {
@@ -83,6 +83,9 @@ func (m *Model) bind(b *bound, sh *Shards) {
 			}
 		}
 		d.a, d.at = &c.a, &c.at
+		if shard.at == shard.a {
+			d.at = &c.a // a diagonal GCN block is its own transpose (newShards)
+		}
 		if m.Cfg.Layer == GATLayer {
 			for len(b.perms) <= l {
 				b.perms = append(b.perms, device.Buffer[int32]{})

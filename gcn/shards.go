@@ -188,27 +188,36 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, er
 		needT = nil
 	}
 	for i, key := range keys {
+		r, p := key.Axes()
+		r0, r1 := g.Range(n, r)
+		c0, c1 := g.Range(n, p)
+		// A GCN block on the diagonal (the same rows as columns, in the
+		// same order) is its own transpose, Â being symmetric bit for
+		// bit: it serves as its transpose, not a second copy.
+		mirror := cfg.Layer == GCNLayer && r0 == c0 && r1 == c1 && (sh.sameOrders || key.RowOrder() == key.ColOrder())
 		if s := sh.sameBlock(g.Shape, keys[:i], key); s != nil {
 			// The block an earlier shard holds (grid.Shape.SameBlock):
 			// kept once, with its transpose if either needs it.
 			if needT[key] && s.at == nil {
-				s.at = spmm.Transpose(s.a)
+				if s.at = s.a; !mirror {
+					s.at = spmm.Transpose(s.a)
+				}
 			}
 			sh.adj[key] = s
 			continue
 		}
-		r, p := key.Axes()
-		r0, r1 := g.Range(n, r)
-		c0, c1 := g.Range(n, p)
 		read := readShard
 		if cfg.Layer == SAGELayer {
 			read = func(src Source, ro, r0, r1, co, c0, c1 int, withT bool) (*adjShard, error) {
 				return readMeanShard(src, o, ro, r0, r1, co, c0, c1, withT)
 			}
 		}
-		s, err := read(src, key.RowOrder(), r0, r1, key.ColOrder(), c0, c1, needT[key])
+		s, err := read(src, key.RowOrder(), r0, r1, key.ColOrder(), c0, c1, needT[key] && !mirror)
 		if err != nil {
 			return nil, err
+		}
+		if needT[key] && mirror {
+			s.at = s.a
 		}
 		if s.a.Rows != r1-r0 || s.a.Cols != c1-c0 {
 			return nil, fmt.Errorf("gcn: adjacency block of %d×%d for rows [%d, %d) and columns [%d, %d)", s.a.Rows, s.a.Cols, r0, r1, c0, c1)
@@ -367,7 +376,10 @@ func (sh *Shards) Bytes() int64 {
 	for _, s := range sh.adj {
 		if !counted[s] {
 			counted[s] = true
-			n += csr(s.a) + csr(s.at)
+			n += csr(s.a)
+			if s.at != s.a {
+				n += csr(s.at)
+			}
 		}
 	}
 	return n + int64(len(sh.X))*4 + int64(len(sh.Labels))*4 + int64(len(sh.Train)+len(sh.Val)+len(sh.Test))

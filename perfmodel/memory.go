@@ -7,6 +7,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/permute"
 )
 
 // Memory is the predicted peak memory of one rank, in bytes, by what holds
@@ -153,7 +154,8 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 // adjacencyBytes is what the full-graph shards keys take on the tracer's
 // rank (gcn.NewShards): one CSR per distinct block (grid.Shape.SameBlock)
 // and its transpose where transposed marks one of the keys sharing it
-// (nil: none, gcn.NewEvalShards).
+// (nil: none, gcn.NewEvalShards), unless the block is its own transpose
+// (mirrored).
 func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed map[grid.Shard]bool) int64 {
 	var b int64
 	for i, k := range keys {
@@ -164,6 +166,7 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 		for _, e := range keys[i+1:] {
 			withT = withT || (s.SameBlock(k, e) && transposed[e])
 		}
+		withT = withT && !full.mirrored(k)
 		r, p := k.Axes()
 		nnz := full.localNNZ(k.Layer(), r, p)
 		b += csrBytes(full.rowsOf(r, k.RowOrder()), nnz)
@@ -197,6 +200,15 @@ func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.Are
 	// Training evaluates at least after its last epoch.
 	fullArena = fullArena.After(cfg.ArenaEval(blockShape{full}, run))
 	return fullArena, batchArena
+}
+
+// mirrored reports whether the tracer's rank holds shard k of a GCN
+// model on the diagonal (the same rows as columns, in the same order),
+// where the block serves as its own transpose (gcn.NewShards).
+func (t *tracer) mirrored(k grid.Shard) bool {
+	r, p := k.Axes()
+	return t.j.Layer == gcn.GCNLayer && t.size(r) == t.size(p) && t.at.of(r) == t.at.of(p) &&
+		(t.j.Permutation != permute.Double || k.RowOrder() == k.ColOrder())
 }
 
 // staging is the mixed-precision staging after the passes arenas runs:

@@ -98,6 +98,8 @@ for d in sorted(os.listdir(os.path.join(out, "jobs"))):
         continue
     model, kind, seed = d.split("-", 1)[0], d.split("-", 1)[1].rsplit("-", 1)[0], int(d.rsplit("-", 1)[1])
     s = json.load(open(p))
+    if s.get("status") != "completed":
+        continue  # stopped or still running: not a result
     rows.append({"model": model, "kind": kind, "seed": seed, "best": s.get("test_acc_at_best_val"), "final": s["final_accuracy"]["test"], "epochs": s.get("epochs_run")})
 with open(os.path.join(out, "runs.jsonl"), "w") as fh:
     for r in rows:

@@ -10,11 +10,10 @@ import (
 )
 
 // TestIsolatedPartitionsFromMemory: an isolated job whose one partition
-// per rank does not fit grid.mem_per_rank (191MiB predicted against
-// 135MiB: the memory check refused it before) is given the fewest
-// partitions that fit by the launcher (8, 120 to 125MiB; 4 need 140 to
-// 145MiB), trains them in phases, logs the choice and records it in the
-// effective job file.
+// per rank does not fit grid.mem_per_rank (206MiB predicted against
+// 150MiB: the memory check refused it before) is given the fewest
+// partitions that fit by the launcher (8, 137MiB), trains them in phases,
+// logs the choice and records it in the effective job file.
 func TestIsolatedPartitionsFromMemory(t *testing.T) {
 	dir := t.TempDir()
 	job := filepath.Join(dir, "job.toml")
@@ -28,7 +27,7 @@ hidden = 256
 mode = "isolated"
 epochs = 1
 [grid]
-mem_per_rank = "135MiB"
+mem_per_rank = "150MiB"
 [runtime]
 threads = 1
 [output]

@@ -46,14 +46,6 @@ func (u ArenaUse) After(pass ArenaUse) ArenaUse {
 	return ArenaUse{grow(u.F32, pass.F32), grow(u.U64, pass.U64), grow(u.U16, pass.U16), grow(u.I64, pass.I64)}
 }
 
-// Max is the capacity that holds u and pass exactly, pool by pool: what
-// the model reserves for the full graph, whose passes keep their shapes
-// (Model.arenaPlan), so that the growth rule's quarter, kept for
-// mini-batches of varying size, is not spent on it.
-func (u ArenaUse) Max(pass ArenaUse) ArenaUse {
-	return ArenaUse{max(u.F32, pass.F32), max(u.U64, pass.U64), max(u.U16, pass.U16), max(u.I64, pass.I64)}
-}
-
 // ArenaStep returns what a training step (forward with dropout, loss,
 // backward) of the model c takes from its arena on blocks s.
 func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse { return c.planStep(s, run).use }
@@ -365,26 +357,20 @@ func (m *Model) ArenaUse() (full, batch ArenaUse) {
 }
 
 // arenaPlan is what forward reserves in b's arena before the first pass
-// on it, so that the passes b will run leave no garbage. The full graph's
-// passes keep their shapes: a training step then evaluations (jobs
-// evaluates at least after the last epoch), or evaluations alone
-// (mini-batch training's full graph, predict), reserved exactly
-// (ArenaUse.Max), as perfmodel predicts. A mini-batch gets the capacity
-// the growth rule would leave after it (ArenaUse.After), which later
-// batches of about its size fit with the rule's quarter. (An evaluation
-// before the first training step on the full graph reserves for the
-// evaluation; the step then grows the arena by the rule.)
+// on it, the capacity the growth rule would leave after the passes b
+// will run (ArenaUse.After), so that they leave no garbage: a training
+// pass on the full graph, then evaluations (jobs evaluates at least after
+// the last epoch), as perfmodel predicts; a first mini-batch, which later
+// batches of about its size fit with the rule's quarter; an evaluation
+// alone (mini-batch training's full graph, predict).
 func (m *Model) arenaPlan(b *bound, training bool) ArenaUse {
 	s := shardShape{m.g, b.sh}
-	if b != &m.full {
-		if !training {
-			return ArenaUse{}.After(m.Cfg.ArenaEval(s, m.Options))
-		}
-		return ArenaUse{}.After(m.Cfg.ArenaStep(s, m.Options))
+	if !training {
+		return ArenaUse{}.After(m.Cfg.ArenaEval(s, m.Options))
 	}
-	u := m.Cfg.ArenaEval(s, m.Options)
-	if training {
-		u = u.Max(m.Cfg.ArenaStep(s, m.Options))
+	u := ArenaUse{}.After(m.Cfg.ArenaStep(s, m.Options))
+	if b == &m.full {
+		u = u.After(m.Cfg.ArenaEval(s, m.Options))
 	}
 	return u
 }

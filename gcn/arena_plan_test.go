@@ -12,9 +12,7 @@ import (
 )
 
 // TestArenaPlanMatchesArenas: the arena plan, from each pass's own shards,
-// predicts the capacity of both arenas of every rank by pool, exactly (the
-// full graph's reserved to the largest pass, ArenaUse.Max; the batches'
-// grown by the rule, ArenaUse.After):
+// predicts the capacity of both arenas of every rank by pool, exactly:
 // full-graph steps and evaluations, then mini-batch steps on batches of
 // different shapes, every config, grids including non-power-of-two ones,
 // float32 and bfloat16 sums. (perfmodel's memory tests hold its shapes to
@@ -54,12 +52,12 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 							if _, err := m.TrainStep(step); err != nil {
 								return err
 							}
-							full = full.Max(cfg.ArenaStep(fullShape, run))
+							full = full.After(cfg.ArenaStep(fullShape, run))
 							stage = stage.After(cfg.StagingStep(fullShape, run))
 							if _, err := m.Evaluate(); err != nil {
 								return err
 							}
-							full = full.Max(cfg.ArenaEval(fullShape, run))
+							full = full.After(cfg.ArenaEval(fullShape, run))
 							stage = stage.After(cfg.StagingEval(fullShape, run))
 						}
 						bb, err := NewBatchBuilder(g, cfg, m.Shards(), 3, 17)

@@ -202,7 +202,6 @@ func (j Job) partitionJob(workers int) Job {
 	v, nnz := j.IsolatedSize(workers)
 	p := j
 	p.Mode, p.N, p.NNZ, p.EvalEvery, p.Imbalance, p.BatchSize, p.StepsPerEpoch = gcn.FullGraph, max(1, int(math.Round(v))), int64(math.Round(nnz)), 0, 0, 0, 0
-	p.partitionSteps = true
 	return p
 }
 

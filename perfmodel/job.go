@@ -43,10 +43,6 @@ type Job struct {
 	StepsPerEpoch int
 	// CommDType is the element type of the 3D-PMM all-reduces.
 	CommDType collectives.DType
-	// partitionSteps marks an isolated worker's partition (partitionJob):
-	// it trains on the model's batch arena, which grows by the rule, not
-	// on a full-graph arena reserved exactly (arenas).
-	partitionSteps bool
 	// Precision is the products' arithmetic (train.precision): with
 	// device.BF16 the device stages their operands in bfloat16
 	// (Memory.Staging).

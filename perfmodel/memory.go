@@ -179,37 +179,26 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 
 // arenas returns the elements of gcn's full-graph and mini-batch arenas
 // once training has run its steps, on the blocks of the tracers steps in
-// turn, and an evaluation on the blocks of the tracer full, as gcn's
-// Model.arenaPlan reserves them: the full graph's to its largest pass
-// (gcn.ArenaUse.Max), a mini-batch's grown by the rule (ArenaUse.After)
-// in the order training runs the passes. EstimateMemory passes one step:
-// the graph's, or in mini-batch mode a batch whose blocks have the
-// tracer's ceil(B/parts) rows — the expected block, which a batch's
-// random blocks exceed by a few rows; the tests pass every step's exact
-// blocks and get the model's arenas exactly. An isolated worker trains
-// its partitions as batches (Job.partitionSteps): its steps grow the
-// arena by the rule.
+// turn, and an evaluation on the blocks of the tracer full. Each arena's
+// pools grow by gcn's rule (gcn.ArenaUse.After) in the order training
+// runs the passes: steps, then an evaluation (jobs evaluates at least
+// after the last epoch). EstimateMemory passes one step: the graph's, or
+// in mini-batch mode a batch whose blocks have the tracer's ceil(B/parts)
+// rows — the expected block, which a batch's random blocks exceed by a
+// few rows; the tests pass every step's exact blocks and get the model's
+// arenas exactly.
 func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.ArenaUse) {
 	cfg := j.gcnConfig()
 	run := j.runOptions()
 	for _, step := range steps {
-		use := cfg.ArenaStep(blockShape{step}, run)
-		switch {
-		case j.Mode == gcn.MiniBatch:
-			batchArena = batchArena.After(use)
-		case j.partitionSteps:
-			fullArena = fullArena.After(use)
-		default:
-			fullArena = fullArena.Max(use)
+		if j.Mode == gcn.MiniBatch {
+			batchArena = batchArena.After(cfg.ArenaStep(blockShape{step}, run))
+		} else {
+			fullArena = fullArena.After(cfg.ArenaStep(blockShape{step}, run))
 		}
 	}
 	// Training evaluates at least after its last epoch.
-	eval := cfg.ArenaEval(blockShape{full}, run)
-	if j.partitionSteps {
-		fullArena = fullArena.After(eval)
-	} else {
-		fullArena = fullArena.Max(eval)
-	}
+	fullArena = fullArena.After(cfg.ArenaEval(blockShape{full}, run))
 	return fullArena, batchArena
 }
 

@@ -20,7 +20,8 @@
 # 50). Isolated: P = 4 induced partitions of 4 chunks,
 # correction "batch"; M = P runs on 4 ranks, M = 1 on one rank in 4
 # phases an epoch. STALL_TIMEOUT (auto) raises the watchdog's limit for a
-# run that shares its cores with other work.
+# run that shares its cores with other work. A rerun skips the runs whose
+# summary says they completed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-./scalegnn}")
@@ -73,6 +74,9 @@ dir = "$out/jobs/$1-$2"
 overwrite = true
 TOML
 }
+# completed RUN: RUN's summary says it finished, so a rerun of the script
+# (after a stop, or with more SEEDS) skips it.
+completed() { grep -qs '"status": *"completed"' "$out/jobs/$1/summary.json"; }
 for seed in $(seq 1 "$seeds"); do
 	for layers in 2 3; do
 		for layer in gcn sage; do
@@ -82,9 +86,11 @@ for seed in $(seq 1 "$seeds"); do
 			job "$base-isolated-MP" "$seed" "$layers" "$layer" 4 "$iso" >"$out/jobs/$base-isolated-MP-$seed.toml"
 			job "$base-isolated-M1" "$seed" "$layers" "$layer" 1 "$iso" >"$out/jobs/$base-isolated-M1-$seed.toml"
 			for kind in fullgraph isolated-M1; do
+				completed "$base-$kind-$seed" && continue
 				"$bin" -config "$out/jobs/$base-$kind-$seed.toml" >/dev/null 2>"$out/jobs/$base-$kind-$seed.log" || echo "$base-$kind-$seed failed" >&2
 			done
-			"${mpirun[@]}" -np 4 "$bin" -config "$out/jobs/$base-isolated-MP-$seed.toml" >/dev/null 2>"$out/jobs/$base-isolated-MP-$seed.log" || echo "$base-isolated-MP-$seed failed" >&2
+			completed "$base-isolated-MP-$seed" ||
+				"${mpirun[@]}" -np 4 "$bin" -config "$out/jobs/$base-isolated-MP-$seed.toml" >/dev/null 2>"$out/jobs/$base-isolated-MP-$seed.log" || echo "$base-isolated-MP-$seed failed" >&2
 		done
 	done
 done

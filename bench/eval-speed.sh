@@ -84,6 +84,7 @@ job iso-grid "$iso
 evaluation = \"grid\"" >"$OUTD/iso-grid.toml"
 job iso-layer "$iso
 evaluation = \"layerwise\"" >"$OUTD/iso-layer.toml"
+rm -rf "$OUTD"/3d "$OUTD"/neighbor "$OUTD"/iso-grid "$OUTD"/iso-layer "$OUTD"/before-* # no stale run is read back
 if [ -n "${BEFORE:-}" ]; then
 	BEFORE=$(realpath "$BEFORE")
 	for m in 3d neighbor; do
@@ -91,7 +92,6 @@ if [ -n "${BEFORE:-}" ]; then
 	done
 	grep -v '^split = \|^evaluation = ' "$OUTD/iso-grid.toml" | sed "s|dir = \"$OUTD/iso-grid\"|dir = \"$OUTD/before-iso-grid\"|" >"$OUTD/before-iso-grid.toml"
 fi
-rm -rf "$OUTD"/3d "$OUTD"/neighbor "$OUTD"/iso-grid "$OUTD"/iso-layer "$OUTD"/before-* # no stale run is read back
 for m in ${MODES:-3d neighbor iso-grid iso-layer}; do
 	$MPIRUN -np "$NP" "$BIN" -config "$OUTD/$m.toml" >"$OUTD/$m.log" 2>&1 || { echo "$m failed:"; grep -h "^scalegnn:" "$OUTD/$m.log" | head -1; tail -3 "$OUTD/$m.log"; }
 	if [ -n "${BEFORE:-}" ] && [ -f "$OUTD/before-$m.toml" ]; then

@@ -184,8 +184,10 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		if err := e.halo.exchange(e.comm, e.tHost, nb, wout, e.fullHost); err != nil {
 			return device.Mat{}, err
 		}
-		full := m.mat(&e.full, e.halo.rows, wout)
-		device.UploadMat(dev, full, e.fullHost)
+		// A host device reads the exchanged rows where they landed; a GPU
+		// copies them into e.full, grown once.
+		device.ShareInto(dev, &e.full, e.fullHost)
+		full := device.Matrix(e.full, e.halo.rows, wout)
 		if m.heads[l] > 0 {
 			z = e.gatLayer(l, t, full)
 			if l < L-1 {

@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/internal/launch"
@@ -175,7 +176,10 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	}
 	if pf.jsonOut {
 		doc := map[string]any{"config": r.cfg.Path, "ranks": pf.ranks, "machine": r.machine.Name,
-			"graph": r.gs, "mode": r.job.Mode.String(), "predictions": r.preds}
+			"graph": r.gs, "mode": r.job.Mode.String(), "precision": r.job.Precision.String(), "predictions": r.preds}
+		if note := precisionNote(r.job, r.machine); note != "" {
+			doc["note"] = note
+		}
 		if bestErr == nil {
 			doc["recommended"] = best
 			if otherFaster {
@@ -194,7 +198,11 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		}
 		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %s, %s, %s communication\n",
 			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, layers, r.job.Mode, r.job.CommDType)
-		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids of %s\n\n", pf.ranks, r.machine.Name, len(r.preds), choicesText(r.choices))
+		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids of %s\n", pf.ranks, r.machine.Name, len(r.preds), choicesText(r.choices))
+		if note := precisionNote(r.job, r.machine); note != "" {
+			fmt.Fprintf(stdout, "note: %s\n", note)
+		}
+		fmt.Fprintln(stdout)
 		writeTable(stdout, r.preds, *top, nil)
 		if bestErr == nil {
 			fmt.Fprintf(stdout, "\nrecommended grid: %s (%s, predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Algorithm, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
@@ -209,6 +217,15 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		return launch.ExitFailed
 	}
 	return launch.ExitOK
+}
+
+// precisionNote says how a mixed-precision job's products are priced
+// when machine m cannot price them as such ("" otherwise).
+func precisionNote(j perfmodel.Job, m *perfmodel.Machine) string {
+	if j.Precision != device.BF16 || m.HasBF16() {
+		return ""
+	}
+	return fmt.Sprintf("train.precision = \"bf16\", but machine %s has no bf16 costs: its SpMMs and GEMMs are priced as float32 (a profile from scalegnn perfmodel calibrate has them)", m.Name)
 }
 
 // writeTable prints the predictions; measured, when not nil, adds a column.

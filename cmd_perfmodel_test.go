@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"scalegnn/internal/launch"
+	"scalegnn/perfmodel"
 )
 
 // perfmodelCmd runs scalegnn perfmodel in-process (predict and score need
@@ -330,5 +331,65 @@ func TestPerfmodelPredictDiskColumn(t *testing.T) {
 	}
 	if code, out, _ := perfmodelCmd("predict", "-config", "examples/cora-8.toml", "-ranks", "8"); code != 0 || strings.Contains(out, "disk_s") {
 		t.Errorf("a full-graph job: exit %d, table:\n%s", code, out)
+	}
+}
+
+// TestPerfmodelPredictBF16: a bf16 job is priced with the profile's bf16
+// costs (a smaller SpMM and GEMM time than the same job in float32), and
+// with a profile that has none, as float32 with a note saying so.
+func TestPerfmodelPredictBF16(t *testing.T) {
+	dir := t.TempDir()
+	base := "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 14\nfeatures = 64\n[model]\nlayers = 2\nhidden = 64\n"
+	jobs := map[string]string{"f32": base, "bf16": base + "[train]\nprecision = \"bf16\"\n"}
+	m := perfmodel.DefaultMachine()
+	sp := m.SpMM
+	sp.NNZ, sp.FMA = sp.NNZ/2, sp.FMA/2
+	m.BF16 = perfmodel.Products{SpMM: sp, GEMM: perfmodel.GEMMCosts{NN: m.GEMM.NN, TN: m.GEMM.TN, NT: m.GEMM.NT}}
+	m.BF16.GEMM.NN.FMA /= 2
+	profile := filepath.Join(dir, "machine-bf16.toml")
+	if err := m.WriteFile(profile, "test"); err != nil {
+		t.Fatal(err)
+	}
+	type row struct {
+		SpMM float64 `json:"spmm_s"`
+		GEMM float64 `json:"gemm_s"`
+		Comm float64 `json:"comm_s"`
+	}
+	predict := func(name, machine string) (row, string, string) {
+		path := filepath.Join(dir, name+".toml")
+		if err := os.WriteFile(path, []byte(jobs[name]), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		args := []string{"predict", "-config", path, "-ranks", "1", "-json"}
+		if machine != "" {
+			args = append(args, "-machine", machine)
+		}
+		code, out, errs := perfmodelCmd(args...)
+		var doc struct {
+			Precision   string `json:"precision"`
+			Note        string `json:"note"`
+			Recommended row    `json:"recommended"`
+		}
+		if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+			t.Fatalf("%s on %s: exit %d\n%s%s", name, machine, code, out, errs)
+		}
+		if doc.Precision != map[string]string{"f32": "float32", "bf16": "bf16"}[name] {
+			t.Errorf("%s: precision %q in the JSON", name, doc.Precision)
+		}
+		return doc.Recommended, doc.Note, out
+	}
+	f, note, _ := predict("f32", profile)
+	b, bnote, _ := predict("bf16", profile)
+	if note != "" || bnote != "" || !(b.SpMM < f.SpMM && b.GEMM < f.GEMM) || b.Comm != f.Comm {
+		t.Errorf("with bf16 costs: bf16 %+v (note %q), float32 %+v (note %q)", b, bnote, f, note)
+	}
+	nb, nnote, _ := predict("bf16", "") // the built-in default machine
+	nf, _, _ := predict("f32", "")
+	if nb != nf || !strings.Contains(nnote, "machine default has no bf16 costs: its SpMMs and GEMMs are priced as float32") {
+		t.Errorf("without bf16 costs: bf16 %+v, float32 %+v, note %q", nb, nf, nnote)
+	}
+	code, text, _ := perfmodelCmd("predict", "-config", filepath.Join(dir, "bf16.toml"), "-ranks", "1")
+	if code != 0 || !strings.Contains(text, "\nnote: train.precision = \"bf16\", but machine default has no bf16 costs") {
+		t.Errorf("table without the note:\n%s", text)
 	}
 }

@@ -51,7 +51,7 @@ func (t *cagnetTracer) gatForward(ph Phase, l int, s gcn.LayerSpec, dropout bool
 	for st := t.k0; st < t.k1; st++ {
 		inner := t.block(st)
 		t.elementwise(ph, "gat.softmax", l, float64(7+boolInt(dropout))*ek)
-		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz})
+		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz, Heads: true})
 		t.elementwise(ph, "O.acc", l, 3*float64(t.rows*c))
 	}
 	t.add(ph, "O.sum", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*c), t.payloadBytes)
@@ -80,14 +80,14 @@ func (t *cagnetTracer) gatBackward(l int, s gcn.LayerSpec) {
 		inner := t.block(st)
 		rr += inner
 		t.stageBcast(ph, "Y", l, inner, c, t.payloadBytes)
-		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz})
+		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: t.rows, Inner: inner, Width: c, NNZ: t.nnz, Heads: true})
 		t.elementwise(ph, "gat.softmax", l, float64(9+2*boolInt(dropout))*ek)
 	}
 	t.add(ph, "gat.rowdot", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
 	t.add(ph, "gat.ds", l, collectives.KindAllReduce, GroupRow, t.c, int64(t.rows*k), 4)
 	for st := t.k0; st < t.k1; st++ {
 		inner := t.block(st)
-		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "αᵀ·dO", Layer: l, Rows: inner, Inner: t.rows, Width: c, NNZ: t.nnz})
+		t.kernel(Kernel{Phase: ph, Kind: KernelSpMM, Name: "αᵀ·dO", Layer: l, Rows: inner, Inner: t.rows, Width: c, NNZ: t.nnz, Heads: true})
 	}
 	t.add(ph, "dY.col", l, collectives.KindAllReduce, GroupCol, t.q, int64(rr*c), t.payloadBytes)
 	t.add(ph, "dt.col", l, collectives.KindAllReduce, GroupCol, t.q, int64(rr*k), 4)

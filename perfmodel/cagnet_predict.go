@@ -127,7 +127,7 @@ func (m *Machine) cagnetPredict(pr *Prediction, j, sj Job, p, c int, links map[G
 			pr.Comm += weight * m.cagnetCommTime(cl, links[cl.Group], intra[cl.Group])
 			pr.CommBytes += int64(math.Round(weight * float64(cl.Bytes())))
 		}
-		pr.addKernels(m, tr.Kernels, weight)
+		pr.addKernels(m, j.Precision, tr.Kernels, weight)
 	}
 	add(step, steps)
 	if m.SpMM.Form == SpMMPlexus {

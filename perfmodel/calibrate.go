@@ -68,12 +68,22 @@ func Calibrate(world collectives.Comm, dev device.Device, o CalibrateOptions) (*
 		return nil, err
 	}
 	m.RanksPerNode = perNode
-	if err := c.spmm(m); err != nil {
+	if m.SpMM, err = c.spmm(c.dev, "", m.Fit); err != nil {
 		return nil, err
 	}
-	if err := c.gemm(m); err != nil {
+	if m.GEMM, err = c.gemm(c.dev, "", m.Fit); err != nil {
 		return nil, err
 	}
+	// The same shapes in mixed precision, through the wrapper every
+	// method's products go through (train.precision = "bf16").
+	var bf Products
+	if bf.SpMM, err = c.spmm(device.BF16Products(c.dev), "bf16_", m.Fit); err != nil {
+		return nil, err
+	}
+	if bf.GEMM, err = c.gemm(device.BF16Products(c.dev), "bf16_", m.Fit); err != nil {
+		return nil, err
+	}
+	m.BF16 = bf
 	if err := c.elementwise(m); err != nil {
 		return nil, err
 	}
@@ -218,7 +228,10 @@ func (c *calibrator) mat(rows, cols int, fill bool) device.Mat {
 	return device.Matrix(buf, rows, cols)
 }
 
-func (c *calibrator) spmm(m *Machine) error {
+// spmm measures dev's SpMM on random matrices of several shapes and
+// widths and fits the linear form; its fit statistics go into fit under
+// prefix ("" or "bf16_").
+func (c *calibrator) spmm(dev device.Device, prefix string, fit map[string]float64) (SpMMCost, error) {
 	type shape struct {
 		rows, inner, perRow int
 		widths              []int
@@ -243,15 +256,15 @@ func (c *calibrator) spmm(m *Machine) error {
 	var points []point
 	for _, s := range shapes {
 		a := randomCSR(rng, s.rows, s.inner, s.perRow)
-		da := c.dev.UploadCSR(a)
+		da := dev.UploadCSR(a)
 		for _, w := range s.widths {
 			b, dst := c.mat(s.inner, w, true), c.mat(s.rows, w, false)
-			t, err := c.timeIt(func() error { c.dev.SpMM(dst, da, b); return nil })
+			t, err := c.timeIt(func() error { dev.SpMM(dst, da, b); return nil })
 			if err != nil {
-				return err
+				return SpMMCost{}, err
 			}
 			points = append(points, point{float64(a.NNZ()), s.rows, s.inner, w, t})
-			fmt.Fprintf(c.log, "spmm rows=%d inner=%d nnz=%d width=%d: %.3g s\n", s.rows, s.inner, a.NNZ(), w, t)
+			fmt.Fprintf(c.log, "%sspmm rows=%d inner=%d nnz=%d width=%d: %.3g s\n", prefix, s.rows, s.inner, a.NNZ(), w, t)
 		}
 	}
 	// The cache size is not linear in the model: try a range and keep the
@@ -267,19 +280,20 @@ func (c *calibrator) spmm(m *Machine) error {
 		}
 		fc, err := FitNonNegative(samples)
 		if err != nil {
-			return fmt.Errorf("fitting the SpMM model: %w", err)
+			return SpMMCost{}, fmt.Errorf("fitting the %sSpMM model: %w", prefix, err)
 		}
 		if f.Coef == nil || fc.R2 > f.R2 {
 			f, cache = fc, cb
 		}
 	}
-	m.SpMM = SpMMCost{Form: SpMMLinear, Call: f.Coef[0], NNZ: f.Coef[1], FMA: f.Coef[2], Out: f.Coef[3], In: f.Coef[4], Miss: f.Coef[5], Cache: cache}
-	samples := points
-	m.Fit["spmm_r2"], m.Fit["spmm_median_rel_err"], m.Fit["spmm_samples"] = f.R2, f.MedianRelErr, float64(len(samples))
-	return nil
+	fit[prefix+"spmm_r2"], fit[prefix+"spmm_median_rel_err"], fit[prefix+"spmm_samples"] = f.R2, f.MedianRelErr, float64(len(points))
+	return SpMMCost{Form: SpMMLinear, Call: f.Coef[0], NNZ: f.Coef[1], FMA: f.Coef[2], Out: f.Coef[3], In: f.Coef[4], Miss: f.Coef[5], Cache: cache}, nil
 }
 
-func (c *calibrator) gemm(m *Machine) error {
+// gemm measures dev's GEMM in the three forms a step runs and fits each;
+// its fit statistics go into fit under prefix.
+func (c *calibrator) gemm(dev device.Device, prefix string, fit map[string]float64) (GEMMCosts, error) {
+	var costs GEMMCosts
 	bigs := []int{4096, 32768, 131072}
 	smalls := [][2]int{{2, 2}, {8, 8}, {16, 64}, {64, 16}, {32, 32}, {64, 64}, {128, 128}, {128, 8}, {8, 128}}
 	if c.o.Quick {
@@ -311,31 +325,31 @@ func (c *calibrator) gemm(m *Machine) error {
 					a, b = c.mat(mm, kk, true), c.mat(nn, kk, true)
 				}
 				dst := c.mat(mm, nn, false)
-				t, err := c.timeIt(func() error { c.dev.Gemm(ta, tb, 1, a, b, 0, dst); return nil })
+				t, err := c.timeIt(func() error { dev.Gemm(ta, tb, 1, a, b, 0, dst); return nil })
 				if err != nil {
-					return err
+					return GEMMCosts{}, err
 				}
 				fm, fn, fk := float64(mm), float64(nn), float64(kk)
 				samples = append(samples, Sample{X: []float64{1, fm * fn * fk, fm*fk + fk*fn + fm*fn}, T: t})
-				fmt.Fprintf(c.log, "gemm %s m=%d n=%d k=%d: %.3g s\n", op, mm, nn, kk, t)
+				fmt.Fprintf(c.log, "%sgemm %s m=%d n=%d k=%d: %.3g s\n", prefix, op, mm, nn, kk, t)
 			}
 		}
 		f, err := FitNonNegative(samples)
 		if err != nil {
-			return fmt.Errorf("fitting the GEMM %s model: %w", op, err)
+			return GEMMCosts{}, fmt.Errorf("fitting the %sGEMM %s model: %w", prefix, op, err)
 		}
 		g := GEMMCost{Call: f.Coef[0], FMA: f.Coef[1], Elem: f.Coef[2]}
 		switch op {
 		case "nn":
-			m.GEMM.NN = g
+			costs.NN = g
 		case "tn":
-			m.GEMM.TN = g
+			costs.TN = g
 		case "nt":
-			m.GEMM.NT = g
+			costs.NT = g
 		}
-		m.Fit["gemm_"+op+"_r2"], m.Fit["gemm_"+op+"_median_rel_err"] = f.R2, f.MedianRelErr
+		fit[prefix+"gemm_"+op+"_r2"], fit[prefix+"gemm_"+op+"_median_rel_err"] = f.R2, f.MedianRelErr
 	}
-	return nil
+	return costs, nil
 }
 
 // elementwise times the element-wise ops gcn issues in a step — dropout

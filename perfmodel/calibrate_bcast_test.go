@@ -84,6 +84,13 @@ func TestCalibrateFitsStagedBcast(t *testing.T) {
 	if err := m.Validate(); err != nil {
 		t.Fatalf("calibrated machine does not validate: %v", err)
 	}
+	// The products in mixed precision are measured too.
+	if !m.HasBF16() || m.BF16.SpMM.Form != SpMMLinear || m.BF16.GEMM.NN.FMA+m.BF16.GEMM.NN.Elem+m.BF16.GEMM.NN.Call <= 0 {
+		t.Errorf("no bf16 costs calibrated: %+v", m.BF16)
+	}
+	if _, ok := m.Fit["bf16_spmm_r2"]; !ok || !logs[0].has("bf16_spmm rows=") || !logs[0].has("bf16_gemm tn ") {
+		t.Errorf("the calibration did not fit and log the bf16 products: fit %v\n%s", m.Fit, logs[0])
+	}
 	if b := m.Comm.Bcast; b.Bandwidth < 0 || b.Latency < 0 {
 		t.Errorf("comm.bcast = %+v: negative", b)
 	}

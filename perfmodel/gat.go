@@ -70,7 +70,7 @@ func (t *tracer) gatForward(l int, sp layerSpec, training bool) {
 		norm += ek
 	}
 	t.elementwise("gat.alpha", l, norm)
-	t.spmm("α·Y", l, nR, nP, c, nnz)
+	t.spmmHeads("α·Y", l, nR, nP, c, nnz)
 	t.allReduce("O", l, p, nR*c, t.pmmBytes)
 	t.elementwise("gat.bias", l, 2*float64(nR*c)) // O += b, in place
 	if sp.hidden {
@@ -99,7 +99,7 @@ func (t *tracer) gatBackward(l int, sp layerSpec) {
 	}
 	// SDDMMHeads: a dot of F' per nonzero and head, nnz·C multiply-adds
 	// over the same operands an SpMM of width C reads.
-	t.spmm("dα", l, nR, nP, c, nnz)
+	t.spmmHeads("dα", l, nR, nP, c, nnz)
 	if t.j.Dropout > 0 {
 		t.elementwise("gat.dropout", l, 2*ek)
 	}
@@ -113,7 +113,7 @@ func (t *tracer) gatBackward(l int, sp layerSpec) {
 	t.elementwise("gat.edgesums", l, 2*ek)
 	t.elementwise("gat.bias", l, float64(nR*c)) // dO's column sums
 	t.allReduce("gat.dt", l, r, nP*k+c, 4)
-	t.spmm("αᵀ·dO", l, nP, nR, c, nnz)
+	t.spmmHeads("αᵀ·dO", l, nP, nR, c, nnz)
 	t.allReduce("dY", l, r, nP*c, t.pmmBytes)
 	t.gatRedistribute(l, k, true)
 	// HeadDotBackward reads and writes dY, HeadDotGrad reads Y.

@@ -323,7 +323,7 @@ func PredictIsolated(j Job, m *Machine, workers, ranksPerNode int, memPerRank in
 	link := m.Links(pr.Shape, ranksPerNode)[GroupDP]
 	steps := float64(j.IsolatedSteps(workers))
 	var step Prediction
-	addTrace(&step, j.IsolatedStepTrace(workers), link, m)
+	addTrace(&step, j.IsolatedStepTrace(workers), link, m, j.Precision)
 	build := j.Isolated.BuildNNZ
 	if build == 0 {
 		build = DefaultIsolatedBuildNNZ

@@ -69,7 +69,7 @@ func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 func (pr *Prediction) addLayerwiseEval(j Job, m *Machine, workers int, link Link, weight float64) {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
 	tr := EvalTrace(j.fullGraph(), one, Coords{}, Local{})
-	pr.addKernels(m, tr.Kernels, weight/float64(workers))
+	pr.addKernels(m, j.Precision, tr.Kernels, weight/float64(workers))
 	for l, w := range j.layerwiseWidths() {
 		c := Collective{Phase: PhaseForward, Name: "layerwise.T", Layer: l, Kind: collectives.KindAllGather, Group: GroupDP, Size: workers,
 			Elems: int64(math.Ceil(float64(j.N) * float64(w) / float64(workers))), ElemBytes: 4}

@@ -62,6 +62,24 @@ type GEMMCost struct {
 	Elem float64 `toml:"elem_s"`
 }
 
+// GEMMCosts are the costs of the three GEMM forms a step runs.
+type GEMMCosts struct {
+	NN GEMMCost `toml:"nn"` // H·W
+	TN GEMMCost `toml:"tn"` // Hᵀ·dZ
+	NT GEMMCost `toml:"nt"` // dZ·Wᵀ
+}
+
+// Products are the costs of the SpMMs and GEMMs in mixed precision
+// (train.precision = "bf16"), measured through device.BF16Products: the
+// rounding of their float32 operands into the device's staging counts,
+// as it does for every method but the 3D/4D model's GCN and SAGE layers,
+// which round each operand once (so their GEMMs are priced a little
+// high). The SpMM form is always linear.
+type Products struct {
+	SpMM SpMMCost  `toml:"spmm"`
+	GEMM GEMMCosts `toml:"gemm"`
+}
+
 // Link is the cost of moving data over one kind of connection: Latency
 // seconds per message step and Bandwidth in GB/s (1e9 bytes per second).
 // For inter-node links the bandwidth is a node's injection bandwidth,
@@ -101,12 +119,13 @@ type Machine struct {
 	// in code means the same.
 	Device string `toml:"device"`
 
-	SpMM SpMMCost `toml:"spmm"`
-	GEMM struct {
-		NN GEMMCost `toml:"nn"`
-		TN GEMMCost `toml:"tn"`
-		NT GEMMCost `toml:"nt"`
-	} `toml:"gemm"`
+	SpMM SpMMCost  `toml:"spmm"`
+	GEMM GEMMCosts `toml:"gemm"`
+	// BF16 prices the SpMMs and GEMMs of a job in mixed precision
+	// (Job.Precision bf16); Calibrate measures it. A profile without the
+	// section (the zero Products: HasBF16 false) prices them as float32,
+	// and perfmodel predict says so.
+	BF16 Products `toml:"bf16,omitempty"`
 	Elementwise struct {
 		// Elem is the time per element of an element-wise pass.
 		Elem float64 `toml:"elem_s"`
@@ -194,14 +213,14 @@ func ParseMachine(name string, data []byte) (*Machine, error) {
 	}
 	required := []string{"spmm.form", "elementwise.elem_s",
 		"comm.intra.latency_s", "comm.intra.bandwidth_gbs", "comm.inter.latency_s", "comm.inter.bandwidth_gbs"}
-	for _, op := range []string{"nn", "tn", "nt"} {
-		for _, k := range []string{"call_s", "fma_s", "elem_s"} {
-			required = append(required, "gemm."+op+"."+k)
-		}
+	required = append(required, gemmKeys("")...)
+	if md.IsDefined("bf16") {
+		required = append(required, gemmKeys("bf16.")...)
+		required = append(required, linearKeys("bf16.")...)
 	}
 	switch m.SpMM.Form {
 	case SpMMLinear:
-		required = append(required, "spmm.call_s", "spmm.nnz_s", "spmm.fma_s", "spmm.out_s", "spmm.in_s")
+		required = append(required, linearKeys("")...)
 	case SpMMPlexus:
 		required = append(required, "spmm.flops_s", "spmm.fwd_penalty_s", "spmm.bwd_penalty_s")
 	default:
@@ -226,6 +245,30 @@ func ParseMachine(name string, data []byte) (*Machine, error) {
 	return &m, nil
 }
 
+// HasBF16 reports whether m prices products in mixed precision (a
+// profile with a bf16 section, whose SpMM form is never empty).
+func (m *Machine) HasBF16() bool { return m.BF16 != (Products{}) }
+
+// gemmKeys are the GEMM costs' keys under prefix.
+func gemmKeys(prefix string) []string {
+	var keys []string
+	for _, op := range []string{"nn", "tn", "nt"} {
+		for _, k := range []string{"call_s", "fma_s", "elem_s"} {
+			keys = append(keys, prefix+"gemm."+op+"."+k)
+		}
+	}
+	return keys
+}
+
+// linearKeys are the linear SpMM form's keys under prefix.
+func linearKeys(prefix string) []string {
+	var keys []string
+	for _, k := range []string{"form", "call_s", "nnz_s", "fma_s", "out_s", "in_s"} {
+		keys = append(keys, prefix+"spmm."+k)
+	}
+	return keys
+}
+
 // Validate reports the first coefficient out of range, by its key.
 func (m *Machine) Validate() error {
 	type kv struct {
@@ -233,21 +276,26 @@ func (m *Machine) Validate() error {
 		v      float64
 		signed bool
 	}
-	vals := []kv{
-		{"spmm.call_s", m.SpMM.Call, false}, {"spmm.nnz_s", m.SpMM.NNZ, false}, {"spmm.fma_s", m.SpMM.FMA, false},
-		{"spmm.out_s", m.SpMM.Out, false}, {"spmm.in_s", m.SpMM.In, false},
-		{"spmm.miss_s", m.SpMM.Miss, false}, {"spmm.cache_bytes", m.SpMM.Cache, false},
-		{"spmm.flops_s", m.SpMM.Flops, false}, {"spmm.fwd_penalty_s", m.SpMM.Fwd, true}, {"spmm.bwd_penalty_s", m.SpMM.Bwd, true},
-		{"elementwise.elem_s", m.Elementwise.Elem, false}, {"disk.read_bytes_per_s", m.Disk.ReadBandwidth, false},
-		{"comm.intra.latency_s", m.Comm.Intra.Latency, false}, {"comm.inter.latency_s", m.Comm.Inter.Latency, false},
+	var vals []kv
+	products := func(prefix string, sp SpMMCost, gm GEMMCosts) {
+		vals = append(vals, kv{prefix + "spmm.call_s", sp.Call, false}, kv{prefix + "spmm.nnz_s", sp.NNZ, false},
+			kv{prefix + "spmm.fma_s", sp.FMA, false}, kv{prefix + "spmm.out_s", sp.Out, false}, kv{prefix + "spmm.in_s", sp.In, false},
+			kv{prefix + "spmm.miss_s", sp.Miss, false}, kv{prefix + "spmm.cache_bytes", sp.Cache, false},
+			kv{prefix + "spmm.flops_s", sp.Flops, false}, kv{prefix + "spmm.fwd_penalty_s", sp.Fwd, true}, kv{prefix + "spmm.bwd_penalty_s", sp.Bwd, true})
+		for _, g := range []struct {
+			op string
+			c  GEMMCost
+		}{{"nn", gm.NN}, {"tn", gm.TN}, {"nt", gm.NT}} {
+			vals = append(vals, kv{prefix + "gemm." + g.op + ".call_s", g.c.Call, false}, kv{prefix + "gemm." + g.op + ".fma_s", g.c.FMA, false},
+				kv{prefix + "gemm." + g.op + ".elem_s", g.c.Elem, false})
+		}
 	}
-	for _, g := range []struct {
-		op string
-		c  GEMMCost
-	}{{"nn", m.GEMM.NN}, {"tn", m.GEMM.TN}, {"nt", m.GEMM.NT}} {
-		vals = append(vals, kv{"gemm." + g.op + ".call_s", g.c.Call, false}, kv{"gemm." + g.op + ".fma_s", g.c.FMA, false},
-			kv{"gemm." + g.op + ".elem_s", g.c.Elem, false})
+	products("", m.SpMM, m.GEMM)
+	if m.HasBF16() {
+		products("bf16.", m.BF16.SpMM, m.BF16.GEMM)
 	}
+	vals = append(vals, kv{"elementwise.elem_s", m.Elementwise.Elem, false}, kv{"disk.read_bytes_per_s", m.Disk.ReadBandwidth, false},
+		kv{"comm.intra.latency_s", m.Comm.Intra.Latency, false}, kv{"comm.inter.latency_s", m.Comm.Inter.Latency, false})
 	for _, l := range []struct {
 		key string
 		l   Link
@@ -272,6 +320,10 @@ func (m *Machine) Validate() error {
 	}
 	if m.SpMM.Form != SpMMLinear && m.SpMM.Form != SpMMPlexus {
 		return fmt.Errorf("spmm.form = %q: expected %q or %q", m.SpMM.Form, SpMMLinear, SpMMPlexus)
+	}
+	if m.HasBF16() && (m.BF16.SpMM.Form != SpMMLinear || m.SpMM.Form != SpMMLinear) {
+		return fmt.Errorf("bf16.spmm.form = %q with spmm.form = %q: bf16 costs need the %q form in both (Calibrate writes them so); remove the bf16 section to price bf16 products as float32",
+			m.BF16.SpMM.Form, m.SpMM.Form, SpMMLinear)
 	}
 	if b := m.Comm.Bcast; b != (Link{}) && (!tomlx.NumberIn(b.Latency, "[)", 0, math.Inf(1)) || !tomlx.NumberIn(b.Bandwidth, "()", 0, math.Inf(1))) {
 		return fmt.Errorf("comm.bcast = {latency_s = %v, bandwidth_gbs = %v}: expected latency >= 0 and bandwidth > 0, finite (or no comm.bcast)", b.Latency, b.Bandwidth)

@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"bytes"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -25,7 +26,8 @@ func TestProfilesLoadAndRoundTrip(t *testing.T) {
 			t.Errorf("profile %s written back: %v", name, err)
 			continue
 		}
-		if back.SpMM != m.SpMM || back.GEMM != m.GEMM || back.Comm != m.Comm || back.Elementwise != m.Elementwise || back.Device != m.Device {
+		if back.SpMM != m.SpMM || back.GEMM != m.GEMM || back.Comm != m.Comm || back.Elementwise != m.Elementwise || back.Device != m.Device ||
+			back.BF16 != m.BF16 {
 			t.Errorf("profile %s: read back %+v, want %+v", name, back, m)
 		}
 	}
@@ -92,6 +94,37 @@ func TestParseMachineErrors(t *testing.T) {
 	}
 }
 
+// A profile's bf16 costs round-trip, and a bf16 section must be complete
+// and in the linear form, or it is refused with its key.
+func TestParseMachineBF16(t *testing.T) {
+	m := DefaultMachine()
+	m.BF16 = scaledProducts(m, 0.5)
+	path := filepath.Join(t.TempDir(), "m.toml")
+	if err := m.WriteFile(path, "x"); err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadMachine(path)
+	if err != nil || !back.HasBF16() || back.BF16 != m.BF16 {
+		t.Fatalf("bf16 costs read back as %+v (%v), want %+v", back, err, m.BF16)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, edit, want string }{
+		{"missing key", "[bf16.gemm.nt]\ncall_s = 0\nfma_s = 0\n", "m.toml: missing key bf16.gemm.nt.elem_s"},
+		{"plexus form", "[bf16.spmm]\nform = \"plexus\"\ncall_s = 0\nnnz_s = 0\nfma_s = 0\nout_s = 0\nin_s = 0\n",
+			`m.toml: bf16.spmm.form = "plexus" with spmm.form = "linear": bf16 costs need the "linear" form in both`},
+		{"negative", "[bf16.spmm]\nform = \"linear\"\ncall_s = 0\nnnz_s = -1\nfma_s = 0\nout_s = 0\nin_s = 0\n",
+			"m.toml: bf16.spmm.nnz_s = -1: expected a finite number >= 0"},
+	} {
+		_, err := ParseMachine("m.toml", []byte(replaceTables(string(data), c.edit)))
+		if err == nil || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want it to start with %q", c.name, err, c.want)
+		}
+	}
+}
+
 // replaceTables drops from doc every table that edit defines, then appends
 // edit.
 func replaceTables(doc, edit string) string {
@@ -104,8 +137,8 @@ func replaceTables(doc, edit string) string {
 	var out []string
 	skip := false
 	for _, l := range strings.Split(doc, "\n") {
-		if strings.HasPrefix(l, "[") {
-			skip = drop[l]
+		if t := strings.TrimSpace(l); strings.HasPrefix(t, "[") {
+			skip = drop[t] // WriteFile indents nested tables
 		}
 		if !skip {
 			out = append(out, l)

@@ -25,7 +25,7 @@ func (j Job) neighborGATForward(tr *Trace, l int, s layerSpec, m MFGSize) {
 	kern(Kernel{Phase: PhaseForward, Kind: KernelGEMM, Name: "Y", Layer: l, M: src, N: s.proj, K: s.in})
 	el("gat.headdot", m.Src*c+2*m.Src*k)
 	el("gat.softmax", float64(7+boolInt(j.Dropout > 0))*nnz*k) // scores 3, exp 2, α 2 (+1 with dropout)
-	kern(Kernel{Phase: PhaseForward, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz})
+	kern(Kernel{Phase: PhaseForward, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz, Heads: true})
 	el("gat.bias", 2*m.Dst*c)
 	if s.hidden {
 		el("elu", 2*m.Dst*c)
@@ -49,10 +49,10 @@ func (j Job) neighborGATBackward(tr *Trace, l int, s layerSpec, m MFGSize) {
 		el("gat.mean", m.Dst*c+m.Dst*float64(s.out))
 	}
 	el("gat.bias", m.Dst*c) // dO's column sums
-	kern(Kernel{Phase: PhaseBackward, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz})
+	kern(Kernel{Phase: PhaseBackward, Kind: KernelSpMM, Name: "dα", Layer: l, Rows: dst, Inner: src, Width: s.proj, NNZ: nnz, Heads: true})
 	// rowdot 2, logits' gradient 5, EdgeSums 2 (+2 attention dropout).
 	el("gat.softmax", float64(9+2*boolInt(j.Dropout > 0))*nnz*k)
-	kern(Kernel{Phase: PhaseBackward, Kind: KernelSpMM, Name: "αᵀ·dO", Layer: l, Rows: src, Inner: dst, Width: s.proj, NNZ: nnz})
+	kern(Kernel{Phase: PhaseBackward, Kind: KernelSpMM, Name: "αᵀ·dO", Layer: l, Rows: src, Inner: dst, Width: s.proj, NNZ: nnz, Heads: true})
 	el("gat.headdot", 5*m.Src*c+2*m.Src*k) // HeadDotBackward, HeadDotGrad
 	kern(Kernel{Phase: PhaseBackward, Kind: KernelGEMM, Name: "dW", Layer: l, M: s.in, N: s.proj, K: src, TransA: true})
 	if l == 0 {
@@ -79,7 +79,7 @@ func (j Job) neighborGATEval(tr *Trace, l int, s layerSpec, ranks, nb int, nnz f
 	el("copy", float64(nb)*c+2*float64(cols)*c)
 	el("gat.headdot", float64(cols)*c+float64(nb+cols)*k)
 	el("gat.softmax", 7*nnz*k)
-	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: nb, Inner: cols, Width: s.proj, NNZ: nnz})
+	tr.Kernels = append(tr.Kernels, Kernel{Phase: PhaseEval, Kind: KernelSpMM, Name: "α·Y", Layer: l, Rows: nb, Inner: cols, Width: s.proj, NNZ: nnz, Heads: true})
 	el("gat.bias", 2*float64(nb)*c)
 	if s.hidden {
 		el("elu", 2*float64(nb)*c)

@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
 	"scalegnn/method"
@@ -281,7 +282,7 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 	r := int(math.Round(neighborRemote(mfg[0].Src, ranks)))
 	steps := float64(j.NeighborSteps(ranks))
 	var step Prediction
-	addTrace(&step, j.NeighborStepTrace(ranks, mfg, r, r), link, m)
+	addTrace(&step, j.NeighborStepTrace(ranks, mfg, r, r), link, m, j.Precision)
 	build := j.Neighbor.BuildEdge
 	if build == 0 {
 		build = DefaultBuildEdge
@@ -299,7 +300,7 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 	pr.CommBytes = int64(steps) * j.NeighborStepBytes(r, r, ranks)
 	if j.EvalEvery > 0 {
 		var ev Prediction
-		addTrace(&ev, j.NeighborEvalTrace(ranks), link, m)
+		addTrace(&ev, j.NeighborEvalTrace(ranks), link, m, j.Precision)
 		w := 1 / float64(j.EvalEvery)
 		pr.Comm += w * ev.Comm
 		pr.SpMM += w * ev.SpMM
@@ -311,13 +312,14 @@ func PredictNeighbor(j Job, m *Machine, ranks, ranksPerNode int, memPerRank int6
 	return pr, nil
 }
 
-// addTrace adds one trace's collectives (all on link) and kernels to p.
-func addTrace(p *Prediction, tr Trace, link Link, m *Machine) {
+// addTrace adds one trace's collectives (all on link) and kernels, priced
+// in precision prec, to p.
+func addTrace(p *Prediction, tr Trace, link Link, m *Machine, prec device.Precision) {
 	for _, c := range tr.Comm {
 		p.Comm += CollectiveTime(c, link)
 		p.CommBytes += c.Bytes()
 	}
-	p.addKernels(m, tr.Kernels, 1)
+	p.addKernels(m, prec, tr.Kernels, 1)
 }
 
 // neighborHalo is the expected number of rows a rank's evaluation

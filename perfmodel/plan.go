@@ -93,6 +93,9 @@ type Kernel struct {
 	M, N, K            int
 	TransA, TransB     bool
 	Elems              float64
+	// Heads marks a GAT layer's per-head aggregation and edge kernels
+	// (SpMMHeads and its backward), which stay float32 in mixed precision.
+	Heads bool
 }
 
 // Trace is what a rank does in one training step or one evaluation.
@@ -222,6 +225,12 @@ func (t *tracer) gemm(name string, layer int, ta, tb bool, m, n, k int) {
 
 func (t *tracer) spmm(name string, layer, rows, inner, width int, nnz float64) {
 	t.tr.Kernels = append(t.tr.Kernels, Kernel{Phase: t.phase, Kind: KernelSpMM, Name: name, Layer: layer, Rows: rows, Inner: inner, Width: width, NNZ: nnz})
+}
+
+// spmmHeads is spmm for a GAT layer's per-head kernels (Kernel.Heads).
+func (t *tracer) spmmHeads(name string, layer, rows, inner, width int, nnz float64) {
+	t.spmm(name, layer, rows, inner, width, nnz)
+	t.tr.Kernels[len(t.tr.Kernels)-1].Heads = true
 }
 
 func (t *tracer) elementwise(name string, layer int, elems float64) {

@@ -69,7 +69,7 @@ func PredictShape(j Job, m *Machine, s grid.Shape, ranksPerNode int, memPerRank 
 			pr.Comm += weight * CollectiveTime(c, linksOf[c.Group])
 			pr.CommBytes += int64(math.Round(weight * float64(c.Bytes())))
 		}
-		pr.addKernels(m, tr.Kernels, weight)
+		pr.addKernels(m, j.Precision, tr.Kernels, weight)
 	}
 	steps := float64(j.Steps())
 	add(StepTrace(j, s, at, Local{}), steps, links)
@@ -104,7 +104,7 @@ func (pr *Prediction) addEval(j Job, m *Machine, cube grid.Shape, links map[Grou
 		pr.Comm += weight * CollectiveTime(c, links[c.Group])
 		pr.CommBytes += int64(math.Round(weight * float64(c.Bytes())))
 	}
-	pr.addKernels(m, tr.Kernels, weight)
+	pr.addKernels(m, j.Precision, tr.Kernels, weight)
 	if m.SpMM.Form == SpMMPlexus {
 		pr.SpMM += weight * m.plexusSpMM(j, cube) / 2
 	}

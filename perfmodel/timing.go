@@ -4,29 +4,40 @@ import (
 	"math"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 )
 
-// KernelTime returns the predicted seconds of one local kernel. For the
-// Plexus SpMM form it returns 0 for SpMMs: that form is per layer (see
-// plexusSpMM).
-func (m *Machine) KernelTime(k Kernel) float64 {
+// KernelTime returns the predicted seconds of one local kernel in
+// float32. For the Plexus SpMM form it returns 0 for SpMMs: that form is
+// per layer (see plexusSpMM).
+func (m *Machine) KernelTime(k Kernel) float64 { return m.kernelTime(k, device.Float32) }
+
+// kernelTime is KernelTime in precision p: in mixed precision the SpMMs
+// and GEMMs cost what m.BF16 says, where the profile has it, except a GAT
+// layer's per-head kernels (Kernel.Heads), which every device runs in
+// float32.
+func (m *Machine) kernelTime(k Kernel, p device.Precision) float64 {
+	sp, gm := m.SpMM, m.GEMM
+	if p == device.BF16 && m.HasBF16() && !k.Heads {
+		sp, gm = m.BF16.SpMM, m.BF16.GEMM
+	}
 	switch k.Kind {
 	case KernelSpMM:
-		if m.SpMM.Form != SpMMLinear {
+		if sp.Form != SpMMLinear {
 			return 0
 		}
-		c := m.SpMM
+		c := sp
 		w := float64(k.Width)
 		return c.Call + c.NNZ*k.NNZ + c.FMA*k.NNZ*w + c.Out*float64(k.Rows)*w + c.In*float64(k.Inner)*w +
 			c.Miss*missLines(k.NNZ, k.Inner, k.Width, c.Cache)
 	case KernelGEMM:
-		c := m.GEMM.NN
+		c := gm.NN
 		switch {
 		case k.TransA:
-			c = m.GEMM.TN
+			c = gm.TN
 		case k.TransB:
-			c = m.GEMM.NT
+			c = gm.NT
 		}
 		mm, nn, kk := float64(k.M), float64(k.N), float64(k.K)
 		return c.Call + c.FMA*mm*nn*kk + c.Elem*(mm*kk+kk*nn+mm*nn)
@@ -180,9 +191,9 @@ func (m *Machine) Links(s grid.Shape, ranksPerNode int) map[Group]Link {
 // addKernels adds weight times the machine's time of each kernel to the
 // prediction's part for its kind: SpMM, GEMM, or Other for the
 // element-wise work. Every algorithm's prediction splits its kernels so.
-func (p *Prediction) addKernels(m *Machine, ks []Kernel, weight float64) {
+func (p *Prediction) addKernels(m *Machine, prec device.Precision, ks []Kernel, weight float64) {
 	for _, k := range ks {
-		t := weight * m.KernelTime(k)
+		t := weight * m.kernelTime(k, prec)
 		switch k.Kind {
 		case KernelSpMM:
 			p.SpMM += t

@@ -125,7 +125,7 @@ type Machine struct {
 	// (Job.Precision bf16); Calibrate measures it. A profile without the
 	// section (the zero Products: HasBF16 false) prices them as float32,
 	// and perfmodel predict says so.
-	BF16 Products `toml:"bf16,omitempty"`
+	BF16        Products `toml:"bf16,omitempty"`
 	Elementwise struct {
 		// Elem is the time per element of an element-wise pass.
 		Elem float64 `toml:"elem_s"`

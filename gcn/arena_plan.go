@@ -248,9 +248,6 @@ func (p *arenaPlan) backward() {
 		p.gemmOp(rows, out, in, out)  // dOut·Wᵀ
 		p.gemmOp(rows, in, rows, out) // Xᵀ·dOut
 		p.pmm(ra, rows*in)
-		if p.dropout() {
-			p.mat(rows, in) // applyKeep
-		}
 	}
 	for l := c.Layers - 1; l >= 0; l-- {
 		sp, nP, nR, dIn, dOut, pa, _, ra := p.layer(l)
@@ -261,9 +258,6 @@ func (p *arenaPlan) backward() {
 			}
 			p.mat(nP, dIn)                                    // dF̃
 			p.gemmOp(nP, sp.projWidth(), dIn, sp.projWidth()) // dY·Wᵀ
-			if p.dropout() {
-				p.mat(nP, dIn) // applyKeep
-			}
 			continue
 		}
 		if sp.hidden {
@@ -285,23 +279,25 @@ func (p *arenaPlan) backward() {
 		if !sp.needInputGrad {
 			break
 		}
+		ru := reuse(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa))
 		dh := nR
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
-		p.mat(dh, dIn) // dH
+		if !ru.dhInH {
+			p.mat(dh, dIn) // dH
+		}
 		if !p.mixed() {
 			p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
 		}
 		p.pmm(pa, dh*dIn)
 		p.spmmOp(nR, dIn) // Âᵀ·dH
-		p.mat(nP, dIn)    // dF̃
+		if !ru.dfInAct {
+			p.mat(nP, dIn) // dF̃
+		}
 		p.pmm(ra, nP*dIn)
 		if sp.self {
 			p.mat(nP, dIn) // dS redistributed back
-		}
-		if p.dropout() {
-			p.mat(nP, dIn) // applyKeep
 		}
 		if sp.residual {
 			p.mat(nP, dIn) // the residual's gradient, redistributed

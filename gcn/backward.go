@@ -88,11 +88,19 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// SAGE also needs dS = AllReduce_P(dZ·W_selfᵀ), the gradient of
 		// the redistributed input: it is stacked under dH (same layout)
 		// so that one all-reduce over P sums both.
+		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size())
 		rows := dm.nR
 		if dm.spec.self {
 			rows *= 2
 		}
-		dhs := ar.mat(rows, dm.dIn)
+		var dhs device.Mat
+		if ru.dhInH {
+			// H is dead once dW has read it (reuse.go).
+			m.weightGrads(lt, dm, dz)
+			dhs = lt.h
+		} else {
+			dhs = ar.mat(rows, dm.dIn)
+		}
 		dh := dhs.Slice(0, dm.nR, 0, dm.dIn)
 		var ds device.Mat
 		if dm.spec.self {
@@ -100,7 +108,23 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		}
 		m.inputGrads(dm, lt, dz, dh, ds)
 		var reqDW collectives.Request
-		if m.Options.Overlap {
+		switch {
+		case ru.dhInH:
+			// dW is computed; with overlap its sum runs while dH's
+			// SpMM does (P, one rank here, has nothing to sum).
+			var err error
+			if m.Options.Overlap {
+				reqDW, err = m.startAllReduce(g.Comm(dm.r), wg, false)
+			} else {
+				err = m.allReduce(g.Comm(dm.r), wg)
+			}
+			if err != nil {
+				return err
+			}
+			if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {
+				return err
+			}
+		case m.Options.Overlap:
 			reqDH, err := m.startAllReduce(g.Comm(dm.p), dhs.Flat(), true)
 			if err != nil {
 				return err
@@ -112,7 +136,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			if err := m.wait(reqDH); err != nil {
 				return err
 			}
-		} else {
+		default:
 			m.weightGrads(lt, dm, dz)
 			if err := m.allReduce(g.Comm(dm.r), wg); err != nil {
 				return err
@@ -121,7 +145,17 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				return err
 			}
 		}
-		df := ar.mat(dm.nP, dm.dIn)
+		var df device.Mat
+		if ru.dfInAct {
+			// Layer l-1's ReLU output, layer l's input: the forward
+			// pass's alone (reuse.go).
+			df = tp.layers[l-1].act
+			if df.Rows() != dm.nP || df.Cols() != dm.dIn {
+				panic("gcn: the previous layer's output is not shaped as this layer's input gradient")
+			}
+		} else {
+			df = ar.mat(dm.nP, dm.dIn)
+		}
 		m.spmm(df, dm.at, dh)
 		if err := m.wait(reqDW); err != nil {
 			return err

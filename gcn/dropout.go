@@ -41,10 +41,9 @@ func (m *Model) dropoutKeep(src device.Mat, verts device.Buffer[int32], c0 int, 
 // applyKeep returns src with a mask recorded by dropoutKeep applied (kept
 // entries scaled by 1/(1−p), the others zero); without a mask, src.
 func (m *Model) applyKeep(src device.Mat, k mask) device.Mat {
-	if !k.ok {
-		return src
+	if k.ok {
+		// In place: src is a gradient the backward pass owns (reuse.go).
+		m.dev.ApplyMask(src, src, k.bits, m.Cfg.Dropout)
 	}
-	out := m.cur.ar.mat(src.Rows(), src.Cols())
-	m.dev.ApplyMask(out, src, k.bits, m.Cfg.Dropout)
-	return out
+	return src
 }

@@ -47,6 +47,10 @@ type Job struct {
 	// device.BF16 the device stages their operands in bfloat16
 	// (Memory.Staging).
 	Precision device.Precision
+	// NoOverlap is train.overlap = false: the backward pass computes dW
+	// before dH is summed, so dH reuses H's memory on every grid, not only
+	// where P is one rank (gcn's backward buffer reuse).
+	NoOverlap bool
 	// Permutation decides how many adjacency shards a rank keeps and
 	// whether the residual's redistribution reorders rows.
 	Permutation permute.Scheme

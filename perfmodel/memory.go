@@ -226,7 +226,7 @@ func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
 // runOptions are the model's run-time options that change its arenas:
 // bfloat16 sums and mixed precision.
 func (j Job) runOptions() gcn.Options {
-	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision}
+	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision, Overlap: !j.NoOverlap}
 }
 
 // blockShape shows gcn's arena plan a tracer's blocks.

@@ -141,6 +141,7 @@ func PerfJob(cfg *jobfile.Config, gs GraphSize) perfmodel.Job {
 		InputProjection: m.InputProjection, OutputHead: m.OutputHead, Norm: m.Norm == gcn.RMSNorm, Residual: m.Residual,
 		Layer: m.Layer, Heads: m.Heads, OutputHeads: m.OutputHeads, Dropout: m.Dropout, EvalEvery: cfg.Train.EvalEvery, ShardedLoad: gs.Sharded, FeatureBytes: gs.FeatureBytes,
 		Mode: cfg.Train.Mode, CommDType: cfg.Train.CommDtype, Precision: cfg.Train.Precision, Permutation: cfg.Permute.Scheme,
+		NoOverlap: !cfg.Train.Overlap,
 	}
 	if t := cfg.Train; t.Mode == gcn.MiniBatch {
 		if b, err := sampler.BatchSize(gs.N, t.BatchSize, t.BatchRatio); err == nil {

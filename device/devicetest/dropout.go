@@ -95,6 +95,11 @@ func testDropout(t *testing.T, dev device.Device) {
 			dev.Fill(dst.m, 7)
 			dev.ApplyMask(dst.m, x.m, keep, p)
 			exact(t, "ApplyMask "+name, dst.get(t, dev, "ApplyMask"), want)
+			// And in place, as the backward pass applies it to its own
+			// gradients.
+			dev.Copy(dst.m, x.m)
+			dev.ApplyMask(dst.m, dst.m, keep, p)
+			exact(t, "ApplyMask in place "+name, dst.get(t, dev, "ApplyMask in place"), want)
 
 			fillOnes(dev, keep)
 			dev.ReLUDropoutRecord(dst.m, x.m, keep, spec)

@@ -1,0 +1,47 @@
+package gcn
+
+import "scalegnn/device"
+
+// Buffer reuse in the backward pass. The arena hands out memory that lives
+// until the next pass, so every matrix a step takes adds to its peak. The
+// backward pass writes two matrices per layer, dH and dF̃ (its input's
+// gradient); where a forward matrix of the same shape is dead by then, it
+// writes into that one instead of taking a new one, and it applies the
+// dropout masks to its gradients in place. On one rank a 3-layer GCN's
+// step then takes no more matrices than it keeps from the forward pass,
+// about what PyTorch's autograd holds at its peak.
+//
+// backwardReuse is the one rule, read by backward.go and by the arena plan
+// (arena_plan.go), which must take exactly what the pass takes.
+type backwardReuse struct {
+	// dhInH: dH is written into the layer's H (rows R, cols Q, the same
+	// shape) once the weight gradient Hᵀ·dZ has read it. Not in mixed
+	// precision (H is kept in bfloat16 only), not for SAGE (dS is stacked
+	// under dH, twice H's rows), and not when the backward pass overlaps
+	// dW with dH's sum over a P group of several ranks (dW then reads H
+	// while dH is summed).
+	dhInH bool
+	// dfInAct: dF̃ is written into layer l-1's ReLU output, layer l's
+	// input (rows P, cols Q of layer l's input layout, the same shape),
+	// which only the forward pass reads when that ReLU recorded its
+	// positions as bits: layer l-1 a GCN or SAGE hidden layer without norm
+	// (which reads the output back) or residual (whose sum, not the ReLU
+	// output, is layer l's input).
+	dfInAct bool
+}
+
+// reuse returns layer l's backward reuse for a model of layers specs, in
+// precision prec, with overlap on and a P group of pSize ranks.
+func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize int) backwardReuse {
+	sp := specs[l]
+	var r backwardReuse
+	if sp.heads > 0 || !sp.needInputGrad {
+		return r
+	}
+	r.dhInH = prec != device.BF16 && !sp.self && (!overlap || pSize == 1)
+	if l > 0 {
+		prev := specs[l-1]
+		r.dfInAct = prev.heads == 0 && prev.hidden && !prev.norm && !prev.residual
+	}
+	return r
+}

@@ -1,0 +1,53 @@
+package gcn
+
+import (
+	"testing"
+
+	"scalegnn/device"
+	"scalegnn/grid"
+)
+
+// oneRank is the blocks of a single rank holding n vertices: every
+// dimension whole, every group of one.
+type oneRank struct{ n int }
+
+func (s oneRank) Rows(grid.Axis, int) int     { return s.n }
+func (s oneRank) Cols(w int, _ grid.Axis) int { return w }
+func (s oneRank) Size(grid.Axis) int          { return 1 }
+
+// TestBackwardReusesDeadBuffers: on one rank the backward pass of a
+// 3-layer GCN takes no float32 matrix of its own (reuse.go), with dropout
+// or without, with overlap or without; where the rule withholds a reuse,
+// the backward pass takes exactly those matrices: dH for every layer with
+// an input gradient in mixed precision (H is bfloat16 there) and, twice
+// H's rows, for SAGE (dS stacked under dH, and dS redistributed back);
+// and dF̃ after a layer with a norm. The arena plan is held to the model's arenas by
+// TestArenaPlanMatchesArenas, so this is what a step takes.
+func TestBackwardReusesDeadBuffers(t *testing.T) {
+	const n, w = 1000, 16
+	cfg := Config{Features: w, Hidden: w, Classes: 4, Layers: 3, Seed: 1}
+	sage, norm, drop := cfg, cfg, cfg
+	sage.Layer, norm.Norm, drop.Dropout = SAGELayer, true, 0.5
+	mat := int64(n) * w
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		run  Options
+		want int64 // float32 elements the backward pass takes
+	}{
+		{"gcn", cfg, Options{}, 0},
+		{"gcn overlap", cfg, Options{Overlap: true}, 0},
+		{"gcn dropout", drop, Options{}, 0},
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, 2 * mat}, // dH of layers 2 and 1
+		{"sage", sage, Options{}, 2 * (2*mat + mat)},                // layers 2 and 1: dH with dS, and dS redistributed back
+		{"gcn norm", norm, Options{}, 2*mat + 2*n},                  // dF̃ of layers 2 and 1; the norms' dots
+	} {
+		step := c.cfg.planStep(oneRank{n}, c.run)
+		fwd := arenaPlan{cfg: c.cfg, s: oneRank{n}, run: c.run, training: true}
+		fwd.forward()
+		fwd.loss()
+		if got := step.use.F32 - fwd.use.F32; got != c.want {
+			t.Errorf("%s: the backward pass takes %d float32 elements, want %d (%d-element matrices)", c.name, got, c.want, mat)
+		}
+	}
+}

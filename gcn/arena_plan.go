@@ -279,12 +279,12 @@ func (p *arenaPlan) backward() {
 		if !sp.needInputGrad {
 			break
 		}
-		ru := reuse(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa))
+		ru := reuse(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut)
 		dh := nR
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
-		if !ru.dhInH {
+		if !ru.dhInH && !ru.dhInDZ {
 			p.mat(dh, dIn) // dH
 		}
 		if !p.mixed() {

@@ -88,17 +88,22 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// SAGE also needs dS = AllReduce_P(dZ·W_selfᵀ), the gradient of
 		// the redistributed input: it is stacked under dH (same layout)
 		// so that one all-reduce over P sums both.
-		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size())
+		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size(), dm.dIn, dm.dOut)
 		rows := dm.nR
 		if dm.spec.self {
 			rows *= 2
 		}
 		var dhs device.Mat
-		if ru.dhInH {
+		switch {
+		case ru.dhInH:
 			// H is dead once dW has read it (reuse.go).
 			m.weightGrads(lt, dm, dz)
 			dhs = lt.h
-		} else {
+		case ru.dhInDZ:
+			// dZ is dead once rounded (reuse.go).
+			m.dzBF16(lt, dz)
+			dhs = dz
+		default:
 			dhs = ar.mat(rows, dm.dIn)
 		}
 		dh := dhs.Slice(0, dm.nR, 0, dm.dIn)

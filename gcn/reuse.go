@@ -21,6 +21,11 @@ type backwardReuse struct {
 	// dW with dH's sum over a P group of several ranks (dW then reads H
 	// while dH is summed).
 	dhInH bool
+	// dhInDZ: in mixed precision dH is written into dZ's float32 buffer,
+	// which is dead once dZ has been rounded (lt.dzb: both weight
+	// gradients and dH read the rounded copy), where the two have the same
+	// shape (a layer as wide out as in, without SAGE's stacked dS).
+	dhInDZ bool
 	// dfInAct: dF̃ is written into layer l-1's ReLU output, layer l's
 	// input (rows P, cols Q of layer l's input layout, the same shape),
 	// which only the forward pass reads when that ReLU recorded its
@@ -31,14 +36,16 @@ type backwardReuse struct {
 }
 
 // reuse returns layer l's backward reuse for a model of layers specs, in
-// precision prec, with overlap on and a P group of pSize ranks.
-func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize int) backwardReuse {
+// precision prec, with overlap on, a P group of pSize ranks and local
+// blocks dIn and dOut columns wide.
+func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize, dIn, dOut int) backwardReuse {
 	sp := specs[l]
 	var r backwardReuse
 	if sp.heads > 0 || !sp.needInputGrad {
 		return r
 	}
 	r.dhInH = prec != device.BF16 && !sp.self && (!overlap || pSize == 1)
+	r.dhInDZ = prec == device.BF16 && !sp.self && dIn == dOut
 	if l > 0 {
 		prev := specs[l-1]
 		r.dfInAct = prev.heads == 0 && prev.hidden && !prev.norm && !prev.residual

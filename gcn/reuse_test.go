@@ -19,7 +19,8 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 // 3-layer GCN takes no float32 matrix of its own (reuse.go), with dropout
 // or without, with overlap or without; where the rule withholds a reuse,
 // the backward pass takes exactly those matrices: dH for every layer with
-// an input gradient in mixed precision (H is bfloat16 there) and, twice
+// an input gradient in mixed precision (H is bfloat16 there) unless the
+// layer is as wide out as in (dZ, rounded, is dead), and, twice
 // H's rows, for SAGE (dS stacked under dH, and dS redistributed back);
 // and dF̃ after a layer with a norm. The arena plan is held to the model's arenas by
 // TestArenaPlanMatchesArenas, so this is what a step takes.
@@ -38,9 +39,9 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn", cfg, Options{}, 0},
 		{"gcn overlap", cfg, Options{Overlap: true}, 0},
 		{"gcn dropout", drop, Options{}, 0},
-		{"gcn bf16", cfg, Options{Precision: device.BF16}, 2 * mat}, // dH of layers 2 and 1
-		{"sage", sage, Options{}, 2 * (2*mat + mat)},                // layers 2 and 1: dH with dS, and dS redistributed back
-		{"gcn norm", norm, Options{}, 2*mat + 2*n},                  // dF̃ of layers 2 and 1; the norms' dots
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, mat}, // dH of layer 2 (16 to 4 wide); layer 1's goes into dZ
+		{"sage", sage, Options{}, 2 * (2*mat + mat)},            // layers 2 and 1: dH with dS, and dS redistributed back
+		{"gcn norm", norm, Options{}, 2*mat + 2*n},              // dF̃ of layers 2 and 1; the norms' dots
 	} {
 		step := c.cfg.planStep(oneRank{n}, c.run)
 		fwd := arenaPlan{cfg: c.cfg, s: oneRank{n}, run: c.run, training: true}

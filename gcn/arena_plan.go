@@ -269,7 +269,14 @@ func (p *arenaPlan) backward() {
 			}
 		}
 		if p.mixed() {
-			p.use.U16 += int64(nR) * int64(dOut) // dZ, once for all its products
+			nextH := int64(0)
+			if l+1 < c.Layers {
+				_, _, nR1, dIn1, _, _, _, _ := p.layer(l + 1)
+				nextH = int64(nR1) * int64(dIn1)
+			}
+			if !dzInNextH(c.layers(), l, p.run.Precision, int64(nR)*int64(dOut), nextH) {
+				p.use.U16 += int64(nR) * int64(dOut) // dZ, once for all its products
+			}
 		} else {
 			p.gemmOp(nR, dIn, nR, dOut) // Hᵀ·dZ
 			if sp.self {

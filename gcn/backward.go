@@ -69,6 +69,12 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				}
 			}
 		}
+		if l+1 < len(m.specs) && m.mixed() {
+			next := tp.layers[l+1].hb.Flat()
+			if dzInNextH(m.specs, l, m.Options.Precision, int64(dm.nR)*int64(dm.dOut), int64(next.Len())) {
+				lt.dzbInto = next // layer l+1's H, dead (reuse.go)
+			}
+		}
 		// wg is the layer's weight gradients: dW, and for SAGE dW_self
 		// right after it in the gradient buffer (paramShapes), summed
 		// over R by one all-reduce.

@@ -27,6 +27,7 @@ type layerTape struct {
 	// rounded to bfloat16, each once.
 	hb, wb, wsb, selfb, dzb device.MatBF16
 	dzbOK                   bool
+	dzbInto                 device.Buffer[uint16] // where dzb goes, when not a new take (reuse.go)
 	u                       device.Mat // RMSNorm: Z/rms
 	rms                     device.Buffer[float32]
 	act                     device.Mat // output of the ReLU (rows R, cols P)

@@ -133,7 +133,13 @@ func (m *Model) weightGrads(lt *layerTape, dm *layerDims, dz device.Mat) {
 // dzBF16 is dZ rounded, once per layer and pass (lt.dzb).
 func (m *Model) dzBF16(lt *layerTape, dz device.Mat) device.MatBF16 {
 	if !lt.dzbOK {
-		lt.dzb, lt.dzbOK = m.packed(dz), true
+		if n := dz.Rows() * dz.Cols(); lt.dzbInto.Len() >= n {
+			lt.dzb = device.MatrixBF16(lt.dzbInto.Slice(0, n), dz.Rows(), dz.Cols())
+			m.dev.PackMatBF16(lt.dzb, dz)
+		} else {
+			lt.dzb = m.packed(dz)
+		}
+		lt.dzbOK = true
 	}
 	return lt.dzb
 }

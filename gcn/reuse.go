@@ -35,6 +35,15 @@ type backwardReuse struct {
 	dfInAct bool
 }
 
+// dzInNextH reports whether, in mixed precision, layer l's rounded dZ
+// (dz elements) is written into layer l+1's bfloat16 H (nextH elements),
+// which layer l+1's weight gradient read last, before layer l's backward
+// pass began: layer l+1 a GCN or SAGE layer (a GAT layer keeps no H), and
+// room for dZ.
+func dzInNextH(specs []layerSpec, l int, prec device.Precision, dz, nextH int64) bool {
+	return prec == device.BF16 && specs[l].heads == 0 && l+1 < len(specs) && specs[l+1].heads == 0 && dz <= nextH
+}
+
 // reuse returns layer l's backward reuse for a model of layers specs, in
 // precision prec, with overlap on, a P group of pSize ranks and local
 // blocks dIn and dOut columns wide.

@@ -22,7 +22,8 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 // an input gradient in mixed precision (H is bfloat16 there) unless the
 // layer is as wide out as in (dZ, rounded, is dead), and, twice
 // H's rows, for SAGE (dS stacked under dH, and dS redistributed back);
-// and dF̃ after a layer with a norm. The arena plan is held to the model's arenas by
+// and dF̃ after a layer with a norm; in mixed precision the rounded dZ
+// takes memory only for the last layer. The arena plan is held to the model's arenas by
 // TestArenaPlanMatchesArenas, so this is what a step takes.
 func TestBackwardReusesDeadBuffers(t *testing.T) {
 	const n, w = 1000, 16
@@ -49,6 +50,15 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		fwd.loss()
 		if got := step.use.F32 - fwd.use.F32; got != c.want {
 			t.Errorf("%s: the backward pass takes %d float32 elements, want %d (%d-element matrices)", c.name, got, c.want, mat)
+		}
+		// In mixed precision the rounded dZ of layers 1 and 0 goes into
+		// the H of layers 2 and 1; only layer 2's (4 wide) is taken.
+		wantU16 := int64(0)
+		if c.run.Precision == device.BF16 {
+			wantU16 = int64(n) * 4
+		}
+		if got := step.use.U16 - fwd.use.U16; got != wantU16 {
+			t.Errorf("%s: the backward pass takes %d bfloat16 elements, want %d", c.name, got, wantU16)
 		}
 	}
 }

@@ -28,7 +28,7 @@ type layerTape struct {
 	hb, wb, wsb, selfb, dzb device.MatBF16
 	dzbOK                   bool
 	dzbInto                 device.Buffer[uint16] // where dzb goes, when not a new take (reuse.go)
-	u                       device.Mat // RMSNorm: Z/rms
+	u                       device.Mat            // RMSNorm: Z/rms
 	rms                     device.Buffer[float32]
 	act                     device.Mat // output of the ReLU (rows R, cols P)
 	pos                     mask       // where act > 0, when the ReLU recorded it

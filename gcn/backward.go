@@ -120,22 +120,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		m.inputGrads(dm, lt, dz, dh, ds)
 		var reqDW collectives.Request
 		switch {
-		case ru.dhInH:
-			// dW is computed; with overlap its sum runs while dH's
-			// SpMM does (P, one rank here, has nothing to sum).
-			var err error
-			if m.Options.Overlap {
-				reqDW, err = m.startAllReduce(g.Comm(dm.r), wg, false)
-			} else {
-				err = m.allReduce(g.Comm(dm.r), wg)
-			}
-			if err != nil {
-				return err
-			}
-			if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {
-				return err
-			}
-		case m.Options.Overlap:
+		case m.Options.Overlap && !ru.dhInH:
 			reqDH, err := m.startAllReduce(g.Comm(dm.p), dhs.Flat(), true)
 			if err != nil {
 				return err
@@ -148,8 +133,18 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				return err
 			}
 		default:
-			m.weightGrads(lt, dm, dz)
-			if err := m.allReduce(g.Comm(dm.r), wg); err != nil {
+			if !ru.dhInH { // else computed before dH overwrote H
+				m.weightGrads(lt, dm, dz)
+			}
+			// With overlap (dH in H: P is one rank, nothing to sum) dW's
+			// sum runs while dH's SpMM does.
+			var err error
+			if m.Options.Overlap {
+				reqDW, err = m.startAllReduce(g.Comm(dm.r), wg, false)
+			} else {
+				err = m.allReduce(g.Comm(dm.r), wg)
+			}
+			if err != nil {
 				return err
 			}
 			if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {

@@ -17,13 +17,13 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 
 // TestBackwardReusesDeadBuffers: on one rank the backward pass of a
 // 3-layer GCN takes no float32 matrix of its own (reuse.go), with dropout
-// or without, with overlap or without; where the rule withholds a reuse,
+// or without, with overlap or without. Where the rule withholds a reuse,
 // the backward pass takes exactly those matrices: dH for every layer with
 // an input gradient in mixed precision (H is bfloat16 there) unless the
-// layer is as wide out as in (dZ, rounded, is dead), and, twice
-// H's rows, for SAGE (dS stacked under dH, and dS redistributed back);
-// and dF̃ after a layer with a norm; in mixed precision the rounded dZ
-// takes memory only for the last layer. The arena plan is held to the model's arenas by
+// layer is as wide out as in (dZ, rounded, is dead); twice H's rows for
+// SAGE (dS stacked under dH), and dS redistributed back; dF̃ after a layer
+// with a norm. In mixed precision the rounded dZ takes memory only for
+// the last layer. The arena plan is held to the model's arenas by
 // TestArenaPlanMatchesArenas, so this is what a step takes.
 func TestBackwardReusesDeadBuffers(t *testing.T) {
 	const n, w = 1000, 16

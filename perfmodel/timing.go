@@ -27,10 +27,9 @@ func (m *Machine) kernelTime(k Kernel, p device.Precision) float64 {
 		if sp.Form != SpMMLinear {
 			return 0
 		}
-		c := sp
 		w := float64(k.Width)
-		return c.Call + c.NNZ*k.NNZ + c.FMA*k.NNZ*w + c.Out*float64(k.Rows)*w + c.In*float64(k.Inner)*w +
-			c.Miss*missLines(k.NNZ, k.Inner, k.Width, c.Cache)
+		return sp.Call + sp.NNZ*k.NNZ + sp.FMA*k.NNZ*w + sp.Out*float64(k.Rows)*w + sp.In*float64(k.Inner)*w +
+			sp.Miss*missLines(k.NNZ, k.Inner, k.Width, sp.Cache)
 	case KernelGEMM:
 		c := gm.NN
 		switch {

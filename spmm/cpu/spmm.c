@@ -130,8 +130,8 @@ typedef uint16_t vh4 __attribute__((vector_size(8)));
  * the odd ones the words with their low half cleared. That is two integer
  * operations for 2L elements where widening (vpmovzxwd and vpslld) takes
  * four, and the SpMM, bound by how many loads the core keeps in flight,
- * gains from every operation saved (R-MAT 18, width 128: bf16 went from
- * 0.70-0.77x the float32 kernel to 0.57-0.62x). The partial sums run in two
+ * gains from every operation saved (R-MAT 18, width 128, float32 result:
+ * bf16 went from 0.70-0.76x the float32 kernel to 0.59-0.63x). The partial sums run in two
  * vectors, evens and odds, and are put back in order once per row when
  * stored: each sum is formed exactly as before, bit for bit.
  * PAIRED_K says whether kind K reads in pairs; LDP loads 2L elements at p

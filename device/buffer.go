@@ -3,6 +3,8 @@ package device
 import (
 	"fmt"
 	"unsafe"
+
+	"scalegnn/internal/hugepage"
 )
 
 // Elem is an element type a Buffer may hold: float32 activations and
@@ -66,7 +68,9 @@ func Alloc[T Elem](dev Device, n int) Buffer[T] {
 	if g := dev.memory(); g != nil {
 		return Buffer[T]{blk: g.alloc(int64(n) * elemSize[T]()), n: n}
 	}
-	return Buffer[T]{host: make([]T, n)}
+	// Huge pages: an SpMM gathers rows of its dense operand at random, and
+	// with 4 KiB pages nearly every gather is a TLB miss (internal/hugepage).
+	return Buffer[T]{host: hugepage.Make[T](n)}
 }
 
 // Upload copies src into dst[off:off+len(src)] (host to device); src may

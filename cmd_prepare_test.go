@@ -253,3 +253,42 @@ func TestPrepareDType(t *testing.T) {
 		t.Errorf("-dtype fp16: exit %d, stderr:\n%s", code, stderr)
 	}
 }
+
+// TestLayerwiseReadBytesMatchesDataset: the performance model's bytes of
+// an out-of-core layer-wise evaluation's strips are the adjacency files
+// of a prepared dataset with one block per chunk: every row's pointer in
+// each column block and 8 bytes a nonzero, each layer (the files add one
+// pointer a block and their headers). Counting one pointer a row, as the
+// model did, falls short by (C-1)·8·N.
+func TestLayerwiseReadBytesMatchesDataset(t *testing.T) {
+	const blocks = 4
+	out := filepath.Join(t.TempDir(), "ds")
+	if code, stderr := runMain(t, "prepare", "-q", "-format", "builtin", "-in", "cora", "-blocks", fmt.Sprint(blocks), "-permute", "single", "-out", out); code != 0 {
+		t.Fatalf("prepare: exit %d\n%s", code, stderr)
+	}
+	m, err := prepared.ReadMeta(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var files int64
+	for _, f := range m.Files {
+		if strings.HasPrefix(f.Path, "adj0/") {
+			files += f.Bytes
+		}
+	}
+	cfg := jobfile.DefaultConfig()
+	cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, out
+	gs, err := plan.EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	j := plan.PerfJob(&cfg, gs)
+	j.Isolated.OutOfCore, j.Isolated.Layerwise, j.Isolated.Chunks = true, true, blocks
+	fewer := j // one layer less: the difference is a layer's strips
+	fewer.Layers--
+	strips := j.LayerwiseReadBytes(1) - fewer.LayerwiseReadBytes(1)
+	slack := float64(blocks * blocks * (8 + 3*256)) // a pointer and three headers a block file
+	if !(strips <= float64(files) && float64(files) <= strips+slack) {
+		t.Errorf("a layer's strips: %.0f bytes predicted, the adjacency files hold %d (want at most %.0f more)", strips, files, slack)
+	}
+}

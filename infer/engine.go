@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"slices"
+	"time"
 
 	"scalegnn/collectives"
 	"scalegnn/device"
@@ -53,6 +54,27 @@ type Engine struct {
 	strips     []*spmm.CSR
 	cacheBytes int64
 	cacheLimit int64
+
+	// Times is where the last forward pass's time went.
+	Times Times
+}
+
+// Times splits a layer-wise forward pass's time on one rank: Read, what
+// reading the source took (adjacency strips, features, labels; the bytes
+// of strips in StripBytes), Store, keeping the activations between layers
+// and reading them back, Gather, the all-gathers of T, and Total. The
+// rest of Total is compute.
+type Times struct {
+	Read, Store, Gather, Total time.Duration
+	StripBytes                 int64
+}
+
+// timed runs f and adds its time to *t.
+func timed[T any](t *time.Duration, f func() (T, error)) (T, error) {
+	t0 := time.Now()
+	v, err := f()
+	*t += time.Since(t0)
+	return v, err
 }
 
 // CacheStrips lets the engine keep adjacency strips it has read, up to
@@ -70,10 +92,11 @@ func (e *Engine) strip(k int) (*spmm.CSR, error) {
 		return a, nil
 	}
 	b := e.blocks[k]
-	a, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
+	a, err := timed(&e.Times.Read, func() (*spmm.CSR, error) { return e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n) })
 	if err != nil {
 		return nil, err
 	}
+	e.Times.StripBytes += 8*int64(a.Rows+1) + 8*int64(a.NNZ())
 	if size := 8*int64(a.Rows+1) + 8*int64(a.NNZ()); e.cacheBytes+size <= e.cacheLimit {
 		e.strips[k], e.cacheBytes = a, e.cacheBytes+size
 	}
@@ -150,6 +173,9 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 	if err := e.check(w); err != nil {
 		return err
 	}
+	e.Times = Times{}
+	t0 := time.Now()
+	defer func() { e.Times.Total = time.Since(t0) }()
 	defer e.store.clear()
 	for l := 0; l <= last; l++ {
 		s := e.specs[l]
@@ -176,7 +202,10 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 			for r, c := range e.counts {
 				counts[r] = c * width
 			}
-			if err := e.comm.AllGatherVF32(full, local, counts); err != nil {
+			t0 := time.Now()
+			err := e.comm.AllGatherVF32(full, local, counts)
+			e.Times.Gather += time.Since(t0)
+			if err != nil {
 				return fmt.Errorf("infer: gathering layer %d's transformed input: %w", l, err)
 			}
 			if s.Heads == 0 {
@@ -193,7 +222,9 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 			ro.r0, ro.allRows = b[0], all || !final || emb
 			if final {
 				var err error
+				t0 := time.Now()
 				ro.labels, ro.masks[0], ro.masks[1], ro.masks[2], err = e.src.Labels(0, b[0], b[1])
+				e.Times.Read += time.Since(t0)
 				if err != nil {
 					return err
 				}
@@ -218,7 +249,10 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 				}
 				continue
 			}
-			if err := e.store.put(k, l+1, out); err != nil {
+			t0 := time.Now()
+			err = e.store.put(k, l+1, out)
+			e.Times.Store += time.Since(t0)
+			if err != nil {
 				return err
 			}
 		}
@@ -244,11 +278,11 @@ func neededRows(n int, ro rowsOut) []int32 {
 // output from the store.
 func (e *Engine) input(w Weights, k, l int) ([]float32, error) {
 	if l > 0 {
-		return e.store.get(k, l)
+		return timed(&e.Times.Store, func() ([]float32, error) { return e.store.get(k, l) })
 	}
 	b := e.blocks[k]
 	f := e.src.Sizes().Features
-	x, err := e.src.FeatureBlock(1, b[0], b[1], 0, f)
+	x, err := timed(&e.Times.Read, func() ([]float32, error) { return e.src.FeatureBlock(1, b[0], b[1], 0, f) })
 	if err != nil {
 		return nil, err
 	}

@@ -393,6 +393,13 @@ func (iso *isolatedRun) evaluate(m *gcn.Model) (gcn.Accuracy, int64, error) {
 		m.ReleaseArenas()
 		b0 := iso.evalComm.Counters().TotalBytes()
 		acc, err := iso.layers.Evaluate(infer.ModelWeights(m))
+		if t := iso.layers.Times; err == nil && iso.log != nil {
+			// Where the time went, for the performance model's terms
+			// (perfmodel.addLayerwiseEval): this rank's.
+			iso.log.Debug("layer-wise evaluation", zap.Duration("total", t.Total), zap.Duration("read", t.Read),
+				zap.Int64("strip_bytes", t.StripBytes), zap.Duration("store", t.Store), zap.Duration("gather", t.Gather),
+				zap.Duration("compute", t.Total-t.Read-t.Store-t.Gather))
+		}
 		return acc, iso.evalComm.Counters().TotalBytes() - b0, err
 	}
 	if iso.eval == nil {

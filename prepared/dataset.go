@@ -196,7 +196,7 @@ func (d *Dataset) AdjBlock(rowOrder, r0, r1, colOrder, c0, c1 int) (*spmm.CSR, e
 // AdjBlockInto writes the block AdjBlock returns into memory the caller
 // provides: dst.RowPtr of r1-r0+1 entries, dst.ColIdx and dst.Val of
 // AdjBlockNNZ entries (a size that does not match is an error after the
-// read). Values go from the file through one reused block buffer into dst;
+// read). Values go from the file through two reused block buffers into dst;
 // each file is read once and its SHA-256 checked as it streams. A mirrored
 // block is assembled and transposed, so it needs a temporary copy; see
 // Mirrored.

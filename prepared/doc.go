@@ -68,9 +68,10 @@
 // A Dataset is a gcn.SourceInto: AdjBlockNNZ and the feature block's shape
 // size a rank's shards, and AdjBlockInto and FeatureBlockInto fill arrays
 // the caller allocated (the host slices of gcn.Shards today, a device
-// arena's buffers later). Blocks pass through one reused block buffer into
-// their final place, so a rank's peak memory is its shards plus one block
-// (plus the O(N) orders, labels and masks). A mirrored block (Â[p2][:, p1]
+// arena's buffers later). Blocks pass through two reused block buffers
+// into their final place (one read while the other is copied), so a
+// rank's peak memory is its shards plus two blocks (plus the O(N) orders,
+// labels and masks). A mirrored block (Â[p2][:, p1]
 // of a symmetric graph, stored as Â[p1][:, p2]) is read as the transpose
 // gcn.NewShards also needs and transposed once.
 //

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"reflect"
+	"runtime"
 	"slices"
 	"testing"
 
@@ -202,4 +203,36 @@ func checkBlocks(t *testing.T, mem gcn.Source, dir string, norm bool, scheme per
 			t.Fatalf("FeatureBlock(1, %d, %d, %d, %d): %v, differs from memory", r0, r1, fc0, fc1, err)
 		}
 	}
+}
+
+// TestAdjBlockThreads: AdjBlock copies a strip's rows on several threads
+// (a share of rows each, 4096 rows at least): on a graph large enough for
+// three, strips of whole and of cut blocks, in both row orders, equal the
+// memory source's bit for bit.
+func TestAdjBlockThreads(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(3))
+	rc := dataset.DefaultRMATConfig(14)
+	rc.Features = 2
+	g, err := dataset.RMAT(rc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(t.TempDir(), "ds")
+	if _, err := Prepare(&GraphInput{G: g, Format: "test"}, dir, Options{Blocks: 3, Scheme: permute.Single, Seed: 7}); err != nil {
+		t.Fatal(err)
+	}
+	mem := memorySource(t, g, permute.Single, 7, false)
+	d, err := Open(dir, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := d.Meta.Nodes
+	for _, s := range [][4]int{{0, n, 0, n}, {0, n / 3, 0, n}, {100, n - 77, 0, n}, {13, n, 5000, n - 1}} {
+		want, _ := mem.AdjBlock(0, s[0], s[1], 0, s[2], s[3])
+		got, err := d.AdjBlock(0, s[0], s[1], 0, s[2], s[3])
+		if err != nil || !sameBlock(want, got) {
+			t.Fatalf("AdjBlock(0, %d, %d, 0, %d, %d): %v, differs from memory", s[0], s[1], s[2], s[3], err)
+		}
+	}
+	checkBlocks(t, mem, dir, false, permute.Single)
 }

@@ -75,8 +75,8 @@ func (p *predictFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&p.config, "config", "", "job file (TOML)")
 	fs.IntVar(&p.ranks, "ranks", 0, "number of ranks G")
 	fs.IntVar(&p.perNode, "ranks-per-node", 0, "ranks per node (default: the machine profile's, else all on one node)")
-	fs.StringVar(&p.mem, "mem-per-rank", "", "memory per rank, e.g. 40GiB (default: no limit)")
-	fs.StringVar(&p.machine, "machine", "", "machine profile (file, or a built-in name: "+strings.Join(perfmodel.Profiles(), ", ")+"); default: built-in defaults")
+	fs.StringVar(&p.mem, "mem-per-rank", "", "memory per rank, e.g. 40GiB (default: the job's grid.mem_per_rank, else no limit)")
+	fs.StringVar(&p.machine, "machine", "", "machine profile (file, or a built-in name: "+strings.Join(perfmodel.Profiles(), ", ")+"); default: the job's grid.machine, else built-in defaults")
 	fs.IntVar(&p.d, "d", 0, "fix Gd, the data-parallel replicas (mini-batch); 0: any divisor")
 	fs.IntVar(&p.n, "n", 0, "override the graph's vertex count")
 	fs.Int64Var(&p.nnz, "nnz", 0, "override the graph's nonzeros (normalised adjacency, self loops included)")
@@ -92,6 +92,7 @@ type predicted struct {
 	job     perfmodel.Job
 	machine *perfmodel.Machine
 	mem     int64
+	memFrom string // where mem came from ("": no limit)
 	preds   []perfmodel.Prediction
 	choices perfmodel.Choices
 }
@@ -113,9 +114,23 @@ func (p *predictFlags) run() (*predicted, error) {
 	if out.cfg, err = jobfile.LoadConfig(p.config); err != nil {
 		return nil, err
 	}
+	// Without the flags, the job's own limit and profile, as its memory
+	// check and grid.auto use them (LoadConfig has checked both).
+	if p.mem == "" && out.cfg.Grid.MemPerRank != "" {
+		if out.mem, err = perfmodel.ParseBytes(out.cfg.Grid.MemPerRank); err != nil {
+			return nil, fmt.Errorf("%s: grid.mem_per_rank %v", p.config, err)
+		}
+		out.memFrom = "grid.mem_per_rank"
+	} else if p.mem != "" {
+		out.memFrom = "-mem-per-rank"
+	}
+	machine := p.machine
+	if machine == "" {
+		machine = out.cfg.Grid.Machine
+	}
 	out.machine = perfmodel.DefaultMachine()
-	if p.machine != "" {
-		if out.machine, err = perfmodel.LoadMachine(p.machine); err != nil {
+	if machine != "" {
+		if out.machine, err = perfmodel.LoadMachine(machine); err != nil {
 			return nil, err
 		}
 	}
@@ -198,7 +213,11 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		}
 		fmt.Fprintf(stdout, "job %s: N=%d, nnz=%d (%s), %s, %s, %s communication\n",
 			r.cfg.Path, r.gs.N, r.gs.NNZ, r.gs.How, layers, r.job.Mode, r.job.CommDType)
-		fmt.Fprintf(stdout, "%d ranks, machine %s; %d grids of %s\n", pf.ranks, r.machine.Name, len(r.preds), choicesText(r.choices))
+		limit := ""
+		if r.memFrom != "" {
+			limit = fmt.Sprintf(", at most %s per rank (%s)", perfmodel.FormatBytes(r.mem), r.memFrom)
+		}
+		fmt.Fprintf(stdout, "%d ranks, machine %s%s; %d grids of %s\n", pf.ranks, r.machine.Name, limit, len(r.preds), choicesText(r.choices))
 		if note := precisionNote(r.job, r.machine); note != "" {
 			fmt.Fprintf(stdout, "note: %s\n", note)
 		}

@@ -393,3 +393,43 @@ func TestPerfmodelPredictBF16(t *testing.T) {
 		t.Errorf("table without the note:\n%s", text)
 	}
 }
+
+// TestPerfmodelPredictJobLimit: without -mem-per-rank, predict holds the
+// grids to the job's own grid.mem_per_rank, as its memory check will
+// (the whole-graph rows of an out-of-core job do not fit, the isolated one
+// does, and the header names the limit); -mem-per-rank overrides it, and
+// the job's grid.machine is the profile unless -machine names another.
+func TestPerfmodelPredictJobLimit(t *testing.T) {
+	dir := t.TempDir()
+	job := filepath.Join(dir, "job.toml")
+	text := "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 20\nfeatures = 128\n[model]\nlayers = 3\nhidden = 32\n" +
+		"[permute]\nscheme = \"single\"\n[train]\nmode = \"isolated\"\n[grid]\nd = 1\nmem_per_rank = \"1GiB\"\nmachine = \"dev-2core-1rank\"\n" +
+		"[grappa]\nout_of_core = true\npartitions = 16\nchunks = 32\n"
+	if err := os.WriteFile(job, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	fits := func(out string) map[string]string {
+		m := map[string]string{}
+		for _, l := range strings.Split(out, "\n") {
+			f := strings.Fields(l)
+			if len(f) > 3 && (f[1] == "isolated" || f[1] == "3d" || f[1] == "neighbor") {
+				m[f[1]] = f[len(f)-1]
+			}
+		}
+		return m
+	}
+	code, out, errs := perfmodelCmd("predict", "-config", job, "-ranks", "1", "-top", "0")
+	if code != 0 || !strings.Contains(out, "machine dev-2core-1rank, at most 1GiB per rank (grid.mem_per_rank)") {
+		t.Fatalf("exit %d: header without the job's limit and profile:\n%s%s", code, out, errs)
+	}
+	if f := fits(out); f["isolated"] != "yes" || f["3d"] != "no" || f["neighbor"] != "no" {
+		t.Errorf("fits under the job's 1GiB: %v, want isolated yes, 3d and neighbor no\n%s", f, out)
+	}
+	code, out, errs = perfmodelCmd("predict", "-config", job, "-ranks", "1", "-top", "0", "-mem-per-rank", "1TiB", "-machine", "dev-2core-8ranks")
+	if code != 0 || !strings.Contains(out, "machine dev-2core-8ranks, at most 1TiB per rank (-mem-per-rank)") {
+		t.Fatalf("exit %d: header without the flags' limit and profile:\n%s%s", code, out, errs)
+	}
+	if f := fits(out); f["isolated"] != "yes" || f["3d"] != "yes" {
+		t.Errorf("fits under -mem-per-rank 1TiB: %v, want every row\n%s", f, out)
+	}
+}

@@ -10,6 +10,7 @@ import (
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/grid"
+	"scalegnn/internal/hugepage"
 	"scalegnn/spmm"
 )
 
@@ -186,7 +187,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		}
 		// Phase A: this rank's rows of T = H·W, gathered into every
 		// vertex's.
-		local := make([]float32, (e.hi-e.lo)*width)
+		local := hugepage.Make[float32]((e.hi - e.lo) * width) // every vertex's T on one rank
 		for k, b := range e.blocks {
 			h, err := e.input(w, k, l)
 			if err != nil {
@@ -197,7 +198,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		}
 		full := local // one rank: its rows are every vertex's
 		if len(e.counts) > 1 {
-			full = make([]float32, e.n*width)
+			full = hugepage.Make[float32](e.n * width) // the SpMM gathers its rows at random
 			counts := make([]int, len(e.counts))
 			for r, c := range e.counts {
 				counts[r] = c * width

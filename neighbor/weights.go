@@ -1,6 +1,7 @@
 package neighbor
 
 import (
+	"scalegnn/internal/hugepage"
 	"scalegnn/sampler"
 	"scalegnn/spmm"
 )
@@ -126,5 +127,7 @@ func resize[T any](s []T, n int) []T {
 	if cap(s) >= n {
 		return s[:n]
 	}
-	return make([]T, n, n+n/4)
+	// Huge pages: the exchanged rows are an SpMM's dense operand, whose
+	// rows it gathers at random (internal/hugepage).
+	return hugepage.Make[T](n + n/4)[:n]
 }

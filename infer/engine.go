@@ -60,11 +60,12 @@ type Engine struct {
 	Times Times
 }
 
-// Times splits a layer-wise forward pass's time on one rank: Read, what
-// reading the source took (adjacency strips, features, labels; the bytes
-// of strips in StripBytes), Store, keeping the activations between layers
-// and reading them back, Gather, the all-gathers of T, and Total. The
-// rest of Total is compute.
+// Times splits a layer-wise forward pass's time on one rank: Read, the
+// time it waited for the source (adjacency strips, read while the block
+// before is computed, so only what compute did not hide; features;
+// labels; the bytes of the strips read in StripBytes), Store, keeping the
+// activations between layers and reading them back, Gather, the
+// all-gathers of T, and Total. The rest of Total is compute.
 type Times struct {
 	Read, Store, Gather, Total time.Duration
 	StripBytes                 int64
@@ -83,25 +84,51 @@ func timed[T any](t *time.Duration, f func() (T, error)) (T, error) {
 // cache every layer reads the whole adjacency from the source again.
 func (e *Engine) CacheStrips(bytes int64) { e.cacheLimit = bytes }
 
-// strip returns the adjacency rows of this rank's block k, every column:
-// from the cache, or read from the source (and kept if the cache has room).
-func (e *Engine) strip(k int) (*spmm.CSR, error) {
+// stripRead is a strip read in the background (stripAsync): the strip,
+// or the error, and whether it came from the cache.
+type stripRead struct {
+	a      *spmm.CSR
+	err    error
+	cached bool
+}
+
+// stripAsync starts getting the adjacency rows of this rank's block k,
+// every column: from the cache at once, or read from the source in a
+// goroutine, so that the read runs while the block before is computed.
+// Only the source is touched off the caller's goroutine (a gcn.Source
+// serves concurrent reads); takeStrip does the bookkeeping.
+func (e *Engine) stripAsync(k int) <-chan stripRead {
+	ch := make(chan stripRead, 1)
 	if e.strips == nil {
 		e.strips = make([]*spmm.CSR, len(e.blocks))
 	}
 	if a := e.strips[k]; a != nil {
-		return a, nil
+		ch <- stripRead{a: a, cached: true}
+		return ch
 	}
 	b := e.blocks[k]
-	a, err := timed(&e.Times.Read, func() (*spmm.CSR, error) { return e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n) })
-	if err != nil {
-		return nil, err
+	go func() {
+		a, err := e.src.AdjBlock(0, b[0], b[1], 0, 0, e.n)
+		ch <- stripRead{a: a, err: err}
+	}()
+	return ch
+}
+
+// takeStrip waits for block k's strip from ch, counts the wait as Read
+// time, and keeps a strip read from the source if the cache has room.
+func (e *Engine) takeStrip(k int, ch <-chan stripRead) (*spmm.CSR, error) {
+	t0 := time.Now()
+	r := <-ch
+	e.Times.Read += time.Since(t0)
+	if r.err != nil || r.cached {
+		return r.a, r.err
 	}
-	e.Times.StripBytes += 8*int64(a.Rows+1) + 8*int64(a.NNZ())
-	if size := 8*int64(a.Rows+1) + 8*int64(a.NNZ()); e.cacheBytes+size <= e.cacheLimit {
-		e.strips[k], e.cacheBytes = a, e.cacheBytes+size
+	size := 8*int64(r.a.Rows+1) + 8*int64(r.a.NNZ())
+	e.Times.StripBytes += size
+	if e.cacheBytes+size <= e.cacheLimit {
+		e.strips[k], e.cacheBytes = r.a, e.cacheBytes+size
 	}
-	return a, nil
+	return r.a, nil
 }
 
 // New returns this rank's engine over src for the model cfg, with the N
@@ -217,8 +244,18 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		if err := lay.start(); err != nil {
 			return err
 		}
-		// Phase B: each block's rows aggregated from its strip.
+		// Phase B: each block's rows aggregated from its strip, the next
+		// strip read meanwhile (an error returns with at most that read
+		// in flight; it ends on its own).
+		next := e.stripAsync(0)
 		for k, b := range e.blocks {
+			strip, err := e.takeStrip(k, next)
+			if err != nil {
+				return err
+			}
+			if k+1 < len(e.blocks) {
+				next = e.stripAsync(k + 1)
+			}
 			var ro rowsOut
 			ro.r0, ro.allRows = b[0], all || !final || emb
 			if final {
@@ -231,7 +268,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 				}
 			}
 			ro.rows = neededRows(b[1]-b[0], ro)
-			out, act, err := lay.block(k, b, ro.rows)
+			out, act, err := lay.block(k, b, ro.rows, strip)
 			if err != nil {
 				return err
 			}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
@@ -212,6 +213,79 @@ func TestCacheStrips(t *testing.T) {
 			if err != nil {
 				t.Fatalf("rank %d: %v", r, err)
 			}
+		}
+	}
+}
+
+// failingSource fails to read the strip that starts at row bad.
+type failingSource struct {
+	gcn.Source
+	bad int
+}
+
+func (f failingSource) AdjBlock(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error) {
+	if r0 == f.bad {
+		return nil, fmt.Errorf("reading rows [%d, %d): the disk is gone", r0, r1)
+	}
+	return f.Source.AdjBlock(ro, r0, r1, co, c0, c1)
+}
+
+// TestStripReadAhead: a strip is read while the block before is computed;
+// a failed read, of the first strip or of one read ahead, ends the
+// evaluation with its error, and a pass that reads every strip counts
+// their bytes and splits its time (Times).
+func TestStripReadAhead(t *testing.T) {
+	g := gcn.RandomGraph(43, 61, 11, 5, 6)
+	perms := permute.New(61, permute.Single, 9)
+	o := gcn.NewOrders(61, perms.P1, perms.P1)
+	mem, err := gcn.NewMemorySource(g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs["deep"] // 3 layers
+	w, want, _, _ := trained(t, cfg, g, o)
+	const blocks = 5
+	for _, bad := range []int{0, 2, blocks - 1} {
+		r0, _ := grid.Block(61, blocks, bad)
+		for _, err := range collectives.RunLocal(1, func(c collectives.Comm) error {
+			e, err := New(c, device.NewNative(1), cfg, failingSource{Source: mem, bad: r0}, blocks, "")
+			if err != nil {
+				return err
+			}
+			_, err = e.Evaluate(w)
+			return err
+		}) {
+			if err == nil || !strings.Contains(err.Error(), "the disk is gone") {
+				t.Errorf("strip %d unreadable: %v, want its error", bad, err)
+			}
+		}
+	}
+	for r, err := range collectives.RunLocal(1, func(c collectives.Comm) error {
+		e, err := New(c, device.NewNative(1), cfg, mem, blocks, "")
+		if err != nil {
+			return err
+		}
+		got, err := e.Evaluate(w)
+		if err != nil {
+			return err
+		}
+		if got.Test != want.Test || got.Val != want.Val {
+			return fmt.Errorf("accuracy %+v, the model's %+v", got, want)
+		}
+		var bytes int64
+		for k := range blocks {
+			r0, r1 := grid.Block(61, blocks, k)
+			a, _ := mem.AdjBlock(0, r0, r1, 0, 0, 61)
+			bytes += 8*int64(a.Rows+1) + 8*int64(a.NNZ())
+		}
+		tm := e.Times
+		if tm.StripBytes != 3*bytes || tm.Total <= 0 || tm.Read+tm.Store+tm.Gather > tm.Total {
+			return fmt.Errorf("times %+v: want %d strip bytes (3 layers) and the parts within the total", tm, 3*bytes)
+		}
+		return nil
+	}) {
+		if err != nil {
+			t.Fatalf("rank %d: %v", r, err)
 		}
 	}
 }

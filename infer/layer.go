@@ -40,15 +40,12 @@ func (lr *layerRun) param(name string) device.Buffer[float32] {
 }
 
 // block computes the layer's output on rows (indices into block b, which
-// is this rank's k-th) and returns it, len(rows) × s.Out, on the host, and
-// its activation before the residual is added (the same slice without a
-// residual): what gcn.Model.Embeddings returns.
-func (lr *layerRun) block(k int, b [2]int, rows []int32) (out, act []float32, err error) {
+// is this rank's k-th, whose adjacency rows are strip) and returns it,
+// len(rows) × s.Out, on the host, and its activation before the residual
+// is added (the same slice without a residual): what
+// gcn.Model.Embeddings returns.
+func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR) (out, act []float32, err error) {
 	e, s := lr.e, lr.s
-	strip, err := e.strip(k)
-	if err != nil {
-		return nil, nil, err
-	}
 	a := selectRows(strip, rows)
 	if s.Self {
 		a = gcn.MeanRows(a, func(i int) int32 { return int32(b[0]) + rows[i] })

@@ -56,8 +56,25 @@ type Engine struct {
 	cacheBytes int64
 	cacheLimit int64
 
+	// tLocal and tFull hold a layer's T, this rank's rows and every
+	// vertex's (tLocal alone on one rank), from layer to layer and pass to
+	// pass: T is dead once its layer is done, and a new one every layer
+	// left gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
+	tLocal, tFull []float32
+
 	// Times is where the last forward pass's time went.
 	Times Times
+}
+
+// grow returns (*buf)[:n], reallocating *buf when it is shorter, on huge
+// pages: T is the SpMM's dense operand, whose rows it gathers at random
+// (internal/hugepage).
+func grow(buf *[]float32, n int) []float32 {
+	if cap(*buf) < n {
+		*buf = nil // the old one may go before the new one is taken
+		*buf = hugepage.Make[float32](n)
+	}
+	return (*buf)[:n]
 }
 
 // Times splits a layer-wise forward pass's time on one rank: Read, the
@@ -214,7 +231,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		}
 		// Phase A: this rank's rows of T = H·W, gathered into every
 		// vertex's.
-		local := hugepage.Make[float32]((e.hi - e.lo) * width) // every vertex's T on one rank
+		local := grow(&e.tLocal, (e.hi-e.lo)*width)
 		for k, b := range e.blocks {
 			h, err := e.input(w, k, l)
 			if err != nil {
@@ -225,7 +242,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		}
 		full := local // one rank: its rows are every vertex's
 		if len(e.counts) > 1 {
-			full = hugepage.Make[float32](e.n * width) // the SpMM gathers its rows at random
+			full = grow(&e.tFull, e.n*width)
 			counts := make([]int, len(e.counts))
 			for r, c := range e.counts {
 				counts[r] = c * width

@@ -1,9 +1,7 @@
 package device
 
 import (
-	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"unsafe"
 
@@ -16,12 +14,9 @@ import (
 // 15% in bf16, docs/bf16.md). Without the advice the buffer gets none
 // where THP is in "madvise" mode, the kernel's default.
 func TestHostAllocHugePages(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("huge page advice is Linux only")
-	}
-	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil || strings.Contains(string(mode), "[never]") {
-		t.Skipf("transparent huge pages unavailable (%q, %v)", mode, err)
+	mode, ok := hugepage.Offered()
+	if !ok {
+		t.Skipf("transparent huge pages unavailable (%s)", mode)
 	}
 	for _, dev := range []Device{NewNative(1), Host(1)} {
 		const n = 16 << 20 // 64 MiB of float32
@@ -36,7 +31,7 @@ func TestHostAllocHugePages(t *testing.T) {
 			t.Skip(err)
 		}
 		if huge < 32<<10 {
-			t.Errorf("%s: %d KiB of a fresh 64 MiB buffer on huge pages (THP %q), want most of it", dev.Name(), huge, strings.TrimSpace(string(mode)))
+			t.Errorf("%s: %d KiB of a fresh 64 MiB buffer on huge pages (THP %q), want most of it", dev.Name(), huge, mode)
 		}
 	}
 }

@@ -151,6 +151,22 @@ func TestMatchesModel(t *testing.T) {
 	}
 }
 
+// deepCase is a 61-vertex graph in memory, in one random order, the
+// 3-layer "deep" model trained on it, its weights and its accuracies.
+func deepCase(t *testing.T) (gcn.Source, gcn.Config, Weights, gcn.Accuracy) {
+	t.Helper()
+	g := gcn.RandomGraph(43, 61, 11, 5, 6)
+	perms := permute.New(61, permute.Single, 9)
+	o := gcn.NewOrders(61, perms.P1, perms.P1)
+	mem, err := gcn.NewMemorySource(g, o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := configs["deep"]
+	w, want, _, _ := trained(t, cfg, g, o)
+	return mem, cfg, w, want
+}
+
 // countingSource counts the adjacency strips read.
 type countingSource struct {
 	gcn.Source
@@ -170,15 +186,7 @@ func (c *countingSource) AdjBlock(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error)
 // once and the next none; with room for some, some; the accuracies are
 // the same.
 func TestCacheStrips(t *testing.T) {
-	g := gcn.RandomGraph(43, 61, 11, 5, 6)
-	perms := permute.New(61, permute.Single, 9)
-	o := gcn.NewOrders(61, perms.P1, perms.P1)
-	mem, err := gcn.NewMemorySource(g, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := configs["deep"] // 3 layers
-	w, want, _, _ := trained(t, cfg, g, o)
+	mem, cfg, w, want := deepCase(t)
 	const blocks = 5
 	for _, tc := range []struct {
 		name         string
@@ -235,15 +243,7 @@ func (f failingSource) AdjBlock(ro, r0, r1, co, c0, c1 int) (*spmm.CSR, error) {
 // evaluation with its error, and a pass that reads every strip counts
 // their bytes and splits its time (Times).
 func TestStripReadAhead(t *testing.T) {
-	g := gcn.RandomGraph(43, 61, 11, 5, 6)
-	perms := permute.New(61, permute.Single, 9)
-	o := gcn.NewOrders(61, perms.P1, perms.P1)
-	mem, err := gcn.NewMemorySource(g, o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg := configs["deep"] // 3 layers
-	w, want, _, _ := trained(t, cfg, g, o)
+	mem, cfg, w, want := deepCase(t)
 	const blocks = 5
 	for _, bad := range []int{0, 2, blocks - 1} {
 		r0, _ := grid.Block(61, blocks, bad)

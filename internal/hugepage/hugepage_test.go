@@ -1,9 +1,7 @@
 package hugepage
 
 import (
-	"os"
 	"runtime"
-	"strings"
 	"testing"
 	"unsafe"
 )
@@ -37,12 +35,9 @@ func TestMakeZeroedAndSized(t *testing.T) {
 // AnonHugePages in /proc/self/smaps). This is the effect the loader relies
 // on; it skips where the kernel offers no THP.
 func TestAdviseHugePages(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("huge page advice is Linux only")
-	}
-	mode, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
-	if err != nil || strings.Contains(string(mode), "[never]") {
-		t.Skipf("transparent huge pages unavailable (%q, %v)", mode, err)
+	mode, ok := Offered()
+	if !ok {
+		t.Skipf("transparent huge pages unavailable (%s)", mode)
 	}
 	const n = 64 << 20
 	s := Make[byte](n)
@@ -57,6 +52,6 @@ func TestAdviseHugePages(t *testing.T) {
 		t.Skip(err)
 	}
 	if huge < 32<<10 {
-		t.Errorf("only %d KiB of a fresh 64 MiB advised array is on huge pages (THP %q), want most of it", huge, strings.TrimSpace(string(mode)))
+		t.Errorf("only %d KiB of a fresh 64 MiB advised array is on huge pages (THP %q), want most of it", huge, mode)
 	}
 }

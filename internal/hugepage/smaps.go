@@ -4,9 +4,25 @@ import (
 	"bufio"
 	"fmt"
 	"os"
+	"runtime"
 	"strconv"
 	"strings"
 )
+
+// Offered reports whether the kernel offers transparent huge pages to
+// advised memory (Linux, THP in "madvise" or "always" mode) and its mode
+// line, for the tests that check that advised memory gets them.
+func Offered() (mode string, ok bool) {
+	if runtime.GOOS != "linux" {
+		return "not Linux", false
+	}
+	b, err := os.ReadFile("/sys/kernel/mm/transparent_hugepage/enabled")
+	mode = strings.TrimSpace(string(b))
+	if err != nil {
+		return err.Error(), false
+	}
+	return mode, !strings.Contains(mode, "[never]")
+}
 
 // AnonHugeKiB is the AnonHugePages of the mapping that holds addr, from
 // /proc/self/smaps: how much of it the kernel backs with huge pages. The

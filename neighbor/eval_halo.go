@@ -35,14 +35,27 @@ type halo struct {
 // column indices (evalRows shares them with the graph).
 func newHalo(comm collectives.Comm, g *Graph, a *spmm.CSR) (*halo, error) {
 	nb := g.V1 - g.V0
-	var need []int32
+	// pos[v] marks (1) every column of another rank's, then holds its
+	// compact number: one pass over the vertices, where sorting the
+	// columns and searching each one took 1.7 s of a 4.8 s evaluation at
+	// R-MAT scale 19 on 8 ranks sharing 2 cores.
+	pos := make([]int32, g.N)
 	for _, c := range a.ColIdx {
 		if int(c) < g.V0 || int(c) >= g.V1 {
-			need = append(need, c)
+			pos[c] = 1
 		}
 	}
-	slices.Sort(need)
-	need = slices.Compact(need)
+	var need []int32 // in increasing vertex order; own rows are never marked
+	for v := range g.N {
+		if pos[v] != 0 {
+			k := len(need)
+			if v > g.V0 {
+				k += nb // after the own rows
+			}
+			pos[v] = int32(k)
+			need = append(need, int32(v))
+		}
+	}
 	h := &halo{recvCounts: make([]int, g.Ranks), sendCounts: make([]int, g.Ranks), sendRows: make([][]int32, g.Ranks),
 		sc: make([]int, g.Ranks), rc: make([]int, g.Ranks)}
 	for _, v := range need {
@@ -86,13 +99,10 @@ func newHalo(comm collectives.Comm, g *Graph, a *spmm.CSR) (*halo, error) {
 	h.rows = nb + len(need)
 	h.below, _ = slices.BinarySearch(need, int32(g.V0))
 	for p, c := range a.ColIdx {
-		switch k, _ := slices.BinarySearch(need, c); {
-		case int(c) < g.V0:
-			a.ColIdx[p] = int32(k)
-		case int(c) < g.V1:
+		if int(c) >= g.V0 && int(c) < g.V1 {
 			a.ColIdx[p] = int32(h.below) + c - int32(g.V0)
-		default:
-			a.ColIdx[p] = int32(nb + k)
+		} else {
+			a.ColIdx[p] = pos[c]
 		}
 	}
 	a.Cols = h.rows

@@ -60,7 +60,8 @@ func (b Buffer[T]) checkable() []T {
 }
 
 // Alloc returns a zeroed buffer of n elements on dev. A negative n panics,
-// and so does a GPU out of memory, with an *OutOfMemoryError.
+// and so does a GPU out of memory, with an *OutOfMemoryError. A host
+// device's buffer of 8 MiB or more asks for huge pages (hugepage.Make).
 func Alloc[T Elem](dev Device, n int) Buffer[T] {
 	if n < 0 {
 		shapePanic("Alloc(%d)", n)

@@ -63,7 +63,7 @@ eval_dir = "$WORK/activations"
 dir = "$WORK/run"
 overwrite = true
 TOML
-/usr/bin/time -v "$BIN" -config "$WORK/job.toml" 2>"$WORK/train.log"
+/usr/bin/time -v "$BIN" -config "$WORK/job.toml" -v 2>"$WORK/train.log"
 "$BIN" perfmodel predict -config "$WORK/job.toml" -ranks 1 ${MACHINE:+-machine "$MACHINE"} >"$WORK/predict.txt" 2>&1 || true
 echo "prepare: $(grep -E 'Maximum resident|Elapsed' "$WORK/prepare.time" 2>/dev/null | tr -s ' ' | tr '\n' ';')"
 echo "train:   $(grep -E 'Maximum resident|Elapsed' "$WORK/train.log" | tr -s ' ' | tr '\n' ';')"
@@ -74,4 +74,6 @@ for l in open(sys.argv[1]):
     print("epoch %d: %.1f s (evaluation %.1f s), chunk bytes %.2f GB, test accuracy %s" % (
         m["epoch"], m["epoch_s"], m.get("eval_s", 0), m.get("chunk_bytes", 0) / 1e9, m.get("test_acc")))
 PY
+# Where the evaluation's time went (-v: infer.Engine.Times).
+grep -h "layer-wise evaluation" "$WORK/train.log" || true
 cat "$WORK/predict.txt"

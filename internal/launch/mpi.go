@@ -7,6 +7,7 @@ import (
 	"os"
 	"runtime/debug"
 	"strconv"
+	"time"
 
 	"scalegnn/collectives"
 	"scalegnn/collectives/mpi"
@@ -36,6 +37,10 @@ var ErrAgreed = errors.New("a rank failed (reported above)")
 // gets Open MPI's yield setting (or, with another MPI, one line saying
 // what to do): see yieldPlan. A launch that MPI did not join (a wrong
 // srun --mpi) ends with the launcher's rank 0 saying so (mpi.LaunchError).
+// launchErrorGrace is how long the launcher's other ranks wait before
+// they exit on a wrong launch, so that rank 0's line comes first.
+const launchErrorGrace = 5 * time.Second
+
 func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code ExitCode) {
 	prepareYield(stderr) // before MPI_Init, which reads it
 	world, err := mpi.Init()
@@ -45,6 +50,12 @@ func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(erro
 			// A wrong launch is said once, by the launcher's rank 0,
 			// not by each of the worlds of one rank it made.
 			fmt.Fprintf(stderr, "scalegnn: %v\n", err)
+		} else {
+			// The others leave after rank 0 has said it: mpirun kills
+			// the job at the first non-zero exit, and a silent rank
+			// leaving first took rank 0's line with it (seen on a
+			// loaded machine).
+			time.Sleep(launchErrorGrace)
 		}
 		return ExitFailed
 	}

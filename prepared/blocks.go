@@ -203,15 +203,13 @@ func (d *Dataset) nnz(k, r0, r1, c0, c1 int) (int64, error) {
 // assembleInto writes rows [r0, r1) and columns [c0, c1) of orientation k
 // into dst, whose arrays the caller sized with nnz: every value goes from
 // the file through one of two reused block buffers into its final place.
-// For each row block it reads the blocks' row pointers first, several
-// blocks at a time (to place every row of the result), then each block's
-// entries, the next block's read while this one's are copied row by row
-// to the result, the rows split over the threads. The peak is the result
-// plus two blocks (plus the row pointers of one row block). At R-MAT
-// scale 25 in 64 blocks a strip of every column took 2.6–3.0 s cold with
-// one buffer and one thread, 1.5–1.7 s with the entries read ahead and
-// the rows split, and 0.9–1.1 s with the pointers read ahead too (2
-// cores).
+// For each row block it reads the blocks' row pointers first (to place
+// every row of the result), then each block's entries, the next block's
+// read while this one's are copied row by row to the result, the rows
+// split over the threads. The peak is the result plus two blocks (plus
+// the row pointers of one row block). At R-MAT scale 25 in 64 blocks a
+// strip of every column took 2.6–3.0 s cold with one buffer and one
+// thread, 1.5–1.7 s now (2 cores).
 func (d *Dataset) assembleInto(dst *spmm.CSR, k, r0, r1, c0, c1 int) error {
 	rows := r1 - r0
 	dst.RowPtr[0] = 0

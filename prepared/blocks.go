@@ -231,23 +231,12 @@ func (d *Dataset) assembleInto(dst *spmm.CSR, k, r0, r1, c0, c1 int) error {
 		for len(ptrs) < len(strip) {
 			ptrs = append(ptrs, nil)
 		}
-		// Place the rows: count each row's entries over the blocks, the
-		// row pointers read up to ptrsAhead blocks ahead (each into its
-		// own buffer; an error returns with those reads in flight, which
-		// end on their own).
-		reads := make([]<-chan ptrRead, len(strip))
-		for x := range min(ptrsAhead, len(strip)) {
-			reads[x] = d.readIndptrAsync(k, strip[x], ptrs[x])
-		}
+		// Place the rows: count each row's entries over the blocks.
 		for x, o := range strip {
-			got := <-reads[x]
-			if got.err != nil {
-				return got.err
+			ptr, err := d.readIndptr(k, o.i, o.j, ptrs[x])
+			if err != nil {
+				return err
 			}
-			if x+ptrsAhead < len(strip) {
-				reads[x+ptrsAhead] = d.readIndptrAsync(k, strip[x+ptrsAhead], ptrs[x+ptrsAhead])
-			}
-			ptr := got.ptr
 			ptrs[x] = ptr
 			if o.allCols {
 				for q := range hi - lo {
@@ -298,29 +287,6 @@ func (d *Dataset) assembleInto(dst *spmm.CSR, k, r0, r1, c0, c1 int) error {
 		return fmt.Errorf("%s: rows [%d, %d) of orientation %d have %d nonzeros, not the %d counted for them: the dataset changed while it was read", d.dir, r0, r1, k, dst.RowPtr[rows], len(dst.ColIdx))
 	}
 	return nil
-}
-
-// ptrsAhead is how many blocks' row pointers assembleInto reads at once:
-// at R-MAT scale 25 a strip reads 64 files of 4 MiB of them before any
-// entry, and the disk serves several readers faster than one (a cold
-// cat of 256 of them: 0.8 GB/s alone, 1.06 GB/s eight at a time).
-const ptrsAhead = 4
-
-// ptrRead is what readIndptrAsync delivers.
-type ptrRead struct {
-	ptr []int64
-	err error
-}
-
-// readIndptrAsync is readIndptr of overlap o's block into dst, in a
-// goroutine.
-func (d *Dataset) readIndptrAsync(k int, o overlap, dst []int64) <-chan ptrRead {
-	ch := make(chan ptrRead, 1)
-	go func() {
-		ptr, err := d.readIndptr(k, o.i, o.j, dst)
-		ch <- ptrRead{ptr, err}
-	}()
-	return ch
 }
 
 // entries is what readEntriesAsync delivers.

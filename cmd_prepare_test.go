@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"scalegnn/jobfile"
+	"scalegnn/perfmodel"
 	"scalegnn/plan"
 	"scalegnn/prepared"
 	"scalegnn/record"
@@ -224,13 +225,7 @@ func TestPrepareDType(t *testing.T) {
 				sizes[dt] += f.Bytes
 			}
 		}
-		cfg := jobfile.DefaultConfig()
-		cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, out
-		gs, err := plan.EstimateGraphSize(cfg.Dataset)
-		if err != nil {
-			t.Fatal(err)
-		}
-		j := plan.PerfJob(&cfg, gs)
+		j := preparedPerfJob(t, out)
 		j.Isolated.OutOfCore = true
 		v, _ := j.IsolatedSize(2)
 		f32 := j
@@ -252,6 +247,19 @@ func TestPrepareDType(t *testing.T) {
 	if lines := errorLines(stderr); code != 2 || len(lines) != 1 || !strings.Contains(lines[0], `-dtype "fp16": expected float32 or bf16`) {
 		t.Errorf("-dtype fp16: exit %d, stderr:\n%s", code, stderr)
 	}
+}
+
+// preparedPerfJob is the performance model's job of the default job file
+// on the prepared dataset at dir, sized from its meta.toml.
+func preparedPerfJob(t *testing.T, dir string) perfmodel.Job {
+	t.Helper()
+	cfg := jobfile.DefaultConfig()
+	cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, dir
+	gs, err := plan.EstimateGraphSize(cfg.Dataset)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return plan.PerfJob(&cfg, gs)
 }
 
 // TestLayerwiseReadBytesMatchesDataset: the performance model's bytes of
@@ -276,13 +284,7 @@ func TestLayerwiseReadBytesMatchesDataset(t *testing.T) {
 			files += f.Bytes
 		}
 	}
-	cfg := jobfile.DefaultConfig()
-	cfg.Dataset.Source, cfg.Dataset.Path = jobfile.SourcePrepared, out
-	gs, err := plan.EstimateGraphSize(cfg.Dataset)
-	if err != nil {
-		t.Fatal(err)
-	}
-	j := plan.PerfJob(&cfg, gs)
+	j := preparedPerfJob(t, out)
 	j.Isolated.OutOfCore, j.Isolated.Layerwise, j.Isolated.Chunks = true, true, blocks
 	fewer := j // one layer less: the difference is a layer's strips
 	fewer.Layers--

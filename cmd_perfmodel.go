@@ -114,15 +114,15 @@ func (p *predictFlags) run() (*predicted, error) {
 	if out.cfg, err = jobfile.LoadConfig(p.config); err != nil {
 		return nil, err
 	}
-	// Without the flags, the job's own limit and profile, as its memory
-	// check and grid.auto use them (LoadConfig has checked both).
-	if p.mem == "" && out.cfg.Grid.MemPerRank != "" {
-		if out.mem, err = perfmodel.ParseBytes(out.cfg.Grid.MemPerRank); err != nil {
-			return nil, fmt.Errorf("%s: grid.mem_per_rank %v", p.config, err)
-		}
-		out.memFrom = "grid.mem_per_rank"
-	} else if p.mem != "" {
+	// Without the flags, the job's own limit (plan.MemoryLimit, before
+	// submission: no machine's limits) and profile, as its memory check
+	// and grid.auto use them.
+	if p.mem != "" {
 		out.memFrom = "-mem-per-rank"
+	} else if limit, from, ok, err := plan.MemoryLimit(out.cfg, 1, nil); err != nil {
+		return nil, err
+	} else if ok {
+		out.mem, out.memFrom = limit, from
 	}
 	machine := p.machine
 	if machine == "" {

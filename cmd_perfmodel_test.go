@@ -419,7 +419,7 @@ func TestPerfmodelPredictJobLimit(t *testing.T) {
 		return m
 	}
 	code, out, errs := perfmodelCmd("predict", "-config", job, "-ranks", "1", "-top", "0")
-	if code != 0 || !strings.Contains(out, "machine dev-2core-1rank, at most 1GiB per rank (grid.mem_per_rank)") {
+	if code != 0 || !strings.Contains(out, "machine dev-2core-1rank, at most 1GiB per rank (grid.mem_per_rank = 1GiB)") {
 		t.Fatalf("exit %d: header without the job's limit and profile:\n%s%s", code, out, errs)
 	}
 	if f := fits(out); f["isolated"] != "yes" || f["3d"] != "no" || f["neighbor"] != "no" {

@@ -19,6 +19,10 @@ import (
 // returns it too.
 var ErrAgreed = errors.New("a rank failed (reported above)")
 
+// launchErrorGrace is how long the launcher's other ranks wait before
+// they exit on a wrong launch, so that rank 0's line comes first.
+const launchErrorGrace = 5 * time.Second
+
 // WithMPI runs a command that needs MPI on this rank: it starts MPI, runs
 // body with the world, and ends MPI as body's outcome asks.
 //
@@ -37,10 +41,6 @@ var ErrAgreed = errors.New("a rank failed (reported above)")
 // gets Open MPI's yield setting (or, with another MPI, one line saying
 // what to do): see yieldPlan. A launch that MPI did not join (a wrong
 // srun --mpi) ends with the launcher's rank 0 saying so (mpi.LaunchError).
-// launchErrorGrace is how long the launcher's other ranks wait before
-// they exit on a wrong launch, so that rank 0's line comes first.
-const launchErrorGrace = 5 * time.Second
-
 func WithMPI(stderr io.Writer, body func(world collectives.Comm, agree func(error) error) error) (code ExitCode) {
 	prepareYield(stderr) // before MPI_Init, which reads it
 	world, err := mpi.Init()

@@ -237,6 +237,9 @@ func uploadView[T Elem](dev Device, op string, dst view[T], src []T) {
 		}
 		return
 	}
+	if sameMemory(src, dst) {
+		return
+	}
 	for i := range dst.rows {
 		copy(dst.row(i), src[i*dst.cols:])
 	}
@@ -255,7 +258,18 @@ func downloadView[T Elem](dev Device, op string, dst []T, src view[T]) {
 		}
 		return
 	}
+	if sameMemory(dst, src) {
+		return
+	}
 	for i := range src.rows {
 		copy(dst[i*src.cols:(i+1)*src.cols], src.row(i))
 	}
+}
+
+// sameMemory reports that the host slice h is the host view v's memory,
+// element for element (v Shares h): an upload or download between them
+// has nothing to move, and a host device's output written into a Share
+// of the caller's slice is already there.
+func sameMemory[T Elem](h []T, v view[T]) bool {
+	return len(h) > 0 && v.contiguous() && &h[0] == &v.buf.host[v.off]
 }

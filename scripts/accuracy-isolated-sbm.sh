@@ -21,7 +21,10 @@
 # correction "batch"; M = P runs on 4 ranks, M = 1 on one rank in 4
 # phases an epoch. STALL_TIMEOUT (auto) raises the watchdog's limit for a
 # run that shares its cores with other work. A rerun skips the runs whose
-# summary says they completed.
+# summary says they completed. RUNS, an extended regular expression, runs
+# only the runs whose name matches it (gcn2-fullgraph-4, sage3-isolated-MP-5,
+# ...; SEED_FIRST, default 1, is the first seed): to add seeds on another
+# machine without repeating the ones that ran.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 bin=$(realpath "${1:-./scalegnn}")
@@ -76,8 +79,12 @@ TOML
 }
 # completed RUN: RUN's summary says it finished, so a rerun of the script
 # (after a stop, or with more SEEDS) skips it.
-completed() { grep -qs '"status": *"completed"' "$out/jobs/$1/summary.json"; }
-for seed in $(seq 1 "$seeds"); do
+# A run RUNS does not match counts as completed.
+completed() {
+	[[ -n "${RUNS:-}" && ! "$1" =~ ${RUNS} ]] && return 0
+	grep -qs '"status": *"completed"' "$out/jobs/$1/summary.json"
+}
+for seed in $(seq "${SEED_FIRST:-1}" "$seeds"); do
 	for layers in 2 3; do
 		for layer in gcn sage; do
 			base=$layer$layers

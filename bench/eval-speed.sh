@@ -8,9 +8,13 @@
 # The graph: R-MAT scale SCALE (default 19), edge factor 16, 128
 # features, 16 classes, prepared once with one random permutation and NP
 # blocks into WORK/eval-rmatS. The model: 3 SAGE layers of 128. On NP
-# ranks (8), each job trains one epoch and evaluates once; eval_s is the
-# evaluation's time:
-#   3d         full-graph on the 2x2x(NP/4) grid: the reference;
+# ranks (8), each job trains EVALS epochs (2) and evaluates after each;
+# it prints the first evaluation's eval_s (cold: layer-wise evaluation
+# reads the graph from the dataset, and every buffer is new) and the
+# last's (steady: what every later evaluation of a run costs):
+#   3d         full-graph on the 2x2x(NP/4) grid (GRID3D, XxYxZ, another
+#              of NP ranks: at scale 20 on 24 GiB, 2 ranks on 2x1x1):
+#              the reference;
 #   neighbor   NP workers: the layer-by-layer evaluation with the halo exchange;
 #   iso-grid   isolated, NP workers, the evaluation grid (grappa.evaluation = "grid");
 #   iso-layer  isolated, NP workers, layer-wise (package infer), strips kept.
@@ -20,7 +24,9 @@
 # run (its isolated job without the keys it predates: grappa.split and
 # grappa.evaluation), and prints its times beside these. MODES, NP, WORK, MPIRUN as in
 # bench/isolated-vs-4d.sh; SEEDS, neighbor mode's seeds per rank (256);
-# MEMCHECK=false turns the memory check off (at scale 20 it refuses 8
+# PARTS trains the isolated jobs in PARTS partitions of one chunk, NP at
+# a time (phases: at scale 20 on 2 ranks, PARTS=8 fits where 2 partitions
+# of half the graph do not); MEMCHECK=false turns the memory check off (at scale 20 it refuses 8
 # ranks on a 24 GiB machine: 3.75 GiB a rank predicted for 3D, while the
 # runs fit). A quick check:
 #   WORK=/tmp/evs SEEDS=4 bash bench/eval-speed.sh ./scalegnn 12
@@ -55,7 +61,7 @@ dropout = 0.0
 scheme = "single"
 seed = 7
 [train]
-epochs = 1
+epochs = ${EVALS:-2}
 eval_every = 1
 seed = 1
 $2
@@ -65,10 +71,11 @@ overwrite = true
 $([ "${MEMCHECK:-true}" = false ] && printf '[runtime]\nmem_check = false')
 TOML
 }
+IFS=x read -r GX GY GZ <<<"${GRID3D:-2x2x$((NP / 4))}"
 job 3d "[grid]
-x = 2
-y = 2
-z = $((NP / 4))" >"$OUTD/3d.toml"
+x = $GX
+y = $GY
+z = $GZ" >"$OUTD/3d.toml"
 job neighbor "mode = \"neighbor\"
 fanouts = [15, 10, 5]
 batch_size = ${SEEDS:-256}
@@ -78,7 +85,8 @@ iso="mode = \"isolated\"
 [grid]
 d = $NP
 [grappa]
-chunks = $NP
+chunks = ${PARTS:-$NP}
+$([ -n "${PARTS:-}" ] && echo "partitions = $PARTS")
 split = \"blocks\""
 job iso-grid "$iso
 evaluation = \"grid\"" >"$OUTD/iso-grid.toml"
@@ -106,15 +114,18 @@ def evals(prefix):
     for m in ("3d", "neighbor", "iso-grid", "iso-layer"):
         p = os.path.join(out, prefix + m, "metrics.jsonl")
         rows = [json.loads(l) for l in open(p)] if os.path.exists(p) else []
+        rows = [r["eval_s"] for r in rows if r.get("eval_s")]
         if rows:
-            ev[m] = rows[-1].get("eval_s")
+            ev[m] = (rows[0], rows[-1])
     return ev
+def show(t, ref, m, its=""):
+    # first and steady evaluation, each with its ratio to 3d's
+    return " ".join("%7.2f s%s" % (x, " (%.2fx%s 3d)" % (x / r, its) if r and m != "3d" else "") for x, r in zip(t, ref or (None, None)))
 now, before = evals(""), evals("before-")
-ref, bref = now.get("3d"), before.get("3d")
-for m, s in now.items():
-    line = "%-10s eval %7.2f s%s" % (m, s, "  (%.2fx 3d)" % (s / ref) if ref and m != "3d" else "")
+print("%-10s %s" % ("", "eval: first, steady" + ("   before: first, steady" if before else "")))
+for m, t in now.items():
+    line = "%-10s %s" % (m, show(t, now.get("3d"), m))
     if m in before:
-        b = before[m]
-        line += "   before: %7.2f s%s" % (b, "  (%.2fx its 3d)" % (b / bref) if bref and m != "3d" else "")
+        line += "   before: " + show(before[m], before.get("3d"), m, " its")
     print(line)
 PY

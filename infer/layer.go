@@ -48,7 +48,7 @@ func (lr *layerRun) param(name string) device.Buffer[float32] {
 func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR) (out, act []float32, err error) {
 	e, s := lr.e, lr.s
 	a := selectRows(strip, rows)
-	if s.Self {
+	if s.Self && !e.meanStrips {
 		a = gcn.MeanRows(a, func(i int) int32 { return int32(b[0]) + rows[i] })
 	}
 	n := len(rows)
@@ -142,10 +142,14 @@ func selectRows(a *spmm.CSR, rows []int32) *spmm.CSR {
 	}
 	out := &spmm.CSR{Rows: len(rows), Cols: a.Cols, RowPtr: make([]int64, len(rows)+1)}
 	for i, r := range rows {
-		p, q := a.RowPtr[r], a.RowPtr[r+1]
-		out.ColIdx = append(out.ColIdx, a.ColIdx[p:q]...)
-		out.Val = append(out.Val, a.Val[p:q]...)
-		out.RowPtr[i+1] = int64(len(out.ColIdx))
+		out.RowPtr[i+1] = out.RowPtr[i] + a.RowPtr[r+1] - a.RowPtr[r]
+	}
+	nnz := out.RowPtr[len(rows)]
+	out.ColIdx, out.Val = make([]int32, nnz), make([]float32, nnz)
+	for i, r := range rows {
+		p, q, o := a.RowPtr[r], a.RowPtr[r+1], out.RowPtr[i]
+		copy(out.ColIdx[o:], a.ColIdx[p:q])
+		copy(out.Val[o:], a.Val[p:q])
 	}
 	return out
 }

@@ -68,6 +68,10 @@ type Engine struct {
 	// left gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
 	tLocal, tFull []float32
 
+	// kept0 marks the blocks whose first-layer input the store holds
+	// (keep0), in this forward pass.
+	kept0 []bool
+
 	// Times is where the last forward pass's time went.
 	Times Times
 }
@@ -244,6 +248,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 	t0 := time.Now()
 	defer func() { e.Times.Total = time.Since(t0) }()
 	defer e.store.clear()
+	e.kept0 = make([]bool, len(e.blocks))
 	for l := 0; l <= last; l++ {
 		s := e.specs[l]
 		final := l == last
@@ -354,9 +359,40 @@ func neededRows(n int, ro rowsOut) []int32 {
 // the input projection) for the first layer, else the previous layer's
 // output from the store.
 func (e *Engine) input(w Weights, k, l int) ([]float32, error) {
-	if l > 0 {
+	if l > 0 || e.kept0[k] {
 		return timed(&e.Times.Store, func() ([]float32, error) { return e.store.get(k, l) })
 	}
+	h, err := e.input0(w, k)
+	if err == nil && e.keep0() {
+		e.store.put(k, 0, h) // in memory: no error
+		e.kept0[k] = true
+	}
+	return h, err
+}
+
+// keep0 reports that the first layer's input is kept in memory from its
+// transform (phase A) to its aggregation, which reads it again (SAGE's
+// self term, a residual), rather than read from the source, and
+// projected, twice: where the activations between layers are in memory
+// and the input is no wider than they are, so that it takes the place of
+// the layer input those hold later and the memory bound stays.
+func (e *Engine) keep0() bool {
+	s := e.specs[0]
+	if e.store.dir != "" || (!s.Self && !s.Residual) || s.Heads > 0 {
+		return false
+	}
+	wH := 0
+	for _, t := range e.specs {
+		if t.Hidden {
+			wH = max(wH, t.Out)
+		}
+	}
+	return s.In <= wH
+}
+
+// input0 is the first layer's input on block k: the features, through the
+// input projection if the model has one.
+func (e *Engine) input0(w Weights, k int) ([]float32, error) {
 	b := e.blocks[k]
 	f := e.src.Sizes().Features
 	x, err := timed(&e.Times.Read, func() ([]float32, error) { return e.src.FeatureBlock(1, b[0], b[1], 0, f) })

@@ -199,7 +199,13 @@ func fastestFitting(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, 
 		}
 		for _, p := range preds {
 			if n := need(p.Memory); n <= memPerRank {
-				return fmt.Sprintf("%s on %d ranks (%s per rank)", p.Grid, r, perfmodel.FormatBytes(n)), true
+				g := fmt.Sprintf("%s on %d ranks (%s per rank)", p.Grid, r, perfmodel.FormatBytes(n))
+				if rpn := max(ranksPerNode, 1); r > ranks && r > rpn {
+					// More ranks keep memPerRank only on more nodes: on
+					// the same ones a node's memory is shared by more.
+					g += fmt.Sprintf(" over %d nodes of %d ranks", (r+rpn-1)/rpn, rpn)
+				}
+				return g, true
 			}
 		}
 		return "", false

@@ -36,7 +36,10 @@ func TestCheckMemory(t *testing.T) {
 			[]string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 27.4GiB", "the fastest grid that fits in 24GiB per rank is "}},
 		{"rmat 22 off", rmat(22, "features = 128\n[model]\nlayers = 3\nhidden = 128\n[runtime]\nmem_check = false\n"), 0, 1, node24, nil},
 		{"node shared by 8 ranks", rmat(20, "[grid]\nx = 2\ny = 2\nz = 2\n"), 5, 8, []memlimit.Limit{{Bytes: 4 * gib, From: "MemAvailable", PerNode: true}},
-			[]string{"rank 5's predicted", "grid 2x2x2 (d=1)", "the 512MiB it may use (MemAvailable 4GiB / 8 ranks on the node)"}},
+			[]string{"rank 5's predicted", "grid 2x2x2 (d=1)", "the 512MiB it may use (MemAvailable 4GiB / 8 ranks on the node)",
+				// More ranks than the node's 8 keep 512MiB each only on
+				// more nodes: the suggestion says so.
+				"per rank) over 2 nodes of 8 ranks"}},
 		{"grid.mem_per_rank is the smallest", rmat(18, "[grid]\nmem_per_rank = \"100MiB\"\n"), 0, 1, node24,
 			[]string{"the 100MiB it may use (grid.mem_per_rank = 100MiB)", "fits in 100MiB per rank is "}},
 		{"mem_check = false keeps ulimit -v", rmat(22, "[runtime]\nmem_check = false\n[grid]\nmem_per_rank = \"1MiB\"\n"), 0, 1,

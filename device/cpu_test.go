@@ -123,3 +123,6 @@ func TestCPUSpMMBF16Bits(t *testing.T) {
 		}
 	}
 }
+
+// TestCPUShareOutput is TestShareOutput on the CPU device.
+func TestCPUShareOutput(t *testing.T) { testShareOutput(t, device.NewCPU(2)) }

@@ -21,7 +21,7 @@
 # It prints each eval_s and its ratio to 3d's (the goal: at most
 # 1.5 for neighbor and isolated). BEFORE=path/to/an/older/scalegnn runs
 # 3d, neighbor and isolated on its grid with that binary too, in the same
-# run (its isolated job without the keys it predates: grappa.split and
+# run (its isolated job without the keys it predates: grappa.split, grappa.partitions and
 # grappa.evaluation), and prints its times beside these. MODES, NP, WORK, MPIRUN as in
 # bench/isolated-vs-4d.sh; SEEDS, neighbor mode's seeds per rank (256);
 # PARTS trains the isolated jobs in PARTS partitions of one chunk, NP at
@@ -98,7 +98,7 @@ if [ -n "${BEFORE:-}" ]; then
 	for m in 3d neighbor; do
 		sed "s|dir = \"$OUTD/$m\"|dir = \"$OUTD/before-$m\"|" "$OUTD/$m.toml" >"$OUTD/before-$m.toml"
 	done
-	grep -v '^split = \|^evaluation = ' "$OUTD/iso-grid.toml" | sed "s|dir = \"$OUTD/iso-grid\"|dir = \"$OUTD/before-iso-grid\"|" >"$OUTD/before-iso-grid.toml"
+	grep -v '^split = \|^evaluation = \|^partitions = ' "$OUTD/iso-grid.toml" | sed "s|dir = \"$OUTD/iso-grid\"|dir = \"$OUTD/before-iso-grid\"|" >"$OUTD/before-iso-grid.toml"
 fi
 for m in ${MODES:-3d neighbor iso-grid iso-layer}; do
 	$MPIRUN -np "$NP" "$BIN" -config "$OUTD/$m.toml" >"$OUTD/$m.log" 2>&1 || { echo "$m failed:"; grep -h "^scalegnn:" "$OUTD/$m.log" | head -1; tail -3 "$OUTD/$m.log"; }

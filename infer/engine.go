@@ -68,8 +68,10 @@ type Engine struct {
 	// left gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
 	tLocal, tFull []float32
 
-	// kept0 marks the blocks whose first-layer input the store holds
-	// (keep0), in this forward pass.
+	// keep0: the first layer's input is kept in the store from its
+	// transform to its aggregation (keepInput0); kept0 marks the blocks
+	// whose input the store holds in this forward pass.
+	keep0 bool
 	kept0 []bool
 
 	// Times is where the last forward pass's time went.
@@ -211,6 +213,7 @@ func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Sourc
 		}
 		e.store.dir = d
 	}
+	e.keep0 = e.keepInput0()
 	return e, nil
 }
 
@@ -363,20 +366,20 @@ func (e *Engine) input(w Weights, k, l int) ([]float32, error) {
 		return timed(&e.Times.Store, func() ([]float32, error) { return e.store.get(k, l) })
 	}
 	h, err := e.input0(w, k)
-	if err == nil && e.keep0() {
+	if err == nil && e.keep0 {
 		e.store.put(k, 0, h) // in memory: no error
 		e.kept0[k] = true
 	}
 	return h, err
 }
 
-// keep0 reports that the first layer's input is kept in memory from its
+// keepInput0 reports that the first layer's input is kept in memory from its
 // transform (phase A) to its aggregation, which reads it again (SAGE's
 // self term, a residual), rather than read from the source, and
 // projected, twice: where the activations between layers are in memory
 // and the input is no wider than they are, so that it takes the place of
 // the layer input those hold later and the memory bound stays.
-func (e *Engine) keep0() bool {
+func (e *Engine) keepInput0() bool {
 	s := e.specs[0]
 	if e.store.dir != "" || (!s.Self && !s.Residual) || s.Heads > 0 {
 		return false

@@ -90,3 +90,27 @@ func checkConvert[D, S Elem](name string, dst view[D], src view[S]) {
 		shapePanic("%s: dst %v, src %v", name, dst, src)
 	}
 }
+
+// GemmBF16ToBF16 computes dst = alpha·a·op(b) for bfloat16 a and b with
+// float32 products and sums, each finished sum rounded once into the
+// bfloat16 dst: GemmBF16 into a float32 matrix followed by PackMatBF16,
+// a block of rows at a time through scratch (a float32 view as wide as
+// dst; its rows set the block), so that the float32 result never exists
+// whole. Rows of a·op(b) are independent, so the blocks change no sum.
+// a is not transposed (its rows are dst's); scratch must not overlap the
+// operands.
+func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst MatBF16, scratch Mat) {
+	if scratch.Rows() < 1 || scratch.Cols() != dst.Cols() {
+		shapePanic("GemmBF16ToBF16: scratch of %d×%d for a dst %d wide", scratch.Rows(), scratch.Cols(), dst.Cols())
+	}
+	if a.Rows() != dst.Rows() {
+		shapePanic("GemmBF16ToBF16: a has %d rows, dst %d", a.Rows(), dst.Rows())
+	}
+	n, k := dst.Cols(), a.Cols()
+	for r0 := 0; r0 < dst.Rows(); r0 += scratch.Rows() {
+		r1 := min(r0+scratch.Rows(), dst.Rows())
+		s := scratch.Slice(0, r1-r0, 0, n)
+		dev.GemmBF16(spmm.NoTrans, tB, alpha, a.Slice(r0, r1, 0, k), b, 0, s)
+		dev.PackMatBF16(dst.Slice(r0, r1, 0, n), s)
+	}
+}

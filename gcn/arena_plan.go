@@ -106,6 +106,7 @@ type arenaPlan struct {
 	training bool
 	use      ArenaUse
 	stage    Staging
+	scratch  int64 // the backward pass's dH scratch so far (dhScratch)
 }
 
 // spmmOp is an SpMM whose dense operand is rows×cols.
@@ -291,14 +292,19 @@ func (p *arenaPlan) backward() {
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
-		if !ru.dhInH && !ru.dhInDZ {
+		switch {
+		case ru.dhbInH: // dH in bfloat16 in H, through a scratch
+			p.dhScratch(nR, dIn)
+		case !ru.dhInH && !ru.dhInDZ:
 			p.mat(dh, dIn) // dH
 		}
 		if !p.mixed() {
 			p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
 		}
-		p.pmm(pa, dh*dIn)
-		p.spmmOp(nR, dIn) // Âᵀ·dH
+		if !ru.dhbInH {
+			p.pmm(pa, dh*dIn)
+			p.spmmOp(nR, dIn) // Âᵀ·dH
+		}
 		if !ru.dfInAct {
 			p.mat(nP, dIn) // dF̃
 		}

@@ -14,6 +14,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 	cfg, g, b := m.Cfg, m.g, m.cur
 	sh, ar := b.sh, b.ar
 	d := dLogits
+	var scratch device.Buffer[float32] // inputGradsBF16's
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
 		pa, _, ra := grid.Rotation(cfg.Layers)
@@ -101,6 +102,10 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		}
 		var dhs device.Mat
 		switch {
+		case ru.dhbInH:
+			// dH in bfloat16, in H: dW reads H first (reuse.go).
+			m.weightGrads(lt, dm, dz)
+			m.inputGradsBF16(dm, lt, dz, &scratch)
 		case ru.dhInH:
 			// H is dead once dW has read it (reuse.go).
 			m.weightGrads(lt, dm, dz)
@@ -112,15 +117,17 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		default:
 			dhs = ar.mat(rows, dm.dIn)
 		}
-		dh := dhs.Slice(0, dm.nR, 0, dm.dIn)
-		var ds device.Mat
-		if dm.spec.self {
-			ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
+		var dh, ds device.Mat
+		if !ru.dhbInH {
+			dh = dhs.Slice(0, dm.nR, 0, dm.dIn)
+			if dm.spec.self {
+				ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
+			}
+			m.inputGrads(dm, lt, dz, dh, ds)
 		}
-		m.inputGrads(dm, lt, dz, dh, ds)
 		var reqDW collectives.Request
 		switch {
-		case m.Options.Overlap && !ru.dhInH:
+		case m.Options.Overlap && !ru.dhInH && !ru.dhbInH:
 			reqDH, err := m.startAllReduce(g.Comm(dm.p), dhs.Flat(), true)
 			if err != nil {
 				return err
@@ -133,7 +140,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 				return err
 			}
 		default:
-			if !ru.dhInH { // else computed before dH overwrote H
+			if !ru.dhInH && !ru.dhbInH { // else computed before dH overwrote H
 				m.weightGrads(lt, dm, dz)
 			}
 			// With overlap (dH in H: P is one rank, nothing to sum) dW's
@@ -147,8 +154,10 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			if err != nil {
 				return err
 			}
-			if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {
-				return err
+			if !ru.dhbInH { // else P is one rank: nothing to sum
+				if err := m.pmmAllReduce(g.Comm(dm.p), dhs); err != nil {
+					return err
+				}
 			}
 		}
 		var df device.Mat
@@ -162,7 +171,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		} else {
 			df = ar.mat(dm.nP, dm.dIn)
 		}
-		m.spmm(df, dm.at, dh)
+		if ru.dhbInH {
+			m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16(df, dm.at, lt.hb) })
+		} else {
+			m.spmm(df, dm.at, dh)
+		}
 		if err := m.wait(reqDW); err != nil {
 			return err
 		}

@@ -111,6 +111,40 @@ func (m *Model) inputGrads(d *layerDims, lt *layerTape, dz, dh, ds device.Mat) {
 	})
 }
 
+// inputGradsBF16 computes dH = dZ·Wᵀ rounded to bfloat16 into the
+// layer's H (reuse.go's dhbInH), through a float32 scratch of
+// dhScratchRows rows.
+func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat, scr *device.Buffer[float32]) {
+	rows := dhScratchRows(d.nR, d.dIn)
+	if n := rows * d.dIn; scr.Len() < n {
+		// One scratch for the pass's layers, taken again only where a
+		// layer needs more (arenaPlan.dhScratch mirrors this).
+		*scr = m.cur.ar.vec(n)
+	}
+	scratch := device.Matrix(scr.Slice(0, rows*d.dIn), rows, d.dIn)
+	m.timed(&m.Times.GEMM, func() {
+		device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, lt.hb, scratch)
+	})
+}
+
+// dhScratchElems bounds the float32 scratch through which dH is rounded
+// (inputGradsBF16): 4 MiB, a small part of any matrix worth rounding
+// this way, large enough that a block is many rows (8,192 at width 128).
+const dhScratchElems = 1 << 20
+
+// dhScratchRows is the rows of that scratch for a dH of n rows and w
+// columns.
+func dhScratchRows(n, w int) int { return max(1, min(n, dhScratchElems/max(w, 1))) }
+
+// dhScratch mirrors inputGradsBF16's scratch: a new one where a layer
+// needs more than the pass has taken.
+func (p *arenaPlan) dhScratch(nR, dIn int) {
+	if n := int64(dhScratchRows(nR, dIn)) * int64(dIn); n > p.scratch {
+		p.use.F32 += n
+		p.scratch = n
+	}
+}
+
 // weightGrads computes the local partial sums of layer dm's weight
 // gradients from dZ: Hᵀ·dZ, and for SAGE F̃_Rᵀ·dZ into W_self's.
 func (m *Model) weightGrads(lt *layerTape, dm *layerDims, dz device.Mat) {

@@ -26,6 +26,17 @@ type backwardReuse struct {
 	// gradients and dH read the rounded copy), where the two have the same
 	// shape (a layer as wide out as in, without SAGE's stacked dS).
 	dhInDZ bool
+	// dhbInH: in mixed precision, where dH needs no sum (a P group of
+	// one rank) and has no SAGE dS beside it, dH is only the backward
+	// SpMM's operand, which rounds it to bfloat16 anyway: it is rounded
+	// as the GEMM writes it (device.GemmBF16ToBF16, a block of rows at a
+	// time through a small float32 scratch) into the layer's bfloat16 H,
+	// dead once the weight gradient Hᵀ·dZ has read it, and the SpMM
+	// reads it from there. No float32 dH, and no rounding in the SpMM's
+	// staging: the same bits at the same place (at R-MAT scale 22, a
+	// 3-layer GCN 128 on one rank, 2 GiB less: the last layer, 32 wide
+	// out, had no dZ of dH's shape to take).
+	dhbInH bool
 	// dfInAct: dF̃ is written into layer l-1's ReLU output, layer l's
 	// input (rows P, cols Q of layer l's input layout, the same shape),
 	// which only the forward pass reads when that ReLU recorded its
@@ -54,7 +65,8 @@ func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize,
 		return r
 	}
 	r.dhInH = prec != device.BF16 && !sp.self && (!overlap || pSize == 1)
-	r.dhInDZ = prec == device.BF16 && !sp.self && dIn == dOut
+	r.dhbInH = prec == device.BF16 && !sp.self && pSize == 1
+	r.dhInDZ = prec == device.BF16 && !sp.self && dIn == dOut && !r.dhbInH
 	if l > 0 {
 		prev := specs[l-1]
 		r.dfInAct = prev.heads == 0 && prev.hidden && !prev.norm && !prev.residual

@@ -19,8 +19,11 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 // 3-layer GCN takes no float32 matrix of its own (reuse.go), with dropout
 // or without, with overlap or without. Where the rule withholds a reuse,
 // the backward pass takes exactly those matrices: dH for every layer with
-// an input gradient in mixed precision (H is bfloat16 there) unless the
-// layer is as wide out as in (dZ, rounded, is dead); twice H's rows for
+// an input gradient in mixed precision over a P group of several ranks
+// (H is bfloat16 there) unless the layer is as wide out as in (dZ,
+// rounded, is dead), and on one rank only the scratch through which dH
+// is rounded into H (one for every layer, at most dhScratchElems:
+// TestBF16DHScratchBounded); twice H's rows for
 // SAGE (dS stacked under dH), and dS redistributed back; dF̃ after a layer
 // with a norm. In mixed precision the rounded dZ takes memory only for
 // the last layer. The arena plan is held to the model's arenas by
@@ -40,7 +43,7 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn", cfg, Options{}, 0},
 		{"gcn overlap", cfg, Options{Overlap: true}, 0},
 		{"gcn dropout", drop, Options{}, 0},
-		{"gcn bf16", cfg, Options{Precision: device.BF16}, mat}, // dH of layer 2 (16 to 4 wide); layer 1's goes into dZ
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, mat}, // the dH scratch: 1000 rows of 16, all of dH here
 		{"sage", sage, Options{}, 2 * (2*mat + mat)},            // layers 2 and 1: dH with dS, and dS redistributed back
 		{"gcn norm", norm, Options{}, 2*mat + 2*n},              // dF̃ of layers 2 and 1; the norms' dots
 	} {
@@ -59,6 +62,25 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		}
 		if got := step.use.U16 - fwd.use.U16; got != wantU16 {
 			t.Errorf("%s: the backward pass takes %d bfloat16 elements, want %d", c.name, got, wantU16)
+		}
+	}
+}
+
+// TestBF16DHScratchBounded: in mixed precision on one rank the backward
+// pass of a 3-layer GCN takes no float32 dH, only the scratch through
+// which dH is rounded into H, dhScratchElems however many rows the graph
+// has; before, the last layer (wider in than out) took a whole dH, rows ×
+// hidden.
+func TestBF16DHScratchBounded(t *testing.T) {
+	cfg := Config{Features: 128, Hidden: 128, Classes: 32, Layers: 3, Seed: 1}
+	for _, n := range []int{1 << 16, 1 << 22} {
+		run := Options{Precision: device.BF16}
+		step := cfg.planStep(oneRank{n}, run)
+		fwd := arenaPlan{cfg: cfg, s: oneRank{n}, run: run, training: true}
+		fwd.forward()
+		fwd.loss()
+		if got := step.use.F32 - fwd.use.F32; got != dhScratchElems {
+			t.Errorf("%d rows: the backward pass takes %d float32 elements, want %d (the dH scratch)", n, got, dhScratchElems)
 		}
 	}
 }

@@ -141,6 +141,36 @@ func testGemmBF16(t *testing.T, dev device.Device) {
 	})
 }
 
+// testGemmBF16ToBF16 checks device.GemmBF16ToBF16 (a·op(b) a block of
+// rows at a time through a float32 scratch, each sum rounded once) in the
+// forms it has (a not transposed) against float64, with scratch blocks
+// of one row, of a few and of more than dst has: the float32 sums within
+// testGemm's bound, then one rounding to bfloat16 (bf16Rel).
+func testGemmBF16ToBF16(t *testing.T, dev device.Device) {
+	gemmCases(gemmForms[:2], func(c gemmCase) {
+		if c.beta != 0 {
+			return
+		}
+		a := newBF16(dev, c.ar, c.ac, 1, c.r, normal)
+		b := newBF16(dev, c.br, c.bc, 2, c.r, normal)
+		want, bound := c.reference(a.want, b.want, nil)
+		for k := range bound {
+			bound[k] += bf16Rel * (math.Abs(want[k]) + bound[k])
+		}
+		for _, rows := range []int{1, 4, c.m + 3} {
+			dst := newBF16(dev, c.m, c.n, 3, nil, nil)
+			scratch := newMat(dev, rows, c.n, 1, c.r, normal)
+			device.GemmBF16ToBF16(dev, c.tB, c.alpha, a.m, b.m, dst.m, scratch.m)
+			bits := dst.get(t, dev, "GemmBF16ToBF16")
+			got := make([]float32, len(bits))
+			for k, h := range bits {
+				got[k] = spmm.FromBF16(h)
+			}
+			checkBound(t, fmt.Sprintf("GemmBF16ToBF16 %s scratch rows %d", c.name, rows), got, want, bound)
+		}
+	})
+}
+
 // bf16Panics are the misuses of the bfloat16 operations.
 func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 	hb := device.Alloc[uint16](dev, 64)
@@ -157,6 +187,8 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 		{"SpMMBF16ToBF16 shapes", func() { dev.SpMMBF16ToBF16(h44, a, h44) }},
 		{"GemmBF16 shapes", func() { dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16 dst", func() { dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, h44, h43, 0, m44) }},
+		{"GemmBF16ToBF16 scratch", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, h44, m43) }},
+		{"GemmBF16ToBF16 rows", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, device.MatrixBF16(hb.Slice(0, 12), 3, 4), m44) }},
 		{"PackMatBF16 shapes", func() { dev.PackMatBF16(h43, m44) }},
 		{"UnpackMatBF16 shapes", func() { dev.UnpackMatBF16(m43, h44) }},
 	}

@@ -188,7 +188,9 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 		{"GemmBF16 shapes", func() { dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16 dst", func() { dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16ToBF16 scratch", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, h44, m43) }},
-		{"GemmBF16ToBF16 rows", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, device.MatrixBF16(hb.Slice(0, 12), 3, 4), m44) }},
+		{"GemmBF16ToBF16 rows", func() {
+			device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, device.MatrixBF16(hb.Slice(0, 12), 3, 4), m44)
+		}},
 		{"PackMatBF16 shapes", func() { dev.PackMatBF16(h43, m44) }},
 		{"UnpackMatBF16 shapes", func() { dev.UnpackMatBF16(m43, h44) }},
 	}

@@ -183,7 +183,9 @@ func (p *arenaPlan) forward() {
 			p.mat(nR, dIn)    // H
 			p.pmm(pa, nR*dIn)
 		}
-		p.mat(nR, dOut) // Z
+		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nP*dIn) {
+			p.mat(nR, dOut) // Z, unless in its input's memory
+		}
 		if sp.self {
 			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
 		}

@@ -240,7 +240,8 @@ func (m *Model) Embeddings(l int) (Block, error) {
 	cur := m.cur
 	m.cur = &m.full
 	defer func() { m.cur = cur }()
-	if _, err := m.forward(false, 0); err != nil {
+	// Up to layer l: a later layer may write its output into l's (reuse.go).
+	if _, err := m.forwardTo(false, 0, l); err != nil {
 		return Block{}, err
 	}
 	d := m.full.layers[l]

@@ -44,6 +44,13 @@ type mask struct {
 // forward runs the model on this rank's blocks and returns the local block
 // of the logits (rows and classes as logitsAxes says) and the tape.
 func (m *Model) forward(training bool, step int) (*tape, error) {
+	return m.forwardTo(training, step, len(m.specs)-1)
+}
+
+// forwardTo is forward up to layer last, with the output head only when
+// last is the final layer; the tape holds layer last's output untouched
+// (Embeddings).
+func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 	cfg, g, b := m.Cfg, m.g, m.cur
 	sh, ar := b.sh, b.ar
 	if !b.reserved {
@@ -73,7 +80,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		tp.projIn = x
 		x = out
 	}
-	for l := range m.specs {
+	for l := range last + 1 {
 		d := &b.layers[l]
 		lt := &tp.layers[l]
 		*lt = layerTape{}
@@ -97,7 +104,13 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		if err := m.aggregate(d, lt); err != nil {
 			return nil, err
 		}
-		z := ar.mat(d.nR, d.dOut)
+		var z device.Mat
+		if m.zInInput(d, l, x) {
+			// Into the input's memory, dead now (reuse.go).
+			z = device.Matrix(x.Flat().Slice(0, d.nR*d.dOut), d.nR, d.dOut)
+		} else {
+			z = ar.mat(d.nR, d.dOut)
+		}
 		if d.spec.self {
 			// SAGE: Z = H·W_neigh + F̃_R·W_self, where F̃_R is the input
 			// (after dropout) in H's layout, rows R of the output order
@@ -142,7 +155,7 @@ func (m *Model) forward(training bool, step int) (*tape, error) {
 		}
 		x = out
 	}
-	if cfg.OutputHead {
+	if cfg.OutputHead && last == len(m.specs)-1 {
 		// Input [rows P_L, cols Q_L] · W [rows Q_L, cols R_L], summed over Q_L.
 		p := m.Params[len(m.Params)-1]
 		pa, qa, _ := grid.Rotation(cfg.Layers)

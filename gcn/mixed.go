@@ -188,3 +188,9 @@ func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis) {
 		p.pmm(pa, nR*dIn)
 	}
 }
+
+// zInInput is reuse.go's rule for layer d (index l) of this pass, whose
+// input is x.
+func (m *Model) zInInput(d *layerDims, l int, x device.Mat) bool {
+	return zInInput(m.specs, l, m.Options.Precision, m.Options.Overlap, m.g.Comm(d.p).Size(), d.dIn, d.dOut, d.nR, x.Rows()*x.Cols())
+}

@@ -84,3 +84,39 @@ func TestBF16DHScratchBounded(t *testing.T) {
 		}
 	}
 }
+
+// TestForwardZInInput: on one rank the forward pass of a 3-layer GCN
+// writes layer 1's Z into layer 0's (its input, dead once aggregated), in
+// both precisions, so it takes Z of layers 0 and 2 only, beside H (float32
+// or, in mixed precision, bfloat16); a norm, a residual or SAGE keeps
+// every Z (reuse.go's zInInput).
+func TestForwardZInInput(t *testing.T) {
+	const n, w, classes = 1000, 16, 4
+	cfg := Config{Features: w, Hidden: w, Classes: classes, Layers: 3, Seed: 1}
+	norm, res, sage := cfg, cfg, cfg
+	norm.Norm, res.Residual, sage.Layer = true, true, SAGELayer
+	mat := int64(n) * w
+	for _, c := range []struct {
+		name string
+		cfg  Config
+		run  Options
+		want int64 // float32 elements the forward pass takes
+	}{
+		{"gcn", cfg, Options{}, 3*mat + mat + n*classes},
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, mat + n*classes},
+		{"gcn norm", norm, Options{}, 3*mat + 2*mat + n*classes + 2*(2*n+mat)},
+	} {
+		fwd := arenaPlan{cfg: c.cfg, s: oneRank{n}, run: c.run, training: true}
+		fwd.forward()
+		if fwd.use.F32 != c.want {
+			t.Errorf("%s: the forward pass takes %d float32 elements, want %d (%d-element matrices)", c.name, fwd.use.F32, c.want, mat)
+		}
+	}
+	for _, c := range []Config{res, sage} {
+		for l := range c.Layers {
+			if zInInput(c.layers(), l, device.Float32, false, 1, w, w, n, n*w) {
+				t.Errorf("%v layers: layer %d's Z written into its input", c.Layer, l)
+			}
+		}
+	}
+}

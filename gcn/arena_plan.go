@@ -161,15 +161,29 @@ func (p *arenaPlan) forward() {
 	if c.InputProjection {
 		rows, cols := p.s.Rows(grid.X, 1), p.s.Cols(c.Hidden, grid.Y)
 		fz := p.s.Cols(c.Features, grid.Z)
-		p.gemmOp(rows, fz, fz, cols) // features · W
+		if p.run.FeaturesBF16 {
+			p.use.U16 += int64(fz) * int64(cols) // W rounded; the features are bfloat16
+		} else {
+			p.gemmOp(rows, fz, fz, cols) // features · W
+		}
 		p.mat(rows, cols)
 		p.pmm(grid.Z, rows*cols)
 	}
 	for l := range c.Layers {
 		sp, nP, nR, dIn, dOut, pa, qa, _ := p.layer(l)
-		if sp.needInputGrad {
+		direct := false
+		switch {
+		case l == 0 && p.run.FeaturesBF16 && !c.InputProjection: // features_bf16.go
+			direct = input0Direct(sp, p.dropout())
+			if !direct {
+				p.mat(nP, dIn) // widened
+				if p.dropout() && !widenDropsInPlace(sp, true) {
+					p.mat(nP, dIn)
+				}
+			}
+		case sp.needInputGrad:
 			p.keep(nP, dIn)
-		} else if p.dropout() {
+		case p.dropout():
 			p.mat(nP, dIn)
 		}
 		if sp.heads > 0 {
@@ -177,7 +191,7 @@ func (p *arenaPlan) forward() {
 			continue
 		}
 		if p.mixed() {
-			p.mixedAggregate(nP, nR, dIn, pa) // mixed.go
+			p.mixedAggregate(nP, nR, dIn, pa, direct) // mixed.go
 		} else {
 			p.spmmOp(nP, dIn) // Â·F̃
 			p.mat(nR, dIn)    // H
@@ -319,8 +333,12 @@ func (p *arenaPlan) backward() {
 		}
 	}
 	if c.InputProjection {
-		rows, fz := p.s.Rows(grid.X, 1), p.s.Cols(c.Features, grid.Z)
-		p.gemmOp(rows, fz, rows, p.s.Cols(c.Hidden, grid.Y)) // Featuresᵀ·d
+		rows, fz, hy := p.s.Rows(grid.X, 1), p.s.Cols(c.Features, grid.Z), p.s.Cols(c.Hidden, grid.Y)
+		if p.run.FeaturesBF16 {
+			p.use.U16 += int64(rows) * int64(hy) // d rounded; the features are bfloat16
+		} else {
+			p.gemmOp(rows, fz, rows, hy) // Featuresᵀ·d
+		}
 	}
 }
 

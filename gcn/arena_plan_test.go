@@ -29,10 +29,12 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 		orders := NewOrders(p.n, perms.P1, perms.P2)
 		// Without overlap the backward pass reuses H for dH on every
 		// grid (reuse.go); with it, only where P is one rank.
-		for _, run := range []Options{{Overlap: true}, {BF16: true, Overlap: true}, {}} {
-			bf16 := run.BF16
+		// The last: mixed precision with the features in bfloat16
+		// (FeaturesToBF16).
+		for i, run := range []Options{{Overlap: true}, {BF16: true, Overlap: true}, {}, {BF16: true}} {
+			bf16, feats := run.BF16, i == 3
 			for _, shape := range shapes {
-				t.Run(fmt.Sprintf("%s/bf16=%v/overlap=%v/%dx%dx%dx%d", name, bf16, run.Overlap, shape.D, shape.X, shape.Y, shape.Z), func(t *testing.T) {
+				t.Run(fmt.Sprintf("%s/bf16=%v/features=%v/overlap=%v/%dx%dx%dx%d", name, bf16, feats, run.Overlap, shape.D, shape.X, shape.Y, shape.Z), func(t *testing.T) {
 					runLocal(t, shape.Ranks(), func(w collectives.Comm) error {
 						g, err := grid.New(w, shape)
 						if err != nil {
@@ -42,7 +44,18 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 						if bf16 {
 							dev = device.BF16Products(dev)
 						}
-						m, err := Build(g, dev, cfg, DefaultOptimizer(), p.g, orders, run)
+						src, err := NewMemorySource(p.g, orders)
+						if err != nil {
+							return err
+						}
+						sh, err := NewShards(g, cfg, src)
+						if err != nil {
+							return err
+						}
+						if feats {
+							sh.FeaturesToBF16(g, cfg)
+						}
+						m, err := NewModel(g, dev, cfg, DefaultOptimizer(), sh, run)
 						if err != nil {
 							return err
 						}

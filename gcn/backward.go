@@ -212,7 +212,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 	if cfg.InputProjection {
 		// dW = AllReduce_X(Featuresᵀ·d): rows X, cols Z and Y.
 		p := m.Params[0]
-		m.gemm(spmm.Trans, spmm.NoTrans, tp.projIn, d, p.mat(p.G))
+		if tp.projInBF16 {
+			m.timed(&m.Times.GEMM, func() { m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, tp.projInB, m.packed(d), 0, p.mat(p.G)) })
+		} else {
+			m.gemm(spmm.Trans, spmm.NoTrans, tp.projIn, d, p.mat(p.G))
+		}
 		if err := m.allReduce(g.XComm, p.G); err != nil {
 			return err
 		}

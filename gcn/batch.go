@@ -76,7 +76,7 @@ func NewBatchBuilder(g *grid.Grid, cfg Config, full *Shards, seed uint64, b int)
 	fr0, fr1 := g.Range(full.N, grid.X)
 	bb.fr0 = fr0
 	if fr1 > fr0 {
-		bb.fw = len(full.X) / (fr1 - fr0)
+		bb.fw = full.featureLen() / (fr1 - fr0)
 	}
 	return bb, nil
 }
@@ -132,7 +132,11 @@ func (bb *BatchBuilder) NewBatch() *Shards {
 		sh.adj[s.key] = d
 	}
 	fr0, fr1 := g.Range(full.N, grid.X)
-	sh.X = make([]float32, 0, min(b, fr1-fr0)*bb.fw)
+	if full.XB != nil {
+		sh.XB = make([]uint16, 0, min(b, fr1-fr0)*bb.fw)
+	} else {
+		sh.X = make([]float32, 0, min(b, fr1-fr0)*bb.fw)
+	}
 	rowAxis, _ := logitsAxes(bb.cfg)
 	lr0, lr1 := g.Range(full.N, rowAxis)
 	n := min(b, lr1-lr0)
@@ -187,10 +191,10 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 	}
 
 	rows, _ := bb.local(sh, 1, grid.X)
-	sh.X = sh.X[:len(rows)*bb.fw]
-	for j, p := range rows {
-		i := int(p) - bb.fr0
-		copy(sh.X[j*bb.fw:(j+1)*bb.fw], full.X[i*bb.fw:(i+1)*bb.fw])
+	if full.XB != nil {
+		sh.XB = copyRows(sh.XB, full.XB, rows, bb.fr0, bb.fw)
+	} else {
+		sh.X = copyRows(sh.X, full.X, rows, bb.fr0, bb.fw)
 	}
 
 	rowAxis, _ := logitsAxes(bb.cfg)
@@ -213,4 +217,15 @@ func (bb *BatchBuilder) BuildInto(step int, dst *Shards) error {
 func (bb *BatchBuilder) local(sh *Shards, k int, a grid.Axis) (pos, ids []int32) {
 	lo, hi := sh.rows(bb.g, k, a)
 	return sh.Orders.pos[k][lo:hi], sh.Orders.Order[k][lo:hi]
+}
+
+// copyRows fills dst (reusing its storage) with the rows of src, w
+// elements each, at positions rows less r0.
+func copyRows[T float32 | uint16](dst, src []T, rows []int32, r0, w int) []T {
+	dst = dst[:len(rows)*w]
+	for j, p := range rows {
+		i := int(p) - r0
+		copy(dst[j*w:(j+1)*w], src[i*w:(i+1)*w])
+	}
+	return dst
 }

@@ -26,6 +26,7 @@ type bound struct {
 	// layer's and the head's input vertex ids (dropout's keys), and the
 	// residual's inverse row maps.
 	x         device.Buffer[float32]
+	xb        device.Buffer[uint16] // the features in bfloat16, instead of x (Shards.XB)
 	verts     []device.Buffer[int32]
 	headVerts device.Buffer[int32]
 	inv       [2]device.Buffer[int32]
@@ -97,7 +98,12 @@ func (m *Model) bind(b *bound, sh *Shards) {
 	for _, c := range b.csrs[n:] {
 		c.src = nil
 	}
-	device.ShareInto(m.dev, &b.x, sh.X)
+	m.checkFeatures(sh)
+	if sh.XB != nil {
+		device.ShareInto(m.dev, &b.xb, sh.XB)
+	} else {
+		device.ShareInto(m.dev, &b.x, sh.X)
+	}
 	for len(b.verts) < len(m.specs) {
 		b.verts = append(b.verts, device.Buffer[int32]{})
 	}

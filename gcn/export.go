@@ -142,16 +142,7 @@ func (m *Model) Fingerprint() (Fingerprint, error) {
 	if ownsBlock(g, r, p) {
 		s[0] = int64(sh.adj[sh.shardKey(0)].a.NNZ())
 	}
-	colAxis := grid.Y
-	if cfg.InputProjection {
-		colAxis = grid.Z
-	}
-	if ownsBlock(g, grid.X, colAxis) {
-		r0, _ := g.Range(sh.N, grid.X)
-		c0, c1 := g.Range(cfg.Features, colAxis)
-		w := c1 - c0
-		s[1] = HashFeatures(sh.Orders.Order[1][r0:], c0, w, sh.X)
-	}
+	s[1], _ = sh.featureHash(g, cfg)
 	rowAxis, _ := logitsAxes(cfg)
 	if ownsBlock(g, rowAxis) {
 		r0, _ := g.Range(sh.N, rowAxis)

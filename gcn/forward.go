@@ -12,17 +12,25 @@ type tape struct {
 	step     int
 	training bool
 	projIn   device.Mat
-	layers   []layerTape
-	headIn   device.Mat // after dropout
-	headKeep mask       // its dropout mask
-	logits   device.Mat
+	// projInB: the input projection read the features in bfloat16
+	// (projInBF16), which its weight gradient reads too.
+	projInB    device.MatBF16
+	projInBF16 bool
+	layers     []layerTape
+	headIn     device.Mat // after dropout
+	headKeep   mask       // its dropout mask
+	logits     device.Mat
 }
 
 type layerTape struct {
 	inDrop device.Mat // F̃: input after dropout (rows P, cols Q)
-	keep   mask       // its dropout mask, when backward needs it
-	h      device.Mat // H = Â·F̃ (rows R, cols Q), in float32 precision
-	self   device.Mat // SAGE: F̃ redistributed to H's layout (rows R, cols Q)
+	// inB: layer 0 aggregates the bfloat16 features themselves (inBOK;
+	// features_bf16.go), and inDrop is unset.
+	inB   device.MatBF16
+	inBOK bool
+	keep  mask       // its dropout mask, when backward needs it
+	h     device.Mat // H = Â·F̃ (rows R, cols Q), in float32 precision
+	self  device.Mat // SAGE: F̃ redistributed to H's layout (rows R, cols Q)
 	// Mixed precision (mixed.go): H, W, W_self, the SAGE input and dZ
 	// rounded to bfloat16, each once.
 	hb, wb, wsb, selfb, dzb device.MatBF16
@@ -67,29 +75,56 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 	} else if len(b.layers) > 0 {
 		width = b.layers[0].dIn
 	}
-	x := device.Matrix(b.x, r1-r0, width)
+	// x is the next layer's input; xb the features while they are in
+	// bfloat16 and not yet read (features_bf16.go).
+	var x device.Mat
+	var xb device.MatBF16
+	inBF16 := m.Options.FeaturesBF16
+	if inBF16 {
+		xb = device.MatrixBF16(b.xb, r1-r0, width)
+	} else {
+		x = device.Matrix(b.x, r1-r0, width)
+	}
+	tp.projInBF16 = false
 	if cfg.InputProjection {
 		// Features [rows X, cols Z] · W [rows Z, cols Y] summed over Z lands
 		// in layer 0's input layout [rows X, cols Y].
 		p := m.Params[0]
 		out := ar.mat(r1-r0, p.C1-p.C0)
-		m.gemm(spmm.NoTrans, spmm.NoTrans, x, p.mat(p.W), out)
+		if inBF16 {
+			m.timed(&m.Times.GEMM, func() { m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, xb, m.packed(p.mat(p.W)), 0, out) })
+			tp.projInB, tp.projInBF16 = xb, true
+		} else {
+			m.gemm(spmm.NoTrans, spmm.NoTrans, x, p.mat(p.W), out)
+			tp.projIn = x
+		}
 		if err := m.pmmAllReduce(g.ZComm, out); err != nil {
 			return nil, err
 		}
-		tp.projIn = x
-		x = out
+		x, inBF16 = out, false
 	}
 	for l := range last + 1 {
 		d := &b.layers[l]
 		lt := &tp.layers[l]
 		*lt = layerTape{}
 		verts := b.verts[l]
-		if d.spec.needInputGrad {
+		dropped := false
+		if inBF16 && !m.input0Direct(d, training) {
+			x, dropped = m.widenInput0(xb, d, verts, training, step)
+			inBF16 = false
+		}
+		switch {
+		case inBF16:
+			// The aggregation reads the features themselves.
+			lt.inB, lt.inBOK = xb, true
+			inBF16 = false
+		case dropped:
+			lt.inDrop = x
+		case d.spec.needInputGrad:
 			// The backward pass masks this layer's input gradient with the
 			// same draws: keep them.
 			lt.inDrop, lt.keep = m.dropoutKeep(x, verts, d.in0, training, step, l)
-		} else {
+		default:
 			lt.inDrop = m.dropout(x, verts, d.in0, training, step, l)
 		}
 		if d.spec.heads > 0 {

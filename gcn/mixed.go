@@ -58,6 +58,20 @@ func (m *Model) aggregate(d *layerDims, lt *layerTape) error {
 		return m.pmmAllReduce(g.Comm(d.p), lt.h)
 	}
 	lt.hb = ar.matBF16(d.nR, d.dIn)
+	if lt.inBOK {
+		// The bfloat16 features themselves: no staging.
+		if g.Comm(d.p).Size() == 1 {
+			m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16ToBF16(lt.hb, d.a, lt.inB) })
+			return nil
+		}
+		h := ar.mat(d.nR, d.dIn)
+		m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16(h, d.a, lt.inB) })
+		if err := m.pmmAllReduce(g.Comm(d.p), h); err != nil {
+			return err
+		}
+		m.timed(&m.Times.GEMM, func() { m.dev.PackMatBF16(lt.hb, h) })
+		return nil
+	}
 	if g.Comm(d.p).Size() == 1 {
 		// F̃ is rounded in the device's staging, H once as the SpMM
 		// writes it.
@@ -180,8 +194,10 @@ func (m *Model) dzBF16(lt *layerTape, dz device.Mat) device.MatBF16 {
 
 // mixedAggregate mirrors aggregate's arena takes and staging in mixed
 // precision (arenaPlan).
-func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis) {
-	p.spmmOp(nP, dIn)                   // F̃ in the device's staging
+func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis, direct bool) {
+	if !direct {
+		p.spmmOp(nP, dIn) // F̃ in the device's staging
+	}
 	p.use.U16 += int64(nR) * int64(dIn) // H
 	if p.s.Size(pa) > 1 {
 		p.mat(nR, dIn) // H in float32 for its all-reduce

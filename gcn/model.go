@@ -32,6 +32,10 @@ type Options struct {
 	// pack each GEMM operand once for the forward and backward products
 	// that read it (mixed.go); the arena plan follows.
 	Precision device.Precision
+	// FeaturesBF16: the shards hold their features in bfloat16
+	// (Shards.FeaturesToBF16; mixed precision only). NewModel sets it from
+	// its shards; every batch must agree.
+	FeaturesBF16 bool
 }
 
 // Model is one rank's part of the 3D-parallel model. Its parameters and
@@ -98,6 +102,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 		return nil, err
 	}
 	run.Precision = device.PrecisionOf(dev)
+	run.FeaturesBF16 = sh.XB != nil
 	m := &Model{Cfg: cfg, Opt: opt, g: g, dev: dev, specs: cfg.layers(), Options: run,
 		total: new([2]float64), hits: new([6]int64)}
 	shapes := paramShapes(cfg)

@@ -124,6 +124,11 @@ type Shards struct {
 	// X is the rank's block of the features: rows split over X in order 1,
 	// columns split over Z (with an input projection) or Y (without).
 	X []float32
+	// XB is the feature block in bfloat16 instead of X, after
+	// FeaturesToBF16 (features_bf16.go); featHash is then the float32
+	// block's fingerprint term.
+	XB       []uint16
+	featHash int64
 	// Labels and masks of the rank's rows of the logits layout (rows of the
 	// final order, split over the logits' row axis).
 	Labels           []int32
@@ -382,5 +387,5 @@ func (sh *Shards) Bytes() int64 {
 			}
 		}
 	}
-	return n + int64(len(sh.X))*4 + int64(len(sh.Labels))*4 + int64(len(sh.Train)+len(sh.Val)+len(sh.Test))
+	return n + int64(len(sh.X))*4 + int64(len(sh.XB))*2 + int64(len(sh.Labels))*4 + int64(len(sh.Train)+len(sh.Val)+len(sh.Test))
 }

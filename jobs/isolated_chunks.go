@@ -35,6 +35,9 @@ type chunkReader struct {
 	n, c     int
 	degrees  bool // the correction needs the training vertices' degrees
 	features int
+	// prepare puts a partition's shards in the job's precision
+	// (featuresFor).
+	prepare func(*gcn.Shards)
 }
 
 // featureBytes is the bytes a feature of src takes where it is read from:
@@ -116,6 +119,9 @@ func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 	sh, err := gcn.NewSubgraphShards(r.g, r.cfg, r.src.Orders(), pos, sub)
 	if err != nil {
 		return isoPart{}, 0, fmt.Errorf("chunks %d and %d: %w", base, swept, err)
+	}
+	if r.prepare != nil {
+		r.prepare(sh)
 	}
 	p := isoPart{sh: sh}
 	for i, t := range sub.Train {

@@ -39,6 +39,9 @@ func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Opt
 	if err != nil {
 		return nil, fmt.Errorf("isolated evaluation grid %s: %w", name, err)
 	}
+	if train.Options.FeaturesBF16 {
+		sh.FeaturesToBF16(g, train.Cfg) // as the training model's
+	}
 	m, err := gcn.NewModel(g, train.Device(), train.Cfg, opt, sh, run)
 	if err != nil {
 		return nil, fmt.Errorf("isolated evaluation grid %s: %w", name, err)

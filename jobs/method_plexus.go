@@ -49,6 +49,7 @@ func setupPlexus(s setup) (Method, error) {
 	if err != nil {
 		return nil, err
 	}
+	featuresFor(cfg, g, s.mcfg, sh)
 	loadProgress(s.world)("the shards")
 	s.log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
 	m, err := gcn.NewModel(g, s.dev, s.mcfg, OptimizerFor(cfg), sh, RunOptions(cfg))

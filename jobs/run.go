@@ -137,6 +137,17 @@ func memorySource(cfg *jobfile.Config, world collectives.Comm, shape grid.Shape,
 	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
 }
 
+// featuresFor puts the features of a gcn model's shards in the job's
+// precision: in mixed precision (train.precision = "bf16") they are held
+// in bfloat16, half the bytes (gcn.Shards.FeaturesToBF16), which every
+// product rounds them to anyway. Every gcn model of a job goes through
+// it; perfmodel's memory model counts the same.
+func featuresFor(cfg *jobfile.Config, g *grid.Grid, mcfg gcn.Config, sh *gcn.Shards) {
+	if cfg.Train.Precision == device.BF16 {
+		sh.FeaturesToBF16(g, mcfg)
+	}
+}
+
 // RunOptions maps the job file onto the model's run-time options.
 func RunOptions(cfg *jobfile.Config) gcn.Options {
 	return gcn.Options{BF16: cfg.Train.CommDtype == collectives.BF16, Overlap: cfg.Train.Overlap}

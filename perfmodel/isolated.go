@@ -412,7 +412,14 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
 	mem := EstimateMemory(j.partitionJob(workers), one, Coords{})
 	mem.Adjacency *= 3
-	mem.Features = 3*mem.Features + 23*int64(j.N)
+	// In mixed precision the partition being read holds its float32
+	// features until they are rounded: 4 + 2 bytes each beside the other
+	// two partitions' 2 (a bound: the labels' bytes are scaled alike).
+	copies := int64(3)
+	if j.shardFeatureBytes() == 2 {
+		copies = 5
+	}
+	mem.Features = copies*mem.Features + 23*int64(j.N)
 	mem.Dataset = 0
 	ev := j.isolatedEvalMemory(one)
 	switch {

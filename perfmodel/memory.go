@@ -111,7 +111,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		fcol = grid.Z
 	}
 	ra, _ := full.logitsAxes()
-	mem.Features = 4*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
+	mem.Features = j.shardFeatureBytes()*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
 
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
@@ -226,7 +226,17 @@ func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
 // runOptions are the model's run-time options that change its arenas:
 // bfloat16 sums and mixed precision.
 func (j Job) runOptions() gcn.Options {
-	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision, Overlap: !j.NoOverlap}
+	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision, Overlap: !j.NoOverlap,
+		FeaturesBF16: j.Precision == device.BF16}
+}
+
+// shardFeatureBytes is the bytes of a feature in a gcn model's shards:
+// in mixed precision they are held in bfloat16 (jobs' featuresFor).
+func (j Job) shardFeatureBytes() int64 {
+	if j.Precision == device.BF16 {
+		return 2
+	}
+	return 4
 }
 
 // blockShape shows gcn's arena plan a tracer's blocks.

@@ -54,7 +54,20 @@ func TestArenaMatchesModel(t *testing.T) {
 							return err
 						}
 						dev := device.WithPrecision(device.NewNative(1), job.Precision)
-						m, err := gcn.Build(gr, dev, cfg, gcn.DefaultOptimizer(), g, orders, gcn.Options{BF16: bf16, Overlap: true})
+						// As jobs builds a model: in mixed precision its
+						// features in bfloat16.
+						src, err := gcn.NewMemorySource(g, orders)
+						if err != nil {
+							return err
+						}
+						sh, err := gcn.NewShards(gr, cfg, src)
+						if err != nil {
+							return err
+						}
+						if bf16 {
+							sh.FeaturesToBF16(gr, cfg)
+						}
+						m, err := gcn.NewModel(gr, dev, cfg, gcn.DefaultOptimizer(), sh, gcn.Options{BF16: bf16, Overlap: true})
 						if err != nil {
 							return err
 						}

@@ -6,6 +6,7 @@ import (
 
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/grid"
 )
 
 // scaledProducts is m's float32 product costs times f, as bf16 costs.
@@ -49,7 +50,9 @@ func TestBF16CostsPriceTheProducts(t *testing.T) {
 		}},
 		{"isolated 3", func(j Job, m *Machine) Prediction {
 			j.Mode = gcn.Isolated
-			j.Isolated = IsolatedJob{TrainVertices: 20000}
+			// The partitions and the evaluation grid set: unset, they are
+			// chosen from memory, which bf16's bfloat16 features make less.
+			j.Isolated = IsolatedJob{TrainVertices: 20000, Partitions: 3, EvalShape: grid.Shape{D: 1, X: 3, Y: 1, Z: 1}}
 			return must(PredictIsolated(j, m, 3, 0, 0))
 		}},
 	}

@@ -1,0 +1,113 @@
+package gcn
+
+import (
+	"fmt"
+
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/spmm"
+)
+
+// Features in bfloat16 (train.precision = "bf16", issue 28): the shards
+// hold the rank's feature block rounded to bfloat16 (Shards.XB), half the
+// bytes of float32, and so does the device. Every product rounds its
+// dense operands to bfloat16 in mixed precision anyway, so a model on
+// bfloat16 features computes exactly what it computes on float32
+// features that were rounded to bfloat16 first (TestFeaturesBF16Exact):
+//
+//   - the input projection's GEMM and its weight gradient read XB as
+//     their bfloat16 operand (no staging of the features);
+//   - a first GCN layer without dropout (or outside training), SAGE's
+//     self term, a residual and GAT aggregates XB itself: the SpMM reads
+//     it as its bfloat16 operand;
+//   - otherwise XB is widened into the pass's arena (exact), and dropout
+//     scales that copy in place.
+
+// FeaturesToBF16 rounds the shards' feature block to bfloat16
+// (spmm.ToBF16) into XB and drops X, so that a mixed-precision model
+// holds half the bytes (NewModel takes the precision of its features
+// from the shards). The dataset fingerprint keeps the float32 features'
+// term (computed here first), so that checkpoints move between
+// precisions. g and cfg must be those the shards were built with.
+func (sh *Shards) FeaturesToBF16(g *grid.Grid, cfg Config) {
+	if sh.XB != nil {
+		return
+	}
+	sh.featHash, _ = sh.featureHash(g, cfg)
+	xb := make([]uint16, len(sh.X))
+	for k, v := range sh.X {
+		xb[k] = spmm.ToBF16(v)
+	}
+	sh.X, sh.XB = nil, xb
+}
+
+// featureHash is Fingerprint's features term for this rank's block (0
+// unless the rank is its one writer, owns).
+func (sh *Shards) featureHash(g *grid.Grid, cfg Config) (h int64, owns bool) {
+	colAxis := featureColAxis(cfg)
+	if !ownsBlock(g, grid.X, colAxis) {
+		return 0, false
+	}
+	if sh.XB != nil {
+		return sh.featHash, true
+	}
+	r0, _ := g.Range(sh.N, grid.X)
+	c0, c1 := g.Range(cfg.Features, colAxis)
+	return HashFeatures(sh.Orders.Order[1][r0:], c0, c1-c0, sh.X), true
+}
+
+// featureColAxis is the axis the feature block's columns are split over:
+// Z with an input projection (its GEMM's inner dimension), Y without.
+func featureColAxis(cfg Config) grid.Axis {
+	if cfg.InputProjection {
+		return grid.Z
+	}
+	return grid.Y
+}
+
+// featureLen is the elements of the feature block, in either precision.
+func (sh *Shards) featureLen() int { return len(sh.X) + len(sh.XB) }
+
+// input0Direct reports whether layer 0 (d) aggregates the bfloat16
+// features themselves: a GCN layer (no self term, residual or
+// attention, which read its input as float32 too) without dropout in
+// this pass.
+func (m *Model) input0Direct(d *layerDims, training bool) bool {
+	return input0Direct(d.spec, training && m.Cfg.Dropout > 0)
+}
+
+func input0Direct(sp layerSpec, dropout bool) bool {
+	return !dropout && !sp.self && !sp.residual && sp.heads == 0
+}
+
+// widenInput0 is layer 0's (d's) input in float32 from the bfloat16
+// features xb, widened into the arena. Dropout, when it applies, scales
+// that copy in place (dropped) unless a residual reads the input before
+// dropout; layer 0 keeps no mask, since its input needs no gradient.
+func (m *Model) widenInput0(xb device.MatBF16, d *layerDims, verts device.Buffer[int32], training bool, step int) (x device.Mat, dropped bool) {
+	if d.spec.needInputGrad {
+		panic("gcn: bfloat16 features feed a first layer whose input needs a gradient")
+	}
+	x = m.cur.ar.mat(xb.Rows(), xb.Cols())
+	m.dev.UnpackMatBF16(x, xb)
+	if widenDropsInPlace(d.spec, training && m.Cfg.Dropout > 0) {
+		m.dev.Dropout(x, x, m.dropSpec(verts, d.in0, step, 0))
+		return x, true
+	}
+	return x, false
+}
+
+func widenDropsInPlace(sp layerSpec, dropout bool) bool { return dropout && !sp.residual }
+
+// checkFeatures panics where shards with bfloat16 features meet a float32
+// model: only mixed precision rounds the features where they are read.
+// The features of every binding (the full graph's, each batch's) are in
+// the precision NewModel found.
+func (m *Model) checkFeatures(sh *Shards) {
+	if sh.XB != nil && !m.mixed() {
+		panic(fmt.Sprintf("gcn: shards with bfloat16 features (FeaturesToBF16) on a %v model; they need train.precision = \"bf16\"", m.Options.Precision))
+	}
+	if (sh.XB != nil) != m.Options.FeaturesBF16 {
+		panic("gcn: a batch's features and the model's shards' differ in precision")
+	}
+}

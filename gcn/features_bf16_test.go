@@ -1,0 +1,136 @@
+package gcn
+
+import (
+	"fmt"
+	"maps"
+	"math"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/permute"
+	"scalegnn/spmm"
+)
+
+// TestFeaturesBF16Exact: in mixed precision, a model whose shards hold
+// the features in bfloat16 (FeaturesToBF16) computes exactly what the
+// model computes on float32 features rounded to bfloat16 beforehand: the
+// same losses, weights and evaluation bit for bit, full graph and
+// mini-batch, in every layer type and option (dropout, input projection,
+// norm, residual, output head), on grids of one rank and several (P
+// groups of one, where the first SpMM writes bfloat16 itself, and of
+// several). Its fingerprint is the float32 features', and its shards hold
+// half the features' bytes.
+func TestFeaturesBF16Exact(t *testing.T) {
+	configs := maps.Clone(testConfigs)
+	maps.Copy(configs, gatTestConfigs)
+	nodrop := configs["deep"]
+	nodrop.Dropout = 0
+	configs["deep-nodrop"] = nodrop // the first layer aggregates the bfloat16 features themselves
+	p := newProblem(12, 37, 11, 5, 5)
+	rounded := *p.g
+	rounded.Features = make([]float32, len(p.g.Features))
+	for k, v := range p.g.Features {
+		rounded.Features[k] = spmm.RoundBF16(v)
+	}
+	for _, name := range []string{"kipf", "deep", "deep-nodrop", "scalegnn", "headonly", "sage", "sagefull", "gat", "gatfull"} {
+		cfg := configs[name]
+		for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 1, 1), xyz(1, 2, 3), {D: 2, X: 1, Y: 2, Z: 1}} {
+			t.Run(fmt.Sprintf("%s/%v", name, shape), func(t *testing.T) {
+				perms := permute.New(p.n, permute.Single, 5)
+				orders := NewOrders(p.n, perms.P1, perms.P2)
+				errs := collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
+					g, err := grid.New(w, shape)
+					if err != nil {
+						return err
+					}
+					src, err := NewMemorySource(&rounded, orders)
+					if err != nil {
+						return err
+					}
+					var ms [2]*Model
+					var bbs [2]*BatchBuilder
+					for k := range ms {
+						sh, err := NewShards(g, cfg, src)
+						if err != nil {
+							return err
+						}
+						if k == 1 {
+							f32 := sh.Bytes()
+							sh.FeaturesToBF16(g, cfg)
+							if sh.X != nil || len(sh.XB) == 0 && len(p.g.Features) > 0 && g.Shape.Y*g.Shape.X == 1 {
+								return fmt.Errorf("FeaturesToBF16 left X (%d) or no XB (%d)", len(sh.X), len(sh.XB))
+							}
+							if d := f32 - sh.Bytes(); d != 2*int64(len(sh.XB)) {
+								return fmt.Errorf("shard bytes %d less with bfloat16 features, want %d", d, 2*len(sh.XB))
+							}
+						}
+						dev := device.BF16Products(device.NewNative(1))
+						if ms[k], err = NewModel(g, dev, cfg, DefaultOptimizer(), sh, Options{}); err != nil {
+							return err
+						}
+						if shape.D > 1 {
+							if bbs[k], err = NewBatchBuilder(g, cfg, sh, 3, 17); err != nil {
+								return err
+							}
+						}
+					}
+					if !ms[1].Options.FeaturesBF16 || ms[0].Options.FeaturesBF16 {
+						return fmt.Errorf("Options.FeaturesBF16 %v and %v, want false and true", ms[0].Options.FeaturesBF16, ms[1].Options.FeaturesBF16)
+					}
+					for step := range 3 {
+						var loss [2]float64
+						for k, m := range ms {
+							if bbs[k] != nil {
+								b, err := bbs[k].Build(step)
+								if err != nil {
+									return err
+								}
+								m.Use(b)
+							}
+							if loss[k], err = m.TrainStep(step); err != nil {
+								return err
+							}
+						}
+						if loss[0] != loss[1] || math.IsNaN(loss[0]) {
+							return fmt.Errorf("step %d: loss %v with bfloat16 features, %v with rounded float32 ones", step, loss[1], loss[0])
+						}
+					}
+					for i, pa := range ms[0].Params {
+						a, b := make([]float32, pa.Len()), make([]float32, pa.Len())
+						pa.Download(a)
+						ms[1].Params[i].Download(b)
+						for j := range a {
+							if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+								return fmt.Errorf("%s[%d] = %v with bfloat16 features, %v with rounded float32 ones", pa.Name, j, b[j], a[j])
+							}
+						}
+					}
+					var acc [2]Accuracy
+					var fp [2]Fingerprint
+					for k, m := range ms {
+						if acc[k], err = m.Evaluate(); err != nil {
+							return err
+						}
+						if fp[k], err = m.Fingerprint(); err != nil {
+							return err
+						}
+					}
+					if acc[0] != acc[1] {
+						return fmt.Errorf("evaluation %+v with bfloat16 features, %+v with rounded float32 ones", acc[1], acc[0])
+					}
+					if fp[0] != fp[1] {
+						return fmt.Errorf("fingerprint %+v with bfloat16 features, %+v with float32 ones", fp[1], fp[0])
+					}
+					return nil
+				})
+				for r, err := range errs {
+					if err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				}
+			})
+		}
+	}
+}

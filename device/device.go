@@ -63,7 +63,8 @@ type Device interface {
 
 	// Dropout computes dst = src with the mask of spec applied, without
 	// recording it. Zeros of src (−0 too) become +0 without a draw. Like
-	// gcn, callers skip dropout outside training and for P = 0.
+	// gcn, callers skip dropout outside training and for P = 0. dst may
+	// be src (gcn scales its widened bfloat16 features in place).
 	Dropout(dst, src Mat, spec Dropout)
 	// DropoutRecord is Dropout that draws every entry and records the
 	// mask in keep: row i's bits are keep[i*w : (i+1)*w], w = ceil(cols/64).

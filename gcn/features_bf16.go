@@ -5,6 +5,7 @@ import (
 
 	"scalegnn/device"
 	"scalegnn/grid"
+	"scalegnn/internal/hugepage"
 	"scalegnn/spmm"
 )
 
@@ -17,11 +18,11 @@ import (
 //
 //   - the input projection's GEMM and its weight gradient read XB as
 //     their bfloat16 operand (no staging of the features);
-//   - a first GCN layer without dropout (or outside training), SAGE's
-//     self term, a residual and GAT aggregates XB itself: the SpMM reads
-//     it as its bfloat16 operand;
-//   - otherwise XB is widened into the pass's arena (exact), and dropout
-//     scales that copy in place.
+//   - a first GCN layer without dropout (or outside training) aggregates
+//     XB itself: the SpMM reads it as its bfloat16 operand;
+//   - otherwise (dropout, SAGE's self term, a residual, GAT) XB is
+//     widened into the pass's arena (exact), and dropout scales that
+//     copy in place unless a residual reads it.
 
 // FeaturesToBF16 rounds the shards' feature block to bfloat16
 // (spmm.ToBF16) into XB and drops X, so that a mixed-precision model
@@ -34,7 +35,8 @@ func (sh *Shards) FeaturesToBF16(g *grid.Grid, cfg Config) {
 		return
 	}
 	sh.featHash, _ = sh.featureHash(g, cfg)
-	xb := make([]uint16, len(sh.X))
+	// On huge pages, as X was: the first SpMM gathers its rows at random.
+	xb := hugepage.Make[uint16](len(sh.X))
 	for k, v := range sh.X {
 		xb[k] = spmm.ToBF16(v)
 	}

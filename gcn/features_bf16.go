@@ -43,6 +43,49 @@ func (sh *Shards) FeaturesToBF16(g *grid.Grid, cfg Config) {
 	sh.X, sh.XB = nil, xb
 }
 
+// featureChunkElems bounds the float32 buffer readFeaturesBF16 reads
+// through: 4 MiB.
+var featureChunkElems = 1 << 20 // a variable for the tests
+
+// readFeaturesBF16 reads the feature block (rows [r0, r1) of order 1,
+// columns [c0, c1)) into XB, rounded, a block of rows at a time, with
+// the fingerprint's term of the float32 values when this rank writes it.
+func (sh *Shards) readFeaturesBF16(g *grid.Grid, src Source, colAxis grid.Axis, r0, r1, c0, c1 int) error {
+	w := c1 - c0
+	sh.XB = hugepage.Make[uint16]((r1 - r0) * w)
+	owns := ownsBlock(g, grid.X, colAxis)
+	rows := max(1, min(r1-r0, featureChunkElems/max(w, 1)))
+	si, into := src.(SourceInto)
+	var buf []float32
+	if into {
+		buf = make([]float32, rows*w)
+	}
+	for a := r0; a < r1; a += rows {
+		b := min(a+rows, r1)
+		var x []float32
+		var err error
+		if into {
+			x = buf[:(b-a)*w]
+			err = si.FeatureBlockInto(x, 1, a, b, c0, c1)
+		} else {
+			x, err = src.FeatureBlock(1, a, b, c0, c1)
+		}
+		if err != nil {
+			return err
+		}
+		if len(x) != (b-a)*w {
+			return fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", len(x), b-a, w)
+		}
+		if owns {
+			sh.featHash += HashFeatures(sh.Orders.Order[1][a:], c0, w, x)
+		}
+		for k, v := range x {
+			sh.XB[(a-r0)*w+k] = spmm.ToBF16(v)
+		}
+	}
+	return nil
+}
+
 // featureHash is Fingerprint's features term for this rank's block (0
 // unless the rank is its one writer, owns).
 func (sh *Shards) featureHash(g *grid.Grid, cfg Config) (h int64, owns bool) {

@@ -134,3 +134,64 @@ func TestFeaturesBF16Exact(t *testing.T) {
 		}
 	}
 }
+
+// sourceOnly hides a source's FeatureBlockInto: the reads go through
+// FeatureBlock.
+type sourceOnly struct{ Source }
+
+// TestReadFeaturesBF16: NewShardsWith's FeaturesBF16 reads, a block of a
+// few rows at a time, exactly what FeaturesToBF16 makes of the float32
+// block (the same bits, the same fingerprint term), through
+// FeatureBlockInto and through FeatureBlock, on grids whose feature
+// blocks are cut over Y (no input projection) and Z (with one).
+func TestReadFeaturesBF16(t *testing.T) {
+	defer func(n int) { featureChunkElems = n }(featureChunkElems)
+	featureChunkElems = 25 // blocks of 2–25 rows: many, and a short last one
+	p := newProblem(13, 41, 11, 5, 4)
+	for _, name := range []string{"kipf", "scalegnn"} {
+		cfg := testConfigs[name]
+		for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 3, 1), xyz(3, 1, 2)} {
+			perms := permute.New(p.n, permute.Double, 3)
+			orders := NewOrders(p.n, perms.P1, perms.P2)
+			errs := collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
+				g, err := grid.New(w, shape)
+				if err != nil {
+					return err
+				}
+				mem, err := NewMemorySource(p.g, orders)
+				if err != nil {
+					return err
+				}
+				want, err := NewShards(g, cfg, mem)
+				if err != nil {
+					return err
+				}
+				wantHash, _ := want.featureHash(g, cfg)
+				want.FeaturesToBF16(g, cfg)
+				for _, src := range []Source{mem, sourceOnly{mem}} {
+					got, err := NewShardsWith(g, cfg, src, ShardOptions{FeaturesBF16: true})
+					if err != nil {
+						return err
+					}
+					if got.X != nil || len(got.XB) != len(want.XB) {
+						return fmt.Errorf("%s on %v: X %d and XB %d values, want none and %d", name, shape, len(got.X), len(got.XB), len(want.XB))
+					}
+					for k := range want.XB {
+						if got.XB[k] != want.XB[k] {
+							return fmt.Errorf("%s on %v: XB[%d] = %#x, want %#x", name, shape, k, got.XB[k], want.XB[k])
+						}
+					}
+					if h, _ := got.featureHash(g, cfg); h != wantHash {
+						return fmt.Errorf("%s on %v: fingerprint term %d, want %d (the float32 features')", name, shape, h, wantHash)
+					}
+				}
+				return nil
+			})
+			for r, err := range errs {
+				if err != nil {
+					t.Errorf("rank %d: %v", r, err)
+				}
+			}
+		}
+	}
+}

@@ -170,7 +170,17 @@ func (sh *Shards) layout(order int, rowAxis, colAxis grid.Axis, cols int) grid.L
 // every layer (Â for GCN layers, D^-1 A for SAGE: readMeanShard), the feature block and the labels and masks of its logits
 // rows. Every rank of the grid reads from the same graph; no communication.
 func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
-	return newShards(g, cfg, src, false)
+	return NewShardsWith(g, cfg, src, ShardOptions{})
+}
+
+// ShardOptions say how NewShardsWith builds a rank's shards.
+type ShardOptions struct {
+	// EvalOnly keeps no transposes (NewEvalShards).
+	EvalOnly bool
+	// FeaturesBF16 reads the features into bfloat16 (XB), a block of rows
+	// at a time through a small float32 buffer: FeaturesToBF16's result
+	// without the whole float32 block ever held (features_bf16.go).
+	FeaturesBF16 bool
 }
 
 // NewEvalShards is NewShards for a model that only evaluates (Evaluate,
@@ -180,10 +190,15 @@ func NewShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 // from it (a BatchBuilder makes each batch's transposes) and only
 // evaluates on it. Training on the shards themselves panics.
 func NewEvalShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
-	return newShards(g, cfg, src, true)
+	return NewShardsWith(g, cfg, src, ShardOptions{EvalOnly: true})
 }
 
-func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, error) {
+// NewShardsWith is NewShards with the options o.
+func NewShardsWith(g *grid.Grid, cfg Config, src Source, o ShardOptions) (*Shards, error) {
+	return newShards(g, cfg, src, o.EvalOnly, o.FeaturesBF16)
+}
+
+func newShards(g *grid.Grid, cfg Config, src Source, evalOnly, featuresBF16 bool) (*Shards, error) {
 	n := src.Sizes().N
 	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same(), evalOnly: evalOnly}
@@ -238,23 +253,23 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly bool) (*Shards, er
 	}
 
 	fr0, fr1 := g.Range(n, grid.X)
-	colAxis := grid.Y
-	if cfg.InputProjection {
-		colAxis = grid.Z
-	}
+	colAxis := featureColAxis(cfg)
 	fc0, fc1 := g.Range(cfg.Features, colAxis)
 	var err error
-	if si, ok := src.(SourceInto); ok {
+	switch si, ok := src.(SourceInto); {
+	case featuresBF16:
+		err = sh.readFeaturesBF16(g, src, colAxis, fr0, fr1, fc0, fc1)
+	case ok:
 		sh.X = hugepage.Make[float32]((fr1 - fr0) * (fc1 - fc0))
 		err = si.FeatureBlockInto(sh.X, 1, fr0, fr1, fc0, fc1)
-	} else {
+	default:
 		sh.X, err = src.FeatureBlock(1, fr0, fr1, fc0, fc1)
 	}
 	if err != nil {
 		return nil, err
 	}
-	if len(sh.X) != (fr1-fr0)*(fc1-fc0) {
-		return nil, fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", len(sh.X), fr1-fr0, fc1-fc0)
+	if n := sh.featureLen(); n != (fr1-fr0)*(fc1-fc0) {
+		return nil, fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", n, fr1-fr0, fc1-fc0)
 	}
 
 	rowAxis, _ := logitsAxes(cfg)

@@ -35,12 +35,10 @@ type isolatedEval struct {
 func newIsolatedEval(g *grid.Grid, train *gcn.Model, src gcn.Source, opt gcn.Optimizer, run gcn.Options, log *zap.Logger) (*isolatedEval, error) {
 	t0 := time.Now()
 	name := fmt.Sprintf("%dx%dx%d", g.X, g.Y, g.Z)
-	sh, err := gcn.NewEvalShards(g, train.Cfg, src)
+	// The features in the training model's precision.
+	sh, err := gcn.NewShardsWith(g, train.Cfg, src, gcn.ShardOptions{EvalOnly: true, FeaturesBF16: train.Options.FeaturesBF16})
 	if err != nil {
 		return nil, fmt.Errorf("isolated evaluation grid %s: %w", name, err)
-	}
-	if train.Options.FeaturesBF16 {
-		sh.FeaturesToBF16(g, train.Cfg) // as the training model's
 	}
 	m, err := gcn.NewModel(g, train.Device(), train.Cfg, opt, sh, run)
 	if err != nil {

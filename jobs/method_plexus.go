@@ -38,18 +38,14 @@ type plexus struct {
 // mini-batch training, the batch builder over them.
 func setupPlexus(s setup) (Method, error) {
 	cfg, g := s.cfg, s.g
-	newShards := gcn.NewShards
-	if cfg.Train.Mode != gcn.FullGraph {
-		// Mini-batch and isolated training cut their batches from the
-		// full graph and only evaluate on it: no transposes.
-		newShards = gcn.NewEvalShards
-	}
+	// Mini-batch and isolated training cut their batches from the full
+	// graph and only evaluate on it: no transposes.
+	o := gcn.ShardOptions{EvalOnly: cfg.Train.Mode != gcn.FullGraph, FeaturesBF16: featuresBF16(cfg)}
 	t0 := time.Now()
-	sh, err := newShards(g, s.mcfg, s.src)
+	sh, err := gcn.NewShardsWith(g, s.mcfg, s.src, o)
 	if err != nil {
 		return nil, err
 	}
-	featuresFor(cfg, g, s.mcfg, sh)
 	loadProgress(s.world)("the shards")
 	s.log.Info("shards loaded", zap.Duration("took", time.Since(t0)), zap.Int64("shard_bytes", sh.Bytes()))
 	m, err := gcn.NewModel(g, s.dev, s.mcfg, OptimizerFor(cfg), sh, RunOptions(cfg))

@@ -137,13 +137,18 @@ func memorySource(cfg *jobfile.Config, world collectives.Comm, shape grid.Shape,
 	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
 }
 
-// featuresFor puts the features of a gcn model's shards in the job's
-// precision: in mixed precision (train.precision = "bf16") they are held
-// in bfloat16, half the bytes (gcn.Shards.FeaturesToBF16), which every
-// product rounds them to anyway. Every gcn model of a job goes through
-// it; perfmodel's memory model counts the same.
+// featuresBF16 is the precision of a gcn model's features: in mixed
+// precision (train.precision = "bf16") they are held in bfloat16, half
+// the bytes, which every product rounds them to anyway — read so from
+// the source (gcn.ShardOptions.FeaturesBF16) or rounded where a
+// partition is built in memory (featuresFor). Every gcn model of a job
+// follows it; perfmodel's memory model counts the same.
+func featuresBF16(cfg *jobfile.Config) bool { return cfg.Train.Precision == device.BF16 }
+
+// featuresFor puts the features of shards built in memory in the job's
+// precision (featuresBF16).
 func featuresFor(cfg *jobfile.Config, g *grid.Grid, mcfg gcn.Config, sh *gcn.Shards) {
-	if cfg.Train.Precision == device.BF16 {
+	if featuresBF16(cfg) {
 		sh.FeaturesToBF16(g, mcfg)
 	}
 }

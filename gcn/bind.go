@@ -85,7 +85,7 @@ func (m *Model) bind(b *bound, sh *Shards) {
 		}
 		d.a, d.at = &c.a, &c.at
 		if shard.at == shard.a {
-			d.at = &c.a // a diagonal GCN block is its own transpose (newShards)
+			d.at = &c.a // a diagonal GCN block is its own transpose (NewShardsWith)
 		}
 		if m.Cfg.Layer == GATLayer {
 			for len(b.perms) <= l {

@@ -3,10 +3,10 @@ package gcn
 import (
 	"fmt"
 
+	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/internal/hugepage"
-	"scalegnn/spmm"
 )
 
 // Features in bfloat16 (train.precision = "bf16", issue 28): the shards
@@ -24,8 +24,14 @@ import (
 //     widened into the pass's arena (exact), and dropout scales that
 //     copy in place unless a residual reads it.
 
+// FeaturesInBF16 is the one rule for the precision of a model's
+// features: in mixed precision (train.precision = "bf16") the shards
+// hold them in bfloat16. jobs builds every gcn model's shards by it, and
+// perfmodel counts their bytes by it.
+func FeaturesInBF16(p device.Precision) bool { return p == device.BF16 }
+
 // FeaturesToBF16 rounds the shards' feature block to bfloat16
-// (spmm.ToBF16) into XB and drops X, so that a mixed-precision model
+// (collectives.EncodeBF16: spmm.ToBF16) into XB and drops X, so that a mixed-precision model
 // holds half the bytes (NewModel takes the precision of its features
 // from the shards). The dataset fingerprint keeps the float32 features'
 // term (computed here first), so that checkpoints move between
@@ -37,9 +43,7 @@ func (sh *Shards) FeaturesToBF16(g *grid.Grid, cfg Config) {
 	sh.featHash, _ = sh.featureHash(g, cfg)
 	// On huge pages, as X was: the first SpMM gathers its rows at random.
 	xb := hugepage.Make[uint16](len(sh.X))
-	for k, v := range sh.X {
-		xb[k] = spmm.ToBF16(v)
-	}
+	collectives.EncodeBF16(xb, sh.X)
 	sh.X, sh.XB = nil, xb
 }
 
@@ -79,9 +83,7 @@ func (sh *Shards) readFeaturesBF16(g *grid.Grid, src Source, colAxis grid.Axis, 
 		if owns {
 			sh.featHash += HashFeatures(sh.Orders.Order[1][a:], c0, w, x)
 		}
-		for k, v := range x {
-			sh.XB[(a-r0)*w+k] = spmm.ToBF16(v)
-		}
+		collectives.EncodeBF16(sh.XB[(a-r0)*w:], x)
 	}
 	return nil
 }

@@ -2,8 +2,9 @@ package gcn
 
 import "scalegnn/device"
 
-// Buffer reuse in the forward and the backward pass. The arena hands out memory that lives
-// until the next pass, so every matrix a step takes adds to its peak. The
+// Buffer reuse in the forward and the backward pass. The arena hands out
+// memory that lives until the next pass, so every matrix a step takes
+// adds to its peak. The
 // backward pass writes two matrices per layer, dH and dF̃ (its input's
 // gradient); where a forward matrix of the same shape is dead by then, it
 // writes into that one instead of taking a new one, and it applies the

@@ -193,12 +193,9 @@ func NewEvalShards(g *grid.Grid, cfg Config, src Source) (*Shards, error) {
 	return NewShardsWith(g, cfg, src, ShardOptions{EvalOnly: true})
 }
 
-// NewShardsWith is NewShards with the options o.
-func NewShardsWith(g *grid.Grid, cfg Config, src Source, o ShardOptions) (*Shards, error) {
-	return newShards(g, cfg, src, o.EvalOnly, o.FeaturesBF16)
-}
-
-func newShards(g *grid.Grid, cfg Config, src Source, evalOnly, featuresBF16 bool) (*Shards, error) {
+// NewShardsWith is NewShards with the options opt.
+func NewShardsWith(g *grid.Grid, cfg Config, src Source, opt ShardOptions) (*Shards, error) {
+	evalOnly := opt.EvalOnly
 	n := src.Sizes().N
 	o := src.Orders()
 	sh := &Shards{N: n, Features: cfg.Features, Classes: cfg.Classes, Orders: o, adj: map[grid.Shard]*adjShard{}, sameOrders: o.same(), evalOnly: evalOnly}
@@ -257,7 +254,7 @@ func newShards(g *grid.Grid, cfg Config, src Source, evalOnly, featuresBF16 bool
 	fc0, fc1 := g.Range(cfg.Features, colAxis)
 	var err error
 	switch si, ok := src.(SourceInto); {
-	case featuresBF16:
+	case opt.FeaturesBF16:
 		err = sh.readFeaturesBF16(g, src, colAxis, fr0, fr1, fc0, fc1)
 	case ok:
 		sh.X = hugepage.Make[float32]((fr1 - fr0) * (fc1 - fc0))

@@ -35,9 +35,8 @@ type chunkReader struct {
 	n, c     int
 	degrees  bool // the correction needs the training vertices' degrees
 	features int
-	// prepare puts a partition's shards in the job's precision
-	// (featuresFor).
-	prepare func(*gcn.Shards)
+	// bf16 rounds a partition's features to bfloat16 (featuresBF16).
+	bf16 bool
 }
 
 // featureBytes is the bytes a feature of src takes where it is read from:
@@ -120,8 +119,8 @@ func (r *chunkReader) read(base, swept int) (isoPart, int64, error) {
 	if err != nil {
 		return isoPart{}, 0, fmt.Errorf("chunks %d and %d: %w", base, swept, err)
 	}
-	if r.prepare != nil {
-		r.prepare(sh)
+	if r.bf16 {
+		sh.FeaturesToBF16(r.g, r.cfg)
 	}
 	p := isoPart{sh: sh}
 	for i, t := range sub.Train {

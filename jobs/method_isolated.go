@@ -255,7 +255,7 @@ func (iso *isolatedRun) setupOutOfCore(s setup, c int) (*plexus, error) {
 	iso.ch = ch
 	sz := s.src.Sizes()
 	rd := &chunkReader{src: s.src, g: s.g, cfg: s.mcfg, n: sz.N, c: c, features: sz.Features, degrees: iso.corr != grappa.None,
-		prepare: func(sh *gcn.Shards) { featuresFor(cfg, s.g, s.mcfg, sh) }}
+		bf16: featuresBF16(cfg)}
 	iso.loader = grappa.NewLoader(iso.sc, rd.read, nil, iso.slot(0, 0))
 	iso.perPhase = 1 // batch_size = 0: a partition is one step
 	if err := iso.enter(0); err != nil {

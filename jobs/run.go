@@ -137,21 +137,11 @@ func memorySource(cfg *jobfile.Config, world collectives.Comm, shape grid.Shape,
 	}, gcn.NewOrders(graph.N, perms.P1, perms.P2))
 }
 
-// featuresBF16 is the precision of a gcn model's features: in mixed
-// precision (train.precision = "bf16") they are held in bfloat16, half
-// the bytes, which every product rounds them to anyway — read so from
-// the source (gcn.ShardOptions.FeaturesBF16) or rounded where a
-// partition is built in memory (featuresFor). Every gcn model of a job
-// follows it; perfmodel's memory model counts the same.
-func featuresBF16(cfg *jobfile.Config) bool { return cfg.Train.Precision == device.BF16 }
-
-// featuresFor puts the features of shards built in memory in the job's
-// precision (featuresBF16).
-func featuresFor(cfg *jobfile.Config, g *grid.Grid, mcfg gcn.Config, sh *gcn.Shards) {
-	if featuresBF16(cfg) {
-		sh.FeaturesToBF16(g, mcfg)
-	}
-}
+// featuresBF16 says whether a gcn model of this job holds its features
+// in bfloat16 (gcn.FeaturesInBF16): read so from the source
+// (gcn.ShardOptions.FeaturesBF16), or rounded where an isolated partition
+// is built in memory (chunkReader).
+func featuresBF16(cfg *jobfile.Config) bool { return gcn.FeaturesInBF16(cfg.Train.Precision) }
 
 // RunOptions maps the job file onto the model's run-time options.
 func RunOptions(cfg *jobfile.Config) gcn.Options {

@@ -416,7 +416,7 @@ func (j Job) outOfCoreMemory(workers int, es grid.Shape) Memory {
 	// features until they are rounded: 4 + 2 bytes each beside the other
 	// two partitions' 2 (a bound: the labels' bytes are scaled alike).
 	copies := int64(3)
-	if j.shardFeatureBytes() == 2 {
+	if gcn.FeaturesInBF16(j.Precision) {
 		copies = 5
 	}
 	mem.Features = copies*mem.Features + 23*int64(j.N)

@@ -227,13 +227,13 @@ func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
 // bfloat16 sums and mixed precision.
 func (j Job) runOptions() gcn.Options {
 	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision, Overlap: !j.NoOverlap,
-		FeaturesBF16: j.Precision == device.BF16}
+		FeaturesBF16: gcn.FeaturesInBF16(j.Precision)}
 }
 
-// shardFeatureBytes is the bytes of a feature in a gcn model's shards:
-// in mixed precision they are held in bfloat16 (jobs' featuresFor).
+// shardFeatureBytes is the bytes of a feature in a gcn model's shards
+// (gcn.FeaturesInBF16).
 func (j Job) shardFeatureBytes() int64 {
-	if j.Precision == device.BF16 {
+	if gcn.FeaturesInBF16(j.Precision) {
 		return 2
 	}
 	return 4

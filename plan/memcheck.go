@@ -203,7 +203,11 @@ func fastestFitting(cfg *jobfile.Config, gs GraphSize, ranks, ranksPerNode int, 
 				if rpn := max(ranksPerNode, 1); r > ranks && r > rpn {
 					// More ranks keep memPerRank only on more nodes: on
 					// the same ones a node's memory is shared by more.
-					g += fmt.Sprintf(" over %d nodes of %d ranks", (r+rpn-1)/rpn, rpn)
+					unit := "ranks"
+					if rpn == 1 {
+						unit = "rank"
+					}
+					g += fmt.Sprintf(" over %d nodes of %d %s", (r+rpn-1)/rpn, rpn, unit)
 				}
 				return g, true
 			}

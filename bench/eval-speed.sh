@@ -19,7 +19,7 @@
 #   iso-grid   isolated, NP workers, the evaluation grid (grappa.evaluation = "grid");
 #   iso-layer  isolated, NP workers, layer-wise (package infer), strips kept.
 # It prints each eval_s and its ratio to 3d's (the goal: at most
-# 1.5 for neighbor and isolated). BEFORE=path/to/an/older/scalegnn runs
+# 1.5 for neighbor and isolated), and each job's wall time, mpirun to exit. BEFORE=path/to/an/older/scalegnn runs
 # 3d, neighbor and isolated on its grid with that binary too, in the same
 # run (its isolated job without the keys it predates: grappa.split, grappa.partitions and
 # grappa.evaluation), and prints its times beside these. MODES, NP, WORK, MPIRUN as in
@@ -101,7 +101,9 @@ if [ -n "${BEFORE:-}" ]; then
 	grep -v '^split = \|^evaluation = \|^partitions = ' "$OUTD/iso-grid.toml" | sed "s|dir = \"$OUTD/iso-grid\"|dir = \"$OUTD/before-iso-grid\"|" >"$OUTD/before-iso-grid.toml"
 fi
 for m in ${MODES:-3d neighbor iso-grid iso-layer}; do
+	t0=$(date +%s.%N)
 	$MPIRUN -np "$NP" "$BIN" -config "$OUTD/$m.toml" >"$OUTD/$m.log" 2>&1 || { echo "$m failed:"; grep -h "^scalegnn:" "$OUTD/$m.log" | head -1; tail -3 "$OUTD/$m.log"; }
+	echo "$t0 $(date +%s.%N)" >"$OUTD/$m/job_s"
 	if [ -n "${BEFORE:-}" ] && [ -f "$OUTD/before-$m.toml" ]; then
 		$MPIRUN -np "$NP" "$BEFORE" -config "$OUTD/before-$m.toml" >"$OUTD/before-$m.log" 2>&1 || { echo "before-$m failed:"; grep -h "^scalegnn:" "$OUTD/before-$m.log" | head -1; tail -3 "$OUTD/before-$m.log"; }
 	fi
@@ -118,13 +120,20 @@ def evals(prefix):
         if rows:
             ev[m] = (rows[0], rows[-1])
     return ev
+def job_s(m):
+    # the whole job's wall time, mpirun to exit (setup, training, evaluations)
+    p = os.path.join(out, m, "job_s")
+    if not os.path.exists(p):
+        return ""
+    t0, t1 = map(float, open(p).read().split())
+    return "   job %.1f s" % (t1 - t0)
 def show(t, ref, m, its=""):
     # first and steady evaluation, each with its ratio to 3d's
     return " ".join("%7.2f s%s" % (x, " (%.2fx%s 3d)" % (x / r, its) if r and m != "3d" else "") for x, r in zip(t, ref or (None, None)))
 now, before = evals(""), evals("before-")
 print("%-10s %s" % ("", "eval: first, steady" + ("   before: first, steady" if before else "")))
 for m, t in now.items():
-    line = "%-10s %s" % (m, show(t, now.get("3d"), m))
+    line = "%-10s %s%s" % (m, show(t, now.get("3d"), m), job_s(m))
     if m in before:
         line += "   before: " + show(before[m], before.get("3d"), m, " its")
     print(line)

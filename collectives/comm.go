@@ -75,6 +75,8 @@ type Comm interface {
 	AllGatherF32(dst, src []float32) error
 	// AllGatherVF32 concatenates src of varying lengths in rank order into
 	// dst; counts[i] is the length of rank i's src and len(dst) is their sum.
+	// src may be the rank's own block of dst (in place: MPI_IN_PLACE), so
+	// that a caller needs no second copy of its rows.
 	AllGatherVF32(dst, src []float32, counts []int) error
 	// ReduceScatterF32 sums src over the group and leaves block Rank() of the
 	// result in dst; len(src) == Size()*len(dst).

@@ -169,6 +169,19 @@ func checkAllGatherV(k *checker, c Comm, on string) error {
 			return err
 		}
 		equal(k, call("AllGatherVF32", on, "counts "+p.name), dst, want)
+		// In place: src is dst's own block, the rest of dst garbage.
+		displ := 0
+		for r := range rank {
+			displ += counts[r]
+		}
+		for i := range dst {
+			dst[i] = -1
+		}
+		copy(dst[displ:], fill(counts[rank], rank, valF32))
+		if err := c.AllGatherVF32(dst, dst[displ:displ+counts[rank]], counts); err != nil {
+			return err
+		}
+		equal(k, call("AllGatherVF32", on, "in place, counts "+p.name), dst, want)
 	}
 	return nil
 }

@@ -47,17 +47,20 @@ func (sh *Shards) FeaturesToBF16(g *grid.Grid, cfg Config) {
 	sh.X, sh.XB = nil, xb
 }
 
-// featureChunkElems bounds the float32 buffer readFeaturesBF16 reads
+// featureChunkElems bounds the float32 buffer ReadFeaturesBF16 reads
 // through: 4 MiB.
 var featureChunkElems = 1 << 20 // a variable for the tests
 
-// readFeaturesBF16 reads the feature block (rows [r0, r1) of order 1,
-// columns [c0, c1)) into XB, rounded, a block of rows at a time, with
-// the fingerprint's term of the float32 values when this rank writes it.
-func (sh *Shards) readFeaturesBF16(g *grid.Grid, src Source, colAxis grid.Axis, r0, r1, c0, c1 int) error {
+// ReadFeaturesBF16 reads the feature block of src (rows [r0, r1) of
+// order, columns [c0, c1)) rounded to bfloat16 (collectives.EncodeBF16),
+// a block of rows at a time through one float32 buffer of at most 4 MiB,
+// so that the float32 block never exists whole. each, when not nil, sees
+// every block of rows' float32 values first (a, the block's first row;
+// the fingerprint hashes them).
+func ReadFeaturesBF16(src Source, order, r0, r1, c0, c1 int, each func(a int, x []float32)) ([]uint16, error) {
 	w := c1 - c0
-	sh.XB = hugepage.Make[uint16]((r1 - r0) * w)
-	owns := ownsBlock(g, grid.X, colAxis)
+	// On huge pages: the first SpMM gathers its rows at random.
+	xb := hugepage.Make[uint16]((r1 - r0) * w)
 	rows := max(1, min(r1-r0, featureChunkElems/max(w, 1)))
 	si, into := src.(SourceInto)
 	var buf []float32
@@ -70,22 +73,35 @@ func (sh *Shards) readFeaturesBF16(g *grid.Grid, src Source, colAxis grid.Axis, 
 		var err error
 		if into {
 			x = buf[:(b-a)*w]
-			err = si.FeatureBlockInto(x, 1, a, b, c0, c1)
+			err = si.FeatureBlockInto(x, order, a, b, c0, c1)
 		} else {
-			x, err = src.FeatureBlock(1, a, b, c0, c1)
+			x, err = src.FeatureBlock(order, a, b, c0, c1)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 		if len(x) != (b-a)*w {
-			return fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", len(x), b-a, w)
+			return nil, fmt.Errorf("gcn: feature block of %d values for %d rows and %d columns", len(x), b-a, w)
 		}
-		if owns {
-			sh.featHash += HashFeatures(sh.Orders.Order[1][a:], c0, w, x)
+		if each != nil {
+			each(a, x)
 		}
-		collectives.EncodeBF16(sh.XB[(a-r0)*w:], x)
+		collectives.EncodeBF16(xb[(a-r0)*w:], x)
 	}
-	return nil
+	return xb, nil
+}
+
+// readFeaturesBF16 reads the feature block (rows [r0, r1) of order 1,
+// columns [c0, c1)) into XB, rounded, with the fingerprint's term of the
+// float32 values when this rank writes it.
+func (sh *Shards) readFeaturesBF16(g *grid.Grid, src Source, colAxis grid.Axis, r0, r1, c0, c1 int) error {
+	var each func(int, []float32)
+	if ownsBlock(g, grid.X, colAxis) {
+		each = func(a int, x []float32) { sh.featHash += HashFeatures(sh.Orders.Order[1][a:], c0, c1-c0, x) }
+	}
+	xb, err := ReadFeaturesBF16(src, 1, r0, r1, c0, c1, each)
+	sh.XB = xb
+	return err
 }
 
 // featureHash is Fingerprint's features term for this rank's block (0

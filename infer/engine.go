@@ -62,11 +62,17 @@ type Engine struct {
 	// on each of 2 ranks).
 	meanStrips bool
 
-	// tLocal and tFull hold a layer's T, this rank's rows and every
-	// vertex's (tLocal alone on one rank), from layer to layer and pass to
-	// pass: T is dead once its layer is done, and a new one every layer
-	// left gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
+	// tFull holds a layer's T, every vertex's, this rank's rows in their
+	// place (tLocal on one rank), from layer to layer and pass to pass: T
+	// is dead once its layer is done, and a new one every layer left
+	// gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
 	tLocal, tFull []float32
+	// x0 holds a block of features read for the first layer; acts are the
+	// two generations of the activations between layers, kept in memory,
+	// actWidth values a row (reserve.go).
+	x0       []float32
+	acts     [2][]float32
+	actWidth int
 
 	// keep0: the first layer's input is kept in the store from its
 	// transform to its aggregation (keepInput0); kept0 marks the blocks
@@ -79,12 +85,12 @@ type Engine struct {
 }
 
 // grow returns (*buf)[:n], reallocating *buf when it is shorter, on huge
-// pages: T is the SpMM's dense operand, whose rows it gathers at random
-// (internal/hugepage).
+// pages (T is the SpMM's dense operand, whose rows it gathers at random:
+// internal/hugepage) faulted in at once (reserve.go).
 func grow(buf *[]float32, n int) []float32 {
 	if cap(*buf) < n {
 		*buf = nil // the old one may go before the new one is taken
-		*buf = hugepage.Make[float32](n)
+		*buf = hugepage.MakeResident[float32](n)
 	}
 	return (*buf)[:n]
 }
@@ -214,6 +220,7 @@ func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Sourc
 		e.store.dir = d
 	}
 	e.keep0 = e.keepInput0()
+	e.reserve()
 	return e, nil
 }
 
@@ -261,7 +268,16 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		}
 		// Phase A: this rank's rows of T = H·W, gathered into every
 		// vertex's.
-		local := grow(&e.tLocal, (e.hi-e.lo)*width)
+		// On several ranks this rank's rows are written in their place
+		// in every vertex's T and gathered in place.
+		var local, full []float32
+		if len(e.counts) > 1 {
+			full = grow(&e.tFull, e.n*width)
+			local = full[e.lo*width : e.hi*width]
+		} else {
+			local = grow(&e.tLocal, e.n*width)
+			full = local
+		}
 		for k, b := range e.blocks {
 			h, err := e.input(w, k, l)
 			if err != nil {
@@ -270,9 +286,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 			rows := b[1] - b[0]
 			e.gemm(local[(b[0]-e.lo)*width:(b[1]-e.lo)*width], h, rows, s.In, w[weightName(l)], width, false)
 		}
-		full := local // one rank: its rows are every vertex's
 		if len(e.counts) > 1 {
-			full = grow(&e.tFull, e.n*width)
 			counts := make([]int, len(e.counts))
 			for r, c := range e.counts {
 				counts[r] = c * width
@@ -315,7 +329,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 				}
 			}
 			ro.rows = neededRows(b[1]-b[0], ro)
-			out, act, err := lay.block(k, b, ro.rows, strip)
+			out, act, err := lay.block(k, b, ro.rows, strip, e.act((l+1)%2, k, len(ro.rows), s.Out))
 			if err != nil {
 				return err
 			}
@@ -394,20 +408,27 @@ func (e *Engine) keepInput0() bool {
 }
 
 // input0 is the first layer's input on block k: the features, through the
-// input projection if the model has one.
+// input projection if the model has one; where it is kept (keep0), in
+// generation 0 of the activations, else in the engine's block of
+// features or a new slice.
 func (e *Engine) input0(w Weights, k int) ([]float32, error) {
-	b := e.blocks[k]
-	f := e.src.Sizes().Features
-	x, err := timed(&e.Times.Read, func() ([]float32, error) { return e.src.FeatureBlock(1, b[0], b[1], 0, f) })
+	rows := e.blocks[k][1] - e.blocks[k][0]
+	var keep []float32
+	if e.keep0 {
+		keep = e.act(0, k, rows, e.specs[0].In)
+	}
+	if !e.cfg.InputProjection {
+		return timed(&e.Times.Read, func() ([]float32, error) { return e.readFeatures(k, keep) })
+	}
+	x, err := timed(&e.Times.Read, func() ([]float32, error) { return e.readFeatures(k, nil) })
 	if err != nil {
 		return nil, err
 	}
-	if !e.cfg.InputProjection {
-		return x, nil
+	h := keep
+	if h == nil {
+		h = make([]float32, rows*e.cfg.Hidden)
 	}
-	rows := b[1] - b[0]
-	h := make([]float32, rows*e.cfg.Hidden)
-	e.gemm(h, x, rows, f, w["proj"], e.cfg.Hidden, false)
+	e.gemm(h, x, rows, e.src.Sizes().Features, w["proj"], e.cfg.Hidden, false)
 	return h, nil
 }
 

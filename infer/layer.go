@@ -41,18 +41,17 @@ func (lr *layerRun) param(name string) device.Buffer[float32] {
 }
 
 // block computes the layer's output on rows (indices into block b, which
-// is this rank's k-th, whose adjacency rows are strip) and returns it,
-// len(rows) × s.Out, on the host, and its activation before the residual
-// is added (the same slice without a residual): what
+// is this rank's k-th, whose adjacency rows are strip) into out,
+// len(rows) × s.Out, on the host, and returns it and its activation
+// before the residual is added (the same slice without a residual): what
 // gcn.Model.Embeddings returns.
-func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR) (out, act []float32, err error) {
+func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR, out []float32) (_, act []float32, err error) {
 	e, s := lr.e, lr.s
 	a := selectRows(strip, rows)
 	if s.Self && !e.meanStrips {
 		a = gcn.MeanRows(a, func(i int) int32 { return int32(b[0]) + rows[i] })
 	}
 	n := len(rows)
-	out = make([]float32, n*s.Out)
 	if n == 0 {
 		return out, out, nil
 	}
@@ -62,7 +61,7 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR) (out, 
 	e.dev.UploadCSRInto(&lr.csr, a)
 	csr := &lr.csr
 	if s.Heads > 0 {
-		out = lr.gat(b, rows, csr)
+		lr.gat(b, rows, csr, out)
 		return out, out, nil
 	}
 	z := e.share(out, n, s.Out)
@@ -100,11 +99,11 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR) (out, 
 	return out, act, nil
 }
 
-// gat is a GAT layer's output on rows of block b: scores of the rows'
+// gat writes a GAT layer's output on rows of block b into out: scores of the rows'
 // neighbourhoods from their s and every vertex's t, the softmax, the
 // aggregation of every head, the bias, and ELU (hidden) or the heads'
 // mean (last).
-func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) []float32 {
+func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR, out []float32) {
 	e, s := lr.e, lr.s
 	n, K, P := len(rows), s.Heads, s.ProjWidth
 	y := gatherRows(lr.local[(b[0]-e.lo)*P:(b[1]-e.lo)*P], rows, P)
@@ -122,16 +121,14 @@ func (lr *layerRun) gat(b [2]int, rows []int32, csr *device.CSR) []float32 {
 	ones := device.Alloc[float32](e.dev, n)
 	e.dev.Fill(device.Matrix(ones, n, 1), 1)
 	e.dev.HeadDotBackward(o, ones, lr.param("bias"), 1)
-	out := make([]float32, n*s.Out)
 	if s.Hidden {
 		e.dev.ELU(o, o)
 		device.DownloadMat(e.dev, out, o)
-		return out
+		return
 	}
 	z := device.Matrix(device.Alloc[float32](e.dev, n*s.Out), n, s.Out)
 	e.dev.HeadMean(z, o, K)
 	device.DownloadMat(e.dev, out, z)
-	return out
 }
 
 // selectRows returns a's rows (ascending indices), all of them when rows

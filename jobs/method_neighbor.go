@@ -47,7 +47,7 @@ func setupNeighbor(s setup) (Method, error) {
 	cfg, g := s.cfg, s.g
 	t := cfg.Train
 	ranks, rank := g.DP.Size(), g.DP.Rank()
-	ng, err := neighbor.Load(s.src, s.mcfg.Classes, rank, ranks)
+	ng, err := neighbor.Load(s.src, s.mcfg.Classes, rank, ranks, featuresBF16(cfg))
 	if err != nil {
 		return nil, err
 	}
@@ -67,7 +67,7 @@ func setupNeighbor(s setup) (Method, error) {
 		s.log.Info("neighbor-sampling training", zap.Stringer("layer", s.mcfg.Layer), zap.Ints("fanouts", t.Fanouts),
 			zap.Int("seeds_per_rank", t.BatchSize), zap.Int("ranks", ranks), zap.Int("steps_per_epoch", nr.steps),
 			zap.Int("max_degree", ng.MaxDegree()), zap.Int("feature_rows_per_rank", ng.V1-ng.V0),
-			zap.Int("parameters", m.NumParams()), zap.Bool("prefetch", t.Prefetch))
+			zap.Int("parameters", m.NumParams()), zap.Bool("prefetch", t.Prefetch), zap.Bool("features_bf16", ng.BF16()))
 	}
 	return nr, nil
 }
@@ -145,7 +145,7 @@ func (nr *neighborRun) Fingerprint() (gcn.Fingerprint, error) {
 		nnz -= int64(g.N)
 	}
 	lo, hi := g.V0, g.V1
-	s := []int64{0, gcn.HashFeatures(nr.ids, 0, g.F, g.Features),
+	s := []int64{0, g.FeatureHash(nr.ids),
 		gcn.HashLabels(nr.ids, g.Labels[lo:hi], g.Train[lo:hi], g.Val[lo:hi], g.Test[lo:hi])}
 	if err := nr.world.AllReduceI64(s, collectives.Sum); err != nil {
 		return gcn.Fingerprint{}, err

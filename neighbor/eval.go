@@ -29,10 +29,15 @@ type Evaluator struct {
 	g    *Graph
 	m    *Model
 
-	adj    device.CSR
-	rows   *spmm.CSR // adj on the host, until the halo renumbers it
-	halo   *halo
-	feats  device.Buffer[float32]
+	adj   device.CSR
+	rows  *spmm.CSR // adj on the host, until the halo renumbers it
+	halo  *halo
+	feats device.Buffer[float32]
+	// featsB holds the features in bfloat16 where the graph does
+	// (feats unused): the first layer's GEMMs read them as their
+	// bfloat16 operand, with the weight rounded into wB.
+	featsB device.Buffer[uint16]
+	wB     device.Buffer[uint16]
 	labels device.Buffer[int32]
 	masks  [3]device.Buffer[uint8]
 
@@ -55,8 +60,13 @@ func NewEvaluator(comm collectives.Comm, g *Graph, m *Model) *Evaluator {
 	e := &Evaluator{comm: comm, g: g, m: m, sums7: make([]float64, 7)}
 	nb := g.V1 - g.V0
 	e.rows = evalRows(g, m.Cfg.Layer)
-	e.feats = device.Alloc[float32](dev, nb*g.F)
-	device.Upload(dev, e.feats, 0, g.Features)
+	if g.BF16() {
+		e.featsB = device.Alloc[uint16](dev, nb*g.F)
+		device.Upload(dev, e.featsB, 0, g.FeaturesB)
+	} else {
+		e.feats = device.Alloc[float32](dev, nb*g.F)
+		device.Upload(dev, e.feats, 0, g.Features)
+	}
 	e.labels = device.Alloc[int32](dev, nb)
 	device.Upload(dev, e.labels, 0, g.Labels[g.V0:g.V1])
 	for k, mask := range [3][]bool{g.Train, g.Val, g.Test} {
@@ -157,7 +167,10 @@ func (e *Evaluator) Output(l int) ([]float32, int, error) {
 func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 	m, g, dev := e.m, e.g, e.m.dev
 	nb := g.V1 - g.V0
-	h := device.Matrix(e.feats, nb, g.F)
+	var h device.Mat // the layer's input: on bfloat16 features, none in the first (gemmIn)
+	if !g.BF16() {
+		h = device.Matrix(e.feats, nb, g.F)
+	}
 	L := m.Cfg.Layers
 	var z device.Mat
 	if e.halo == nil {
@@ -177,7 +190,7 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 			wout = pw.Cols
 		}
 		t := m.mat(&e.t, nb, wout)
-		dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(pw, pw.W), 0, t)
+		e.gemmIn(l, h, pw, 0, t)
 		e.tHost = resize(e.tHost, nb*wout)
 		device.DownloadMat(dev, e.tHost, t)
 		e.fullHost = resize(e.fullHost, e.halo.rows*wout)
@@ -201,8 +214,7 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		z = m.mat(&e.z, nb, wout)
 		dev.SpMM(z, &e.adj, full)
 		if s := m.sIdx[l]; s >= 0 {
-			ps := m.Params[s]
-			dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(ps, ps.W), 1, z)
+			e.gemmIn(l, h, m.Params[s], 1, z)
 		}
 		if l < L-1 {
 			h = m.mat(&e.h, nb, wout)
@@ -216,6 +228,22 @@ func (e *Evaluator) forwardTo(last int) (device.Mat, error) {
 		}
 	}
 	return z, nil
+}
+
+// gemmIn is dst = h·p + beta·dst for layer l's input h; in the first
+// layer on bfloat16 features, the features themselves as GemmBF16's
+// operand and p rounded (what a mixed-precision device's Gemm computes
+// on the widened features, bit for bit: devicetest's Mixed).
+func (e *Evaluator) gemmIn(l int, h device.Mat, p *Param, beta float32, dst device.Mat) {
+	dev := e.m.dev
+	if l > 0 || !e.g.BF16() {
+		dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, mat(p, p.W), beta, dst)
+		return
+	}
+	wb := device.MatrixBF16(grow(dev, &e.wB, p.Rows*p.Cols), p.Rows, p.Cols)
+	dev.PackMatBF16(wb, mat(p, p.W))
+	xb := device.MatrixBF16(e.featsB, e.g.V1-e.g.V0, e.g.F)
+	dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, xb, wb, beta, dst)
 }
 
 // gatLayer finishes GAT layer l on this rank's rows from y, its rows'

@@ -42,9 +42,10 @@ func NewExchanger(comm collectives.Comm, g *Graph) *Exchanger {
 // frontier order (host memory, valid until the next call).
 func (e *Exchanger) Gather(p *Plan, n int) ([]float32, error) {
 	g, F := e.g, e.g.F
+	W := RowWords(F, g.BF16())
 	e.x = resize(e.x, n*F)
 	for k, r := range p.Local {
-		copy(e.x[int(p.LocalAt[k])*F:][:F], g.Features[int(r)*F:][:F])
+		g.row(e.x[int(p.LocalAt[k])*F:], int(r))
 	}
 	e.Requested, e.Served = len(p.Request), 0
 	if g.Ranks == 1 {
@@ -79,35 +80,35 @@ func (e *Exchanger) Gather(p *Plan, n int) ([]float32, error) {
 	}
 	// 3. The rows, answered in the order asked.
 	e.Served = total
-	e.rowsOut = resize(e.rowsOut, total*F)
+	e.rowsOut = resize(e.rowsOut, total*W)
 	for k, b := range e.recvIDs {
-		v := int(math.Float32bits(b)) - g.V0
-		copy(e.rowsOut[k*F:][:F], g.Features[v*F:][:F])
+		g.packRow(e.rowsOut[k*W:(k+1)*W], int(math.Float32bits(b))-g.V0)
 	}
 	for r := range g.Ranks {
-		e.rowCountsOut[r] = e.recvCnts[r] * F
-		e.rowCountsIn[r] = p.RequestCount[r] * F
+		e.rowCountsOut[r] = e.recvCnts[r] * W
+		e.rowCountsIn[r] = p.RequestCount[r] * W
 	}
-	e.rowsIn = resize(e.rowsIn, len(p.Request)*F)
+	e.rowsIn = resize(e.rowsIn, len(p.Request)*W)
 	if err := e.comm.AlltoallvF32(e.rowsOut, e.rowCountsOut, e.rowsIn, e.rowCountsIn); err != nil {
 		return nil, err
 	}
 	for k, at := range p.RequestAt {
-		copy(e.x[int(at)*F:][:F], e.rowsIn[k*F:][:F])
+		g.unpackRow(e.x[int(at)*F:], e.rowsIn[k*W:(k+1)*W])
 	}
 	return e.x, nil
 }
 
 // ExchangeBytes is what one rank hands to the collectives in one feature
 // exchange on ranks ranks: 4 bytes per count sent to each rank (itself
-// included), 4 per requested id, 4·features per served row (0 on one
-// rank). Summed over the ranks, requested = served = R, the remote
-// frontier, so a step moves 4·(ranks² + R·(1 + features)) bytes in all.
-func ExchangeBytes(requested, served, features, ranks int) int64 {
+// included), 4 per requested id, 4·words per served row (0 on one rank),
+// words being RowWords (the features, half of them in bfloat16). Summed
+// over the ranks, requested = served = R, the remote frontier, so a step
+// moves 4·(ranks² + R·(1 + words)) bytes in all.
+func ExchangeBytes(requested, served, words, ranks int) int64 {
 	if ranks == 1 {
 		return 0
 	}
-	return 4 * int64(ranks+requested+served*features)
+	return 4 * int64(ranks+requested+served*words)
 }
 
 // GradBytes is the gradient all-reduce of one step, per rank: 4 bytes a
@@ -121,6 +122,6 @@ func GradBytes(params, ranks int) int64 {
 
 // StepBytes is everything one rank hands to the training communicator's
 // collectives in one step: the feature exchange and the gradients.
-func StepBytes(requested, served, features, params, ranks int) int64 {
-	return ExchangeBytes(requested, served, features, ranks) + GradBytes(params, ranks)
+func StepBytes(requested, served, words, params, ranks int) int64 {
+	return ExchangeBytes(requested, served, words, ranks) + GradBytes(params, ranks)
 }

@@ -27,10 +27,15 @@ type Graph struct {
 
 	// Ranks and Rank place this rank in the hybrid partition: it owns the
 	// features of vertices [V0, V1) = Block(N, Ranks, Rank), row-major in
-	// Features.
+	// Features, or in FeaturesB rounded to bfloat16 in mixed precision
+	// (features_bf16.go): one of the two is nil.
 	Ranks, Rank int
 	V0, V1      int
 	Features    []float32
+	FeaturesB   []uint16
+	// featHash is FeatureHash's value for FeaturesB, hashed from the
+	// float32 features as they were read.
+	featHash int64
 }
 
 // Owner returns the rank that holds vertex v's features when n vertices
@@ -44,10 +49,11 @@ func OwnedBlock(n, ranks, rank int) (lo, hi int) { return grid.Block(n, ranks, r
 func (g *Graph) Owner(v int32) int { return Owner(g.N, g.Ranks, v) }
 
 // Load reads rank's part of a source: the whole normalised adjacency,
-// every label and mask, and the features of its own block. Vertex ids are
-// positions in the source's first vertex order (the identity without a
+// every label and mask, and the features of its own block, in bfloat16
+// when bf16 (gcn.FeaturesInBF16, the one rule). Vertex ids are positions
+// in the source's first vertex order (the identity without a
 // permutation).
-func Load(src gcn.Source, classes, rank, ranks int) (*Graph, error) {
+func Load(src gcn.Source, classes, rank, ranks int, bf16 bool) (*Graph, error) {
 	s := src.Sizes()
 	hat, err := src.AdjBlock(0, 0, s.N, 0, 0, s.N)
 	if err != nil {
@@ -58,26 +64,31 @@ func Load(src gcn.Source, classes, rank, ranks int) (*Graph, error) {
 		return nil, err
 	}
 	lo, hi := OwnedBlock(s.N, ranks, rank)
+	if bf16 {
+		return loadBF16(src, hat, labels, train, val, test, rank, ranks, lo, hi)
+	}
 	feats, err := src.FeatureBlock(0, lo, hi, 0, s.Features)
 	if err != nil {
 		return nil, err
 	}
-	return newGraph(hat, s.Features, s.Classes, feats, labels, train, val, test, rank, ranks)
+	return newGraph(hat, s.Features, s.Classes, feats, nil, labels, train, val, test, rank, ranks)
 }
 
 // NewGraph builds rank's Graph from a whole graph in memory: hat is Â
 // (dataset.NormalizeGCN), features N×f row-major.
 func NewGraph(hat *spmm.CSR, f, classes int, features []float32, labels []int32, train, val, test []bool, rank, ranks int) (*Graph, error) {
 	lo, hi := OwnedBlock(hat.Rows, ranks, rank)
-	return newGraph(hat, f, classes, features[lo*f:hi*f], labels, train, val, test, rank, ranks)
+	return newGraph(hat, f, classes, features[lo*f:hi*f], nil, labels, train, val, test, rank, ranks)
 }
 
-func newGraph(hat *spmm.CSR, f, classes int, block []float32, labels []int32, train, val, test []bool, rank, ranks int) (*Graph, error) {
+// newGraph builds rank's Graph on its feature block, block in float32 or
+// blockB in bfloat16 (the other nil).
+func newGraph(hat *spmm.CSR, f, classes int, block []float32, blockB []uint16, labels []int32, train, val, test []bool, rank, ranks int) (*Graph, error) {
 	n := hat.Rows
-	g := &Graph{N: n, F: f, Classes: classes, Hat: hat, Labels: labels, Train: train, Val: val, Test: test, Ranks: ranks, Rank: rank, Features: block}
+	g := &Graph{N: n, F: f, Classes: classes, Hat: hat, Labels: labels, Train: train, Val: val, Test: test, Ranks: ranks, Rank: rank, Features: block, FeaturesB: blockB}
 	g.V0, g.V1 = OwnedBlock(n, ranks, rank)
-	if len(block) != (g.V1-g.V0)*f {
-		return nil, fmt.Errorf("neighbor: rank %d's feature block has %d values; expected %d rows × %d features", rank, len(block), g.V1-g.V0, f)
+	if got := len(block) + len(blockB); got != (g.V1-g.V0)*f {
+		return nil, fmt.Errorf("neighbor: rank %d's feature block has %d values; expected %d rows × %d features", rank, got, g.V1-g.V0, f)
 	}
 	topo := &spmm.CSR{Rows: n, Cols: n, RowPtr: make([]int64, n+1)}
 	topo.ColIdx = make([]int32, 0, hat.NNZ()-n)

@@ -38,7 +38,7 @@ func trainLosses(t *testing.T, dg *dataset.Graph, cfg gcn.Config, fanouts []int,
 			per[c.Rank()] = append(per[c.Rank()], loss)
 			counted[c.Rank()] = append(counted[c.Rank()], ctr.TotalBytes()-before)
 			e := rs.trainer.Exch
-			formula[c.Rank()] = append(formula[c.Rank()], StepBytes(e.Requested, e.Served, dg.F, rs.model.NumParams(), ranks))
+			formula[c.Rank()] = append(formula[c.Rank()], StepBytes(e.Requested, e.Served, RowWords(dg.F, false), rs.model.NumParams(), ranks))
 		}
 		return nil
 	})

@@ -28,8 +28,8 @@ func (j Job) layerwiseWidths() []int {
 
 // layerwiseEvalMemory is a rank's peak in a layer-wise evaluation on
 // workers ranks over blocks row blocks: every vertex's T at the widest
-// layer (the device adopts the host's copy; on several ranks also the
-// rank's own rows before the gather), the rank's activations between
+// layer (the device adopts the host's copy; the rank's own rows are
+// written in their place and gathered in place), the rank's activations between
 // layers (a layer's input and output, in memory unless kept in files),
 // one strip of the adjacency with the device's copy, a block of features,
 // and a GAT strip's scores per head.
@@ -46,9 +46,6 @@ func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	own := n / float64(max(1, workers))
 	var mem Memory
 	mem.Activations = int64(4 * float64(wT) * n)
-	if workers > 1 {
-		mem.Activations += int64(4 * float64(wT) * own)
-	}
 	if !files {
 		mem.Activations += int64(2 * 4 * float64(wH) * own)
 	}

@@ -39,7 +39,23 @@ func (j Job) NeighborParams() int {
 // served rows requested of it: neighbor.StepBytes, the rule the byte
 // counters obey, so the model and the counters cannot drift apart.
 func (j Job) NeighborStepBytes(requested, served, ranks int) int64 {
-	return neighbor.StepBytes(requested, served, j.Features, j.NeighborParams(), ranks)
+	return neighbor.StepBytes(requested, served, j.neighborRowWords(), j.NeighborParams(), ranks)
+}
+
+// neighborRowWords is the float32 words a feature row takes in the
+// exchange (neighbor.RowWords): half the features where they are in
+// bfloat16 (gcn.FeaturesInBF16).
+func (j Job) neighborRowWords() int {
+	return neighbor.RowWords(j.Features, gcn.FeaturesInBF16(j.Precision))
+}
+
+// neighborFeatureBytes is the bytes of one stored feature: 2 in
+// bfloat16, else 4.
+func (j Job) neighborFeatureBytes() int64 {
+	if gcn.FeaturesInBF16(j.Precision) {
+		return 2
+	}
+	return 4
 }
 
 // neighborRemote is the expected number of input-frontier rows a rank
@@ -76,7 +92,7 @@ func (j Job) NeighborStepTrace(ranks int, mfg []MFGSize, requested, served int) 
 	F := j.Features
 	add("exchange.counts", collectives.KindAlltoallv, int64(ranks), 1)
 	add("exchange.ids", collectives.KindAlltoallv, int64(requested), 0)
-	add("exchange.rows", collectives.KindAlltoallv, int64(served)*int64(F), 0)
+	add("exchange.rows", collectives.KindAlltoallv, int64(served)*int64(j.neighborRowWords()), 0)
 	// Host copies: the frontier's rows assembled, the served rows
 	// gathered, the frontier uploaded.
 	el(PhaseForward, "exchange.copy", -1, (2*mfg[0].Src+float64(served))*float64(F))
@@ -194,7 +210,8 @@ func (j Job) NeighborEvalTrace(ranks int) Trace {
 //     global-to-local map (8 bytes a vertex), and the evaluator's rows of
 //     the full-graph operator on the device;
 //   - Features: the rank's 1/G block of the features, on the host and on
-//     the device (the evaluator's copy), every label and mask;
+//     the device (the evaluator's copy), in bfloat16 in mixed precision,
+//     every label and mask;
 //   - Activations: the batches alive at once (two with prefetch: the one
 //     training and the one being built), each with its MFGs, operators and
 //     transposes, source ids and exchange plan; the device copies of one
@@ -213,7 +230,7 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 	off := math.Max(0, float64(j.NNZ)-float64(j.N))
 	mem.Adjacency = csrBytes(j.N, float64(j.NNZ)) + csrBytes(j.N, off) + 4*n + 8*n +
 		csrBytes(int(nb), j.adjNNZ()*float64(nb)/float64(j.N))
-	mem.Features = 2*4*nb*int64(j.Features) + 4*n + 3*n
+	mem.Features = 2*j.neighborFeatureBytes()*nb*int64(j.Features) + 4*n + 3*n
 	sage := j.Layer == gcn.SAGELayer
 	var batch, step, act, attention, evalEdges float64
 	wmax := j.Classes
@@ -253,7 +270,7 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 		batches = 2
 	}
 	r := neighborRemote(mfg[0].Src, ranks)
-	exch := 4 * (mfg[0].Src + 2*r) * float64(j.Features)
+	exch := 4 * (mfg[0].Src*float64(j.Features) + 2*r*float64(j.neighborRowWords()))
 	h := int64(j.neighborHalo(ranks))
 	eval := 4 * float64(2*(nb+h)*int64(wmax)+2*h*int64(wmax)+4*nb*int64(wmax))
 	mem.Activations = int64(batches*batch + step + act + exch + eval)

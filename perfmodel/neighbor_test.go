@@ -96,7 +96,8 @@ func TestExpectedMFGs(t *testing.T) {
 // NeighborStepBytes for that step's exchange, which is also what the
 // collectives of NeighborStepTrace add up to; the model counts the
 // model's parameters as package neighbor does. So the prediction's
-// per-step bytes are the counters' at the predicted frontier.
+// per-step bytes are the counters' at the predicted frontier. In bf16 the
+// features are stored, and exchanged, in bfloat16 (half the row bytes).
 func TestNeighborCountersEqualModel(t *testing.T) {
 	sc := dataset.DefaultSBMConfig(300)
 	sc.Features, sc.Classes, sc.AvgDegree, sc.Seed = 12, 3, 6, 7
@@ -107,67 +108,72 @@ func TestNeighborCountersEqualModel(t *testing.T) {
 	}
 	hat := dataset.NormalizeGCN(dg.Adj)
 	fanouts := []int{4, 3, 2}
-	for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
-		for _, ranks := range []int{1, 3, 4} {
-			t.Run(fmt.Sprintf("%v-%d", layer, ranks), func(t *testing.T) {
-				heads := 0
-				if layer == gcn.GATLayer {
-					heads = 3
-				}
-				cfg := gcn.Config{Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Dropout: 0.5, Layer: layer, Heads: heads, OutputHeads: heads, Seed: 11}
-				j := Job{N: dg.N, NNZ: int64(hat.NNZ()), Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Layer: layer, Heads: heads, OutputHeads: heads, Dropout: 0.5,
-					Mode: gcn.Neighbor, Neighbor: NeighborJob{Fanouts: fanouts, Seeds: 48 / ranks}}
-				errs := collectives.RunLocal(ranks, func(c collectives.Comm) error {
-					g, err := neighbor.NewGraph(hat, dg.F, dg.Classes, dg.Features, dg.Labels, dg.Train, dg.Val, dg.Test, c.Rank(), ranks)
-					if err != nil {
-						return err
+	for _, prec := range []device.Precision{device.Float32, device.BF16} {
+		for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer, gcn.GATLayer} {
+			for _, ranks := range []int{1, 3, 4} {
+				t.Run(fmt.Sprintf("%v-%v-%d", prec, layer, ranks), func(t *testing.T) {
+					heads := 0
+					if layer == gcn.GATLayer {
+						heads = 3
 					}
-					m, err := neighbor.NewModel(device.NewNative(1), cfg, gcn.DefaultOptimizer())
-					if err != nil {
-						return err
-					}
-					if m.NumParams() != j.NeighborParams() {
-						return fmt.Errorf("model has %d parameters, perfmodel counts %d", m.NumParams(), j.NeighborParams())
-					}
-					seeds, err := neighbor.NewSeeds(g.Train, 11, ranks, c.Rank(), 48/ranks)
-					if err != nil {
-						return err
-					}
-					b := neighbor.NewBuilder(g, seeds, layer, fanouts, 11)
-					defer b.Close()
-					tr := neighbor.NewTrainer(c, g, m)
-					batch := b.NewBatch()
-					for step := range 3 {
-						if err := b.BuildInto(step, batch); err != nil {
+					cfg := gcn.Config{Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Dropout: 0.5, Layer: layer, Heads: heads, OutputHeads: heads, Seed: 11}
+					j := Job{N: dg.N, NNZ: int64(hat.NNZ()), Features: dg.F, Hidden: 8, Classes: dg.Classes, Layers: 3, Layer: layer, Heads: heads, OutputHeads: heads, Dropout: 0.5,
+						Mode: gcn.Neighbor, Neighbor: NeighborJob{Fanouts: fanouts, Seeds: 48 / ranks}, Precision: prec}
+					errs := collectives.RunLocal(ranks, func(c collectives.Comm) error {
+						g, err := neighbor.NewGraph(hat, dg.F, dg.Classes, dg.Features, dg.Labels, dg.Train, dg.Val, dg.Test, c.Rank(), ranks)
+						if err != nil {
 							return err
 						}
-						before := c.Counters().TotalBytes()
-						if _, err := tr.TrainStep(batch); err != nil {
+						if gcn.FeaturesInBF16(prec) {
+							g.ToBF16(make([]int32, g.V1-g.V0))
+						}
+						m, err := neighbor.NewModel(device.WithPrecision(device.NewNative(1), prec), cfg, gcn.DefaultOptimizer())
+						if err != nil {
 							return err
 						}
-						counted := c.Counters().TotalBytes() - before
-						e := tr.Exch
-						model := j.NeighborStepBytes(e.Requested, e.Served, ranks)
-						var sizes []MFGSize
-						for _, l := range batch.MFGs.Layers {
-							sizes = append(sizes, MFGSize{Dst: float64(l.A.Rows), Src: float64(len(l.Src)), Edges: float64(l.A.NNZ())})
+						if m.NumParams() != j.NeighborParams() {
+							return fmt.Errorf("model has %d parameters, perfmodel counts %d", m.NumParams(), j.NeighborParams())
 						}
-						var traced int64
-						for _, cl := range j.NeighborStepTrace(ranks, sizes, e.Requested, e.Served).Comm {
-							traced += cl.Bytes()
+						seeds, err := neighbor.NewSeeds(g.Train, 11, ranks, c.Rank(), 48/ranks)
+						if err != nil {
+							return err
 						}
-						if counted != model || traced != model || (ranks > 1 && counted == 0) {
-							return fmt.Errorf("rank %d step %d: counted %d bytes, NeighborStepBytes %d, trace %d", c.Rank(), step, counted, model, traced)
+						b := neighbor.NewBuilder(g, seeds, layer, fanouts, 11)
+						defer b.Close()
+						tr := neighbor.NewTrainer(c, g, m)
+						batch := b.NewBatch()
+						for step := range 3 {
+							if err := b.BuildInto(step, batch); err != nil {
+								return err
+							}
+							before := c.Counters().TotalBytes()
+							if _, err := tr.TrainStep(batch); err != nil {
+								return err
+							}
+							counted := c.Counters().TotalBytes() - before
+							e := tr.Exch
+							model := j.NeighborStepBytes(e.Requested, e.Served, ranks)
+							var sizes []MFGSize
+							for _, l := range batch.MFGs.Layers {
+								sizes = append(sizes, MFGSize{Dst: float64(l.A.Rows), Src: float64(len(l.Src)), Edges: float64(l.A.NNZ())})
+							}
+							var traced int64
+							for _, cl := range j.NeighborStepTrace(ranks, sizes, e.Requested, e.Served).Comm {
+								traced += cl.Bytes()
+							}
+							if counted != model || traced != model || (ranks > 1 && counted == 0) {
+								return fmt.Errorf("rank %d step %d: counted %d bytes, NeighborStepBytes %d, trace %d", c.Rank(), step, counted, model, traced)
+							}
+						}
+						return nil
+					})
+					for _, err := range errs {
+						if err != nil {
+							t.Error(err)
 						}
 					}
-					return nil
 				})
-				for _, err := range errs {
-					if err != nil {
-						t.Error(err)
-					}
-				}
-			})
+			}
 		}
 	}
 }

@@ -20,7 +20,8 @@ func scaledProducts(m *Machine, f float64) Products {
 // Mixed precision prices the SpMMs and GEMMs with the profile's bf16
 // costs, in every method, and nothing else: with bf16 costs half the
 // float32 ones, a GCN job's SpMM and GEMM times halve and its
-// communication, element-wise and disk times stay; a GAT layer's
+// communication (but neighbor sampling's, whose feature exchange moves
+// bfloat16 rows: less), element-wise and disk times stay; a GAT layer's
 // per-head kernels stay float32 (with bf16 costs of zero, its SpMM time
 // does not move while its GEMMs vanish); a profile without bf16 costs
 // prices a bf16 job as float32.
@@ -29,6 +30,8 @@ func TestBF16CostsPriceTheProducts(t *testing.T) {
 		name string
 		f    func(Job, *Machine) Prediction
 	}
+	// Where bf16 moves fewer bytes: neighbor sampling's bfloat16 feature rows.
+	lessComm := map[string]bool{"neighbor 5": true}
 	must := func(p Prediction, err error) Prediction {
 		if err != nil {
 			t.Fatal(err)
@@ -69,12 +72,16 @@ func TestBF16CostsPriceTheProducts(t *testing.T) {
 			jb := j
 			jb.Precision = device.BF16
 			f, b := pr.f(j, half), pr.f(jb, half)
+			comm := b.Comm == f.Comm && b.CommBytes == f.CommBytes
+			if lessComm[pr.name] {
+				comm = b.Comm < f.Comm && b.CommBytes < f.CommBytes
+			}
 			if !(f.SpMM > 0 && f.GEMM > 0) || !close(b.SpMM, f.SpMM/2) || !close(b.GEMM, f.GEMM/2) ||
-				b.Comm != f.Comm || b.Other != f.Other || b.Disk != f.Disk {
+				!comm || b.Other != f.Other || b.Disk != f.Disk {
 				t.Errorf("GCN, bf16 costs half of float32's: bf16 %+v\nfloat32 %+v", b, f)
 			}
-			if nob := pr.f(jb, f32); nob.Epoch != pr.f(j, f32).Epoch {
-				t.Errorf("GCN, no bf16 costs: bf16 epoch %g, float32 %g", nob.Epoch, pr.f(j, f32).Epoch)
+			if nob, nof := pr.f(jb, f32), pr.f(j, f32); !close(nob.Epoch-nob.Comm, nof.Epoch-nof.Comm) || (!lessComm[pr.name] && nob.Comm != nof.Comm) {
+				t.Errorf("GCN, no bf16 costs: bf16 epoch %g (comm %g), float32 %g (comm %g)", nob.Epoch, nob.Comm, nof.Epoch, nof.Comm)
 			}
 			g := gatJob(n, 20*n, 8, 4, 1)
 			gb := g

@@ -64,12 +64,18 @@ func (c *comm) AllGatherVF32(dst, src []float32, counts []int) error {
 	if total == 0 {
 		return c.Barrier()
 	}
-	if overlap(dst, src) {
+	// src as dst's own block goes as MPI_IN_PLACE; any other overlap is
+	// cloned, since MPI forbids aliased buffers.
+	own := len(src) > 0 && &src[0] == &dst[displs[c.rank]]
+	if !own && overlap(dst, src) {
 		src = slices.Clone(src)
 	}
 	s, d := ptr(src), ptr(dst)
 	cn := cs[c.rank]
 	if err := c.call("MPI_Allgatherv", func() C.int {
+		if own {
+			return C.sg_allgatherv_inplace(d, &cs[0], &displs[0], c.env.f32, c.c)
+		}
 		return C.sg_allgatherv(s, cn, d, &cs[0], &displs[0], c.env.f32, c.c)
 	}); err != nil {
 		return c.errorf(method, err)

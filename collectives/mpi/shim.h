@@ -106,6 +106,11 @@ static inline int sg_allgatherv(void *src, int n, void *dst, int *counts, int *d
 	return MPI_Allgatherv(sg_sbuf(src), n, t, sg_rbuf(dst), counts, displs, t, c);
 }
 
+// sg_allgatherv_inplace: each rank's block is already in its place in dst.
+static inline int sg_allgatherv_inplace(void *dst, int *counts, int *displs, MPI_Datatype t, MPI_Comm c) {
+	return MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, sg_rbuf(dst), counts, displs, t, c);
+}
+
 static inline int sg_reduce_scatter_block(void *src, void *dst, int n, MPI_Datatype t, MPI_Op op, MPI_Comm c) {
 	return MPI_Reduce_scatter_block(sg_sbuf(src), sg_rbuf(dst), n, t, op, c);
 }

@@ -55,3 +55,19 @@ func TestAdviseHugePages(t *testing.T) {
 		t.Errorf("only %d KiB of a fresh 64 MiB advised array is on huge pages (THP %q), want most of it", huge, mode)
 	}
 }
+
+// TestMakeResident: MakeResident returns what make would
+// (resident_linux_test.go checks that its pages are present).
+func TestMakeResident(t *testing.T) {
+	for _, n := range []int{0, 1, 1023, 1025, MinBytes/4 + 777} {
+		s := MakeResident[float32](n)
+		if len(s) != n || cap(s) != n {
+			t.Fatalf("MakeResident(%d): len %d cap %d", n, len(s), cap(s))
+		}
+		for i, v := range s {
+			if v != 0 {
+				t.Fatalf("MakeResident(%d)[%d] = %v, want 0", n, i, v)
+			}
+		}
+	}
+}

@@ -1,0 +1,83 @@
+package infer
+
+import (
+	"scalegnn/gcn"
+)
+
+// The engine's working memory is taken once, when the engine is made, and
+// kept from evaluation to evaluation: every vertex's T at the widest layer
+// (the rank's own rows written in their place), one block of features,
+// and, where the
+// activations between layers stay in memory, two generations of them (a
+// layer's input and its output; the layer after writes over the input).
+// Its pages are faulted in then (hugepage.MakeResident), so that:
+//   - a machine without the memory fails at setup, not at the first
+//     evaluation hours into a job;
+//   - the first evaluation runs as fast as the later ones. On the 2-core
+//     VMs measured, a fresh page's first touch cost 12–14 µs, and the first
+//     evaluation at R-MAT scale 20 on 2 ranks, which touched about 1.7 GB a
+//     rank for the first time, took 10.3–14.9 s against 2.0–2.6 s for the
+//     later ones.
+// These are the buffers perfmodel's layerwiseEvalMemory counts.
+
+// reserve takes the engine's working memory (above).
+func (e *Engine) reserve() {
+	wT, wA := 0, 0
+	for l, s := range e.specs {
+		if s.Heads > 0 {
+			wT = max(wT, s.ProjWidth)
+		} else {
+			wT = max(wT, s.Out)
+		}
+		if s.Hidden || l < len(e.specs)-1 {
+			wA = max(wA, s.Out)
+		}
+	}
+	if e.keep0 {
+		wA = max(wA, e.specs[0].In) // the first layer's input is kept in generation 0
+	}
+	own, rows := e.hi-e.lo, 0
+	for _, b := range e.blocks {
+		rows = max(rows, b[1]-b[0])
+	}
+	if len(e.counts) > 1 {
+		grow(&e.tFull, e.n*wT)
+	} else {
+		grow(&e.tLocal, e.n*wT)
+	}
+	grow(&e.x0, rows*e.src.Sizes().Features)
+	if e.store.dir == "" {
+		for g := range e.acts {
+			grow(&e.acts[g], own*wA)
+		}
+		e.actWidth = wA
+	}
+}
+
+// act is where block k's n rows of an activation of width w go in
+// generation g (a layer l's input is in generation l%2): its place in the
+// reserved memory, or a new slice where the activations are kept in files
+// or are wider than the reserved ones (an output head's logits).
+func (e *Engine) act(g, k, n, w int) []float32 {
+	if w > e.actWidth || e.acts[g] == nil {
+		return make([]float32, n*w)
+	}
+	off := (e.blocks[k][0] - e.lo) * e.actWidth
+	return e.acts[g][off : off+n*w : off+n*w]
+}
+
+// readFeatures reads block k's features into the engine's block of
+// features, or into dst when it is not nil (it holds rows × features).
+func (e *Engine) readFeatures(k int, dst []float32) ([]float32, error) {
+	b := e.blocks[k]
+	f := e.src.Sizes().Features
+	if dst == nil {
+		dst = grow(&e.x0, (b[1]-b[0])*f)
+	}
+	if si, ok := e.src.(gcn.SourceInto); ok {
+		return dst, si.FeatureBlockInto(dst, 1, b[0], b[1], 0, f)
+	}
+	x, err := e.src.FeatureBlock(1, b[0], b[1], 0, f)
+	copy(dst, x)
+	return dst, err
+}

@@ -18,7 +18,8 @@ import (
 //     evaluation at R-MAT scale 20 on 2 ranks, which touched about 1.7 GB a
 //     rank for the first time, took 10.3–14.9 s against 2.0–2.6 s for the
 //     later ones.
-// These are the buffers perfmodel's layerwiseEvalMemory counts.
+// These are the buffers perfmodel's layerwiseEvalMemory counts, exactly
+// (perfmodel.TestLayerwiseReservation).
 
 // reserve takes the engine's working memory (above).
 func (e *Engine) reserve() {
@@ -80,4 +81,14 @@ func (e *Engine) readFeatures(k int, dst []float32) ([]float32, error) {
 	x, err := e.src.FeatureBlock(1, b[0], b[1], 0, f)
 	copy(dst, x)
 	return dst, err
+}
+
+// ReservedBytes is the memory reserve took: perfmodel's layer-wise
+// evaluation memory counts it (perfmodel.TestLayerwiseReservation).
+func (e *Engine) ReservedBytes() int64 {
+	n := cap(e.tLocal) + cap(e.tFull) + cap(e.x0)
+	for _, a := range e.acts {
+		n += cap(a)
+	}
+	return 4 * int64(n)
 }

@@ -103,7 +103,7 @@ fi
 for m in ${MODES:-3d neighbor iso-grid iso-layer}; do
 	t0=$(date +%s.%N)
 	$MPIRUN -np "$NP" "$BIN" -config "$OUTD/$m.toml" >"$OUTD/$m.log" 2>&1 || { echo "$m failed:"; grep -h "^scalegnn:" "$OUTD/$m.log" | head -1; tail -3 "$OUTD/$m.log"; }
-	echo "$t0 $(date +%s.%N)" >"$OUTD/$m/job_s"
+	mkdir -p "$OUTD/$m" && echo "$t0 $(date +%s.%N)" >"$OUTD/$m/job_s"
 	if [ -n "${BEFORE:-}" ] && [ -f "$OUTD/before-$m.toml" ]; then
 		$MPIRUN -np "$NP" "$BEFORE" -config "$OUTD/before-$m.toml" >"$OUTD/before-$m.log" 2>&1 || { echo "before-$m failed:"; grep -h "^scalegnn:" "$OUTD/before-$m.log" | head -1; tail -3 "$OUTD/before-$m.log"; }
 	fi

@@ -262,10 +262,7 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 	for l := 0; l <= last; l++ {
 		s := e.specs[l]
 		final := l == last
-		width := s.Out
-		if s.Heads > 0 {
-			width = s.ProjWidth
-		}
+		width := tWidth(s)
 		// Phase A: this rank's rows of T = H·W, gathered into every
 		// vertex's.
 		// On several ranks this rank's rows are written in their place

@@ -7,9 +7,9 @@ import (
 // The engine's working memory is taken once, when the engine is made, and
 // kept from evaluation to evaluation: every vertex's T at the widest layer
 // (the rank's own rows written in their place), one block of features,
-// and, where the
-// activations between layers stay in memory, two generations of them (a
-// layer's input and its output; the layer after writes over the input).
+// and, where the activations between layers stay in memory, two
+// generations of them (a layer's input and its output; the layer after
+// writes over the input).
 // Its pages are faulted in then (hugepage.MakeResident), so that:
 //   - a machine without the memory fails at setup, not at the first
 //     evaluation hours into a job;
@@ -24,13 +24,9 @@ import (
 // reserve takes the engine's working memory (above).
 func (e *Engine) reserve() {
 	wT, wA := 0, 0
-	for l, s := range e.specs {
-		if s.Heads > 0 {
-			wT = max(wT, s.ProjWidth)
-		} else {
-			wT = max(wT, s.Out)
-		}
-		if s.Hidden || l < len(e.specs)-1 {
+	for _, s := range e.specs {
+		wT = max(wT, tWidth(s))
+		if s.Hidden { // kept as the next layer's (or the output head's) input
 			wA = max(wA, s.Out)
 		}
 	}
@@ -55,10 +51,19 @@ func (e *Engine) reserve() {
 	}
 }
 
+// tWidth is T's width in a layer: its output's, a GAT layer's projection.
+func tWidth(s gcn.LayerSpec) int {
+	if s.Heads > 0 {
+		return s.ProjWidth
+	}
+	return s.Out
+}
+
 // act is where block k's n rows of an activation of width w go in
 // generation g (a layer l's input is in generation l%2): its place in the
 // reserved memory, or a new slice where the activations are kept in files
-// or are wider than the reserved ones (an output head's logits).
+// or are wider than the reserved ones (a last layer with more classes than
+// hidden units).
 func (e *Engine) act(g, k, n, w int) []float32 {
 	if w > e.actWidth || e.acts[g] == nil {
 		return make([]float32, n*w)

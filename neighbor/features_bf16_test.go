@@ -139,10 +139,9 @@ func TestFeaturesBF16Exact(t *testing.T) {
 }
 
 // TestLoadBF16: Load with bf16 reads what Load reads, rounded, with the
-// fingerprint's term of the float32 features; chunked through a small
-// buffer (gcn's featureChunkElems is 4 MiB, so a 3-rank block of this
-// graph is read in one piece: the chunking is gcn.ReadFeaturesBF16's,
-// tested there).
+// fingerprint's term of the float32 features, from a permuted source on
+// each of 3 ranks (a block this small is read in one piece: the chunking
+// is gcn.ReadFeaturesBF16's, which gcn's TestReadFeaturesBF16 covers).
 func TestLoadBF16(t *testing.T) {
 	dg := testGraph(t, 200)
 	for i := range dg.Features {

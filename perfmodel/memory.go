@@ -111,7 +111,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 		fcol = grid.Z
 	}
 	ra, _ := full.logitsAxes()
-	mem.Features = j.shardFeatureBytes()*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
+	mem.Features = j.heldFeatureBytes()*int64(full.rowsOf(grid.X, 1))*int64(full.width(j.Features, fcol)) + 7*int64(full.rowsOf(ra, grid.OutputOrder(j.Layers-1)))
 
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
@@ -230,9 +230,10 @@ func (j Job) runOptions() gcn.Options {
 		FeaturesBF16: gcn.FeaturesInBF16(j.Precision)}
 }
 
-// shardFeatureBytes is the bytes of a feature in a gcn model's shards
-// (gcn.FeaturesInBF16).
-func (j Job) shardFeatureBytes() int64 {
+// heldFeatureBytes is the bytes of a feature held in memory, in a gcn
+// model's shards and in a neighbor-mode rank's block (gcn.FeaturesInBF16);
+// featureBytes is a feature's bytes where it is read from.
+func (j Job) heldFeatureBytes() int64 {
 	if gcn.FeaturesInBF16(j.Precision) {
 		return 2
 	}

@@ -49,15 +49,6 @@ func (j Job) neighborRowWords() int {
 	return neighbor.RowWords(j.Features, gcn.FeaturesInBF16(j.Precision))
 }
 
-// neighborFeatureBytes is the bytes of one stored feature: 2 in
-// bfloat16, else 4.
-func (j Job) neighborFeatureBytes() int64 {
-	if gcn.FeaturesInBF16(j.Precision) {
-		return 2
-	}
-	return 4
-}
-
 // neighborRemote is the expected number of input-frontier rows a rank
 // does not own: each is owned by another rank with probability
 // (G−1)/G under the block split. It is the mean over ranks: on a graph
@@ -230,7 +221,7 @@ func (j Job) NeighborMemory(ranks int, mfg []MFGSize) Memory {
 	off := math.Max(0, float64(j.NNZ)-float64(j.N))
 	mem.Adjacency = csrBytes(j.N, float64(j.NNZ)) + csrBytes(j.N, off) + 4*n + 8*n +
 		csrBytes(int(nb), j.adjNNZ()*float64(nb)/float64(j.N))
-	mem.Features = 2*j.neighborFeatureBytes()*nb*int64(j.Features) + 4*n + 3*n
+	mem.Features = 2*j.heldFeatureBytes()*nb*int64(j.Features) + 4*n + 3*n
 	sage := j.Layer == gcn.SAGELayer
 	var batch, step, act, attention, evalEdges float64
 	wmax := j.Classes

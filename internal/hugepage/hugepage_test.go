@@ -6,25 +6,28 @@ import (
 	"unsafe"
 )
 
-// TestMakeZeroedAndSized: Make returns what make would, at every size
-// around the advice threshold.
+// TestMakeZeroedAndSized: Make and MakeResident return what make would,
+// at every size around the advice threshold (resident_linux_test.go
+// checks that MakeResident's pages are present).
 func TestMakeZeroedAndSized(t *testing.T) {
-	for _, n := range []int{0, 1, MinBytes/4 - 1, MinBytes / 4, 3 * MinBytes / 4, MinBytes + 12345} {
-		s := Make[float32](n)
-		if len(s) != n || cap(s) != n {
-			t.Fatalf("Make(%d): len %d cap %d", n, len(s), cap(s))
-		}
-		for i, v := range s {
-			if v != 0 {
-				t.Fatalf("Make(%d)[%d] = %v, want 0", n, i, v)
+	for name, mk := range map[string]func(int) []float32{"Make": Make[float32], "MakeResident": MakeResident[float32]} {
+		for _, n := range []int{0, 1, 1023, 1025, MinBytes/4 - 1, MinBytes / 4, 3 * MinBytes / 4, MinBytes + 12345} {
+			s := mk(n)
+			if len(s) != n || cap(s) != n {
+				t.Fatalf("%s(%d): len %d cap %d", name, n, len(s), cap(s))
 			}
-		}
-		for i := range s {
-			s[i] = float32(i)
-		}
-		for i, v := range s {
-			if v != float32(i) {
-				t.Fatalf("Make(%d)[%d] = %v after writing %d", n, i, v, i)
+			for i, v := range s {
+				if v != 0 {
+					t.Fatalf("%s(%d)[%d] = %v, want 0", name, n, i, v)
+				}
+			}
+			for i := range s {
+				s[i] = float32(i)
+			}
+			for i, v := range s {
+				if v != float32(i) {
+					t.Fatalf("%s(%d)[%d] = %v after writing %d", name, n, i, v, i)
+				}
 			}
 		}
 	}
@@ -53,21 +56,5 @@ func TestAdviseHugePages(t *testing.T) {
 	}
 	if huge < 32<<10 {
 		t.Errorf("only %d KiB of a fresh 64 MiB advised array is on huge pages (THP %q), want most of it", huge, mode)
-	}
-}
-
-// TestMakeResident: MakeResident returns what make would
-// (resident_linux_test.go checks that its pages are present).
-func TestMakeResident(t *testing.T) {
-	for _, n := range []int{0, 1, 1023, 1025, MinBytes/4 + 777} {
-		s := MakeResident[float32](n)
-		if len(s) != n || cap(s) != n {
-			t.Fatalf("MakeResident(%d): len %d cap %d", n, len(s), cap(s))
-		}
-		for i, v := range s {
-			if v != 0 {
-				t.Fatalf("MakeResident(%d)[%d] = %v, want 0", n, i, v)
-			}
-		}
 	}
 }

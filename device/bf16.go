@@ -70,6 +70,11 @@ type BF16Ops interface {
 	PackMatBF16(dst MatBF16, src Mat)
 	// UnpackMatBF16 widens the view src into the view dst (exactly).
 	UnpackMatBF16(dst Mat, src MatBF16)
+	// ReLUBackwardBitsBF16 is ReLUBackwardBits on bfloat16 views: dst =
+	// grad where pos has the bit (ReLURecord's positions), else +0; dst
+	// may be grad. A select, so it commutes with rounding: on a rounded
+	// gradient it gives the rounded ReLUBackwardBits, bit for bit.
+	ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64])
 }
 
 // The argument checks of the bfloat16 operations, the same on every
@@ -81,6 +86,15 @@ func checkSpMMBF16[D Elem](dst view[D], a *CSR, b view[uint16]) {
 
 func checkGemmBF16(tA, tB spmm.Op, a, b MatBF16, dst Mat) {
 	checkGemmViews("GemmBF16", tA, tB, a.view, b.view, dst.view)
+}
+
+func checkReLUBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
+	dst.check("ReLUBackwardBitsBF16", "dst")
+	grad.check("ReLUBackwardBitsBF16", "grad")
+	if dst.rows != grad.rows || dst.cols != grad.cols {
+		shapePanic("ReLUBackwardBitsBF16: dst %v, grad %v", dst, grad)
+	}
+	checkLen("ReLUBackwardBitsBF16 pos", pos.Len(), dst.rows*maskWords(dst.cols))
 }
 
 func checkConvert[D, S Elem](name string, dst view[D], src view[S]) {

@@ -156,6 +156,7 @@ const (
 	opGemmBF16
 	opPackMat
 	opUnpackMat
+	opReLUBackwardBitsBF16
 )
 
 // cjob is every pooled operation's arguments in one struct the device
@@ -171,7 +172,7 @@ type cjob struct {
 	alpha      float32
 	n, eps     float64
 	relu       bool
-	u16        []uint16
+	u16, u16b  []uint16
 	idx        []int32
 	drop       ckern.DropoutArgs
 	optim      ckern.OptimArgs
@@ -263,6 +264,9 @@ func (j *cjob) run(lo, hi int) {
 	case opUnpackMat:
 		// d (stride ldd) = u16 (stride lda)
 		ckern.UnpackBF16Mat(j.d, j.ldd, j.u16, j.lda, j.cols, lo, hi)
+	case opReLUBackwardBitsBF16:
+		// u16 (stride ldd) = u16b (stride lda) where the bit is set
+		ckern.ReLUBackwardBitsBF16(j.u16, j.ldd, j.u16b, j.lda, j.cols, j.drop.Keep, j.drop.WordsPerRow, lo, hi)
 	}
 }
 

@@ -62,3 +62,13 @@ func (d *CPU) UnpackMatBF16(dst Mat, src MatBF16) {
 	j.d, j.ldd, j.u16, j.lda, j.rows, j.cols = dst.data(), dst.strid, src.data(), src.strid, dst.rows, dst.cols
 	d.runRows(j)
 }
+
+// ReLUBackwardBitsBF16 computes dst = grad where pos has the bit, else
+// +0, rows split over the threads.
+func (d *CPU) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
+	checkReLUBitsBF16(dst, grad, pos)
+	j := d.start(opReLUBackwardBitsBF16)
+	j.u16, j.ldd, j.u16b, j.lda, j.rows, j.cols = dst.data(), dst.strid, grad.data(), grad.strid, dst.rows, dst.cols
+	j.drop.Keep, j.drop.WordsPerRow = pos.host, maskWords(dst.cols)
+	d.runRows(j)
+}

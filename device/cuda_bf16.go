@@ -97,4 +97,11 @@ func (d *CUDA) UnpackMatBF16(dst Mat, src MatBF16) {
 		argInt(dst.rows), argInt(dst.cols))
 }
 
+// ReLUBackwardBitsBF16 computes dst = grad where pos has the bit, else +0.
+func (d *CUDA) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
+	checkReLUBitsBF16(dst, grad, pos)
+	d.run2(kReLUBackwardBitsBF16, dst.rows, dst.cols, argBF16(dst), argInt(dst.strid), argBF16(grad), argInt(grad.strid),
+		argBuf(pos), argInt(maskWords(dst.cols)), argInt(dst.rows), argInt(dst.cols))
+}
+
 func argBF16(m MatBF16) uint64 { return uint64(m.addr()) }

@@ -379,6 +379,13 @@ extern "C" __global__ void k_unpack_bf16_mat(float *d, i64 ldd, const u16 *s, i6
 	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = from_bf16(s[i * lds + j]);
 }
 
+extern "C" __global__ void k_relu_backward_bits_bf16(u16 *d, i64 ldd, const u16 *g, i64 ldg, const u64 *pos, i64 wpr, i64 rows, i64 cols) {
+	ROWS_LOOP(i) COLS_LOOP(j) {
+		u16 gv = g[i * ldg + j];
+		d[i * ldd + j] = (pos[i * wpr + (j >> 6)] >> (j & 63)) & 1 ? gv : (u16)0;
+	}
+}
+
 extern "C" __global__ void k_fill_bf16(u16 *d, i64 ldd, u16 v, i64 rows, i64 cols) {
 	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = v;
 }

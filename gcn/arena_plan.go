@@ -106,7 +106,10 @@ type arenaPlan struct {
 	training bool
 	use      ArenaUse
 	stage    Staging
-	scratch  int64 // the backward pass's dH scratch so far (dhScratch)
+	scratch  int64 // the pass's scratch so far (scratchFor)
+	// actB[l]: layer l kept its output in bfloat16 only (actBF16); dzbIn[l]:
+	// its dZ came back in it (dfInActBF16).
+	actB, dzbIn []bool
 }
 
 // spmmOp is an SpMM whose dense operand is rows×cols.
@@ -169,10 +172,14 @@ func (p *arenaPlan) forward() {
 		p.mat(rows, cols)
 		p.pmm(grid.Z, rows*cols)
 	}
+	p.actB, p.dzbIn = make([]bool, c.Layers), make([]bool, c.Layers)
+	prevB := int64(0) // layer l-1's bfloat16 output, elements
 	for l := range c.Layers {
 		sp, nP, nR, dIn, dOut, pa, qa, _ := p.layer(l)
 		direct := false
 		switch {
+		case prevB > 0: // the previous layer's bfloat16 output (reuse.go's actBF16)
+			direct = true
 		case l == 0 && p.run.FeaturesBF16 && !c.InputProjection: // features_bf16.go
 			direct = input0Direct(sp, p.dropout())
 			if !direct {
@@ -197,7 +204,25 @@ func (p *arenaPlan) forward() {
 			p.mat(nR, dIn)    // H
 			p.pmm(pa, nR*dIn)
 		}
-		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nP*dIn) {
+		if actBF16(c.layers(), l, c.Layers-1, p.run.Precision, p.dropout(), p.s.Size(qa)) {
+			// transformReLUBF16: the output, its positions, W rounded,
+			// the scratch.
+			n := int64(nR) * int64(dOut)
+			if !actbInPrev(n, prevB) {
+				p.use.U16 += n
+			}
+			p.use.U64 += int64(nR) * int64((dOut+63)/64)
+			p.use.U16 += int64(dIn) * int64(dOut)
+			p.scratchFor(nR, dOut)
+			p.actB[l], prevB = true, n
+			continue
+		}
+		nIn := nP * dIn
+		if prevB > 0 {
+			nIn = 0 // the input is bfloat16
+		}
+		prevB = 0
+		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nIn) {
 			p.mat(nR, dOut) // Z, unless in its input's memory
 		}
 		if sp.self {
@@ -291,7 +316,7 @@ func (p *arenaPlan) backward() {
 				_, _, nR1, dIn1, _, _, _, _ := p.layer(l + 1)
 				nextH = int64(nR1) * int64(dIn1)
 			}
-			if !dzInNextH(c.layers(), l, p.run.Precision, int64(nR)*int64(dOut), nextH) {
+			if !p.dzbIn[l] && !dzInNextH(c.layers(), l, p.run.Precision, int64(nR)*int64(dOut), nextH) {
 				p.use.U16 += int64(nR) * int64(dOut) // dZ, once for all its products
 			}
 		} else {
@@ -303,14 +328,20 @@ func (p *arenaPlan) backward() {
 		if !sp.needInputGrad {
 			break
 		}
-		ru := reuse(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut)
+		prevActB := l > 0 && p.actB[l-1]
+		ru := reuse(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, prevActB)
+		dfb := false
+		if prevActB {
+			_, _, _, _, _, ppa, _, _ := p.layer(l - 1)
+			dfb = dfInActBF16(c.layers(), l, prevActB, p.s.Size(ra), p.s.Size(ppa))
+		}
 		dh := nR
 		if sp.self {
 			dh *= 2 // SAGE: dS stacked under dH
 		}
 		switch {
 		case ru.dhbInH: // dH in bfloat16 in H, through a scratch
-			p.dhScratch(nR, dIn)
+			p.scratchFor(nR, dIn)
 		case !ru.dhInH && !ru.dhInDZ:
 			p.mat(dh, dIn) // dH
 		}
@@ -320,6 +351,10 @@ func (p *arenaPlan) backward() {
 		if !ru.dhbInH {
 			p.pmm(pa, dh*dIn)
 			p.spmmOp(nR, dIn) // Âᵀ·dH
+		}
+		if dfb { // dF̃ in the previous layer's bfloat16 output
+			p.dzbIn[l-1] = true
+			continue
 		}
 		if !ru.dfInAct {
 			p.mat(nP, dIn) // dF̃

@@ -14,7 +14,6 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 	cfg, g, b := m.Cfg, m.g, m.cur
 	sh, ar := b.sh, b.ar
 	d := dLogits
-	var scratch device.Buffer[float32] // inputGradsBF16's
 	if cfg.OutputHead {
 		p := m.Params[len(m.Params)-1]
 		pa, _, ra := grid.Rotation(cfg.Layers)
@@ -52,7 +51,14 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		var dRes device.Mat
 		residual := dm.spec.hidden && dm.spec.residual
 		dz := d
-		if dm.spec.hidden {
+		if lt.dzbIn {
+			// The next layer left dF̃ in bfloat16 in this layer's output
+			// (dfInActBF16): masked there, it is dZ rounded, and no
+			// float32 dZ exists.
+			m.dev.ReLUBackwardBitsBF16(lt.actb, lt.actb, lt.pos.bits)
+			lt.dzb, lt.dzbOK = lt.actb, true
+			dz = device.Mat{}
+		} else if dm.spec.hidden {
 			da := d // in place, unless the residual still needs d
 			if residual {
 				dRes = d
@@ -95,7 +101,9 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// SAGE also needs dS = AllReduce_P(dZ·W_selfᵀ), the gradient of
 		// the redistributed input: it is stacked under dH (same layout)
 		// so that one all-reduce over P sums both.
-		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size(), dm.dIn, dm.dOut)
+		prevActB := l > 0 && tp.layers[l-1].actbOK
+		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size(), dm.dIn, dm.dOut, prevActB)
+		dfb := prevActB && dfInActBF16(m.specs, l, prevActB, g.Comm(dm.r).Size(), g.Comm(b.layers[l-1].p).Size())
 		rows := dm.nR
 		if dm.spec.self {
 			rows *= 2
@@ -105,7 +113,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		case ru.dhbInH:
 			// dH in bfloat16, in H: dW reads H first (reuse.go).
 			m.weightGrads(lt, dm, dz)
-			m.inputGradsBF16(dm, lt, dz, &scratch)
+			m.inputGradsBF16(dm, lt, dz)
 		case ru.dhInH:
 			// H is dead once dW has read it (reuse.go).
 			m.weightGrads(lt, dm, dz)
@@ -159,6 +167,22 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 					return err
 				}
 			}
+		}
+		if dfb {
+			// dF̃ in bfloat16 into the previous layer's output, masked
+			// there as its dZ (reuse.go); nothing to sum.
+			prev := &tp.layers[l-1]
+			if ru.dhbInH {
+				m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16ToBF16(prev.actb, dm.at, lt.hb) })
+			} else {
+				m.timed(&m.Times.SpMM, func() { device.SpMMToBF16(m.dev, prev.actb, dm.at, dh) })
+			}
+			if err := m.wait(reqDW); err != nil {
+				return err
+			}
+			prev.dzbIn = true
+			d = device.Mat{}
+			continue
 		}
 		var df device.Mat
 		if ru.dfInAct {

@@ -20,6 +20,10 @@ type tape struct {
 	headIn     device.Mat // after dropout
 	headKeep   mask       // its dropout mask
 	logits     device.Mat
+	// scratch is the pass's float32 scratch through which a product is
+	// rounded a block of rows at a time (mixed.go), shared by the layers
+	// of both passes and taken again only where one needs more.
+	scratch device.Buffer[float32]
 }
 
 type layerTape struct {
@@ -40,6 +44,11 @@ type layerTape struct {
 	rms                     device.Buffer[float32]
 	act                     device.Mat // output of the ReLU (rows R, cols P)
 	pos                     mask       // where act > 0, when the ReLU recorded it
+	// actb: the ReLU's output in bfloat16 only (actbOK; reuse.go's
+	// actBF16), act unset. dzbIn: the backward pass left the next layer's
+	// dF̃ in actb (dfInActBF16), this layer's dZ once masked.
+	actb          device.MatBF16
+	actbOK, dzbIn bool
 	gat                     gatTape    // a GAT layer's (gat.go)
 }
 
@@ -68,6 +77,7 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 	ar.reset()
 	tp := &m.tp
 	tp.step, tp.training = step, training
+	tp.scratch = device.Buffer[float32]{}
 	r0, r1 := sh.rows(g, 1, grid.X)
 	width := 0
 	if cfg.InputProjection {
@@ -138,6 +148,18 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 
 		if err := m.aggregate(d, lt); err != nil {
 			return nil, err
+		}
+		if m.actBF16(d, l, last, training) {
+			// Z a block at a time, rectified and rounded into the
+			// bfloat16 output, which the next layer aggregates directly
+			// (reuse.go).
+			var prev device.Buffer[uint16]
+			if l > 0 && tp.layers[l-1].actbOK {
+				prev = tp.layers[l-1].actb.Flat()
+			}
+			m.transformReLUBF16(d, lt, prev)
+			x, xb, inBF16 = device.Mat{}, lt.actb, true
+			continue
 		}
 		var z device.Mat
 		if m.zInInput(d, l, x) {

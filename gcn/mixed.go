@@ -126,37 +126,79 @@ func (m *Model) inputGrads(d *layerDims, lt *layerTape, dz, dh, ds device.Mat) {
 }
 
 // inputGradsBF16 computes dH = dZ·Wᵀ rounded to bfloat16 into the
-// layer's H (reuse.go's dhbInH), through a float32 scratch of
-// dhScratchRows rows.
-func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat, scr *device.Buffer[float32]) {
-	rows := dhScratchRows(d.nR, d.dIn)
-	if n := rows * d.dIn; scr.Len() < n {
-		// One scratch for the pass's layers, taken again only where a
-		// layer needs more (arenaPlan.dhScratch mirrors this).
-		*scr = m.cur.ar.vec(n)
-	}
-	scratch := device.Matrix(scr.Slice(0, rows*d.dIn), rows, d.dIn)
+// layer's H (reuse.go's dhbInH), through the pass's scratch.
+func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
+	scratch := m.scratch(d.nR, d.dIn)
 	m.timed(&m.Times.GEMM, func() {
 		device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, lt.hb, scratch)
 	})
 }
 
-// dhScratchElems bounds the float32 scratch through which dH is rounded
-// (inputGradsBF16): 4 MiB, a small part of any matrix worth rounding
-// this way, large enough that a block is many rows (8,192 at width 128).
-const dhScratchElems = 1 << 20
-
-// dhScratchRows is the rows of that scratch for a dH of n rows and w
-// columns.
-func dhScratchRows(n, w int) int { return max(1, min(n, dhScratchElems/max(w, 1))) }
-
-// dhScratch mirrors inputGradsBF16's scratch: a new one where a layer
-// needs more than the pass has taken.
-func (p *arenaPlan) dhScratch(nR, dIn int) {
-	if n := int64(dhScratchRows(nR, dIn)) * int64(dIn); n > p.scratch {
-		p.use.F32 += n
-		p.scratch = n
+// transformReLUBF16 computes layer d's output ReLU(H·W) in bfloat16 only
+// (reuse.go's actBF16) into lt.actb, in prev's memory where it fits
+// (actbInPrev), a block of rows at a time through the pass's scratch:
+// the GEMM's block, its ReLU (the positions recorded) and its rounding.
+// Rows of H·W are independent, so the blocks change no sum. The time
+// counts as GEMM time: the ReLU and the rounding of a block that is still
+// in cache are a small part of it.
+func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16]) {
+	ar := m.cur.ar
+	if n := d.nR * d.dOut; actbInPrev(int64(n), int64(prev.Len())) {
+		lt.actb = device.MatrixBF16(prev.Slice(0, n), d.nR, d.dOut)
+	} else {
+		lt.actb = ar.matBF16(d.nR, d.dOut)
 	}
+	lt.actbOK = true
+	wpr := (d.dOut + 63) / 64
+	lt.pos = mask{bits: ar.u64.take(m.dev, d.nR*wpr), ok: true}
+	scratch := m.scratch(d.nR, d.dOut)
+	m.timed(&m.Times.GEMM, func() {
+		lt.wb = m.packed(d.weight.mat(d.weight.W))
+		for r0 := 0; r0 < d.nR; r0 += scratch.Rows() {
+			r1 := min(r0+scratch.Rows(), d.nR)
+			s := scratch.Slice(0, r1-r0, 0, d.dOut)
+			m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.hb.Slice(r0, r1, 0, d.dIn), lt.wb, 0, s)
+			m.dev.ReLURecord(s, s, lt.pos.bits.Slice(r0*wpr, r1*wpr))
+			m.dev.PackMatBF16(lt.actb.Slice(r0, r1, 0, d.dOut), s)
+		}
+	})
+}
+
+// scratch is the pass's float32 scratch (tape.scratch) as a matrix of
+// scratchRows(n, w) rows and w columns, taken again only where it is
+// smaller (arenaPlan.scratchFor mirrors this).
+func (m *Model) scratch(n, w int) device.Mat {
+	rows := scratchRows(n, w)
+	scr := &m.tp.scratch
+	if scr.Len() < rows*w {
+		*scr = m.cur.ar.vec(rows * w)
+	}
+	return device.Matrix(scr.Slice(0, rows*w), rows, w)
+}
+
+// scratchElems bounds the float32 scratch through which a product is
+// rounded: 4 MiB, a small part of any matrix worth rounding this way,
+// large enough that a block is many rows (8,192 at width 128). A
+// variable so that tests can cut their small matrices into many blocks.
+var scratchElems = 1 << 20
+
+// scratchRows is the rows of that scratch for a product of n rows and w
+// columns.
+func scratchRows(n, w int) int { return max(1, min(n, scratchElems/max(w, 1))) }
+
+// scratchFor mirrors Model.scratch: a new one where a product needs more
+// than the pass has taken.
+func (p *arenaPlan) scratchFor(n, w int) {
+	if k := int64(scratchRows(n, w)) * int64(w); k > p.scratch {
+		p.use.F32 += k
+		p.scratch = k
+	}
+}
+
+// actBF16 is reuse.go's rule for layer d (index l) of a pass ending at
+// layer last.
+func (m *Model) actBF16(d *layerDims, l, last int, training bool) bool {
+	return !m.actF32 && actBF16(m.specs, l, last, m.Options.Precision, training && m.Cfg.Dropout > 0, m.g.Comm(d.q).Size())
 }
 
 // weightGrads computes the local partial sums of layer dm's weight

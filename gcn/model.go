@@ -65,6 +65,9 @@ type Model struct {
 	// grads holds every parameter's gradient, in parameter order, so the
 	// data-parallel average is one all-reduce.
 	grads device.Buffer[float32]
+	// actF32 keeps every hidden output in float32 (reuse.go's actBF16
+	// off): the path before it, which tests compare with bit for bit.
+	actF32 bool
 	// GradScale, when neither 0 nor 1, scales this worker's gradient
 	// before the data-parallel average: isolated training's coverage
 	// correction factor, set before each step.

@@ -58,8 +58,10 @@ func dzInNextH(specs []layerSpec, l int, prec device.Precision, dz, nextH int64)
 
 // reuse returns layer l's backward reuse for a model of layers specs, in
 // precision prec, with overlap on, a P group of pSize ranks and local
-// blocks dIn and dOut columns wide.
-func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize, dIn, dOut int) backwardReuse {
+// blocks dIn and dOut columns wide; prevActB says that layer l-1 kept its
+// output in bfloat16 only (actBF16), so that there is no float32 output
+// for dF̃ to go into.
+func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize, dIn, dOut int, prevActB bool) backwardReuse {
 	sp := specs[l]
 	var r backwardReuse
 	if sp.heads > 0 || !sp.needInputGrad {
@@ -70,9 +72,55 @@ func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize,
 	r.dhInDZ = prec == device.BF16 && !sp.self && dIn == dOut && !r.dhbInH
 	if l > 0 {
 		prev := specs[l-1]
-		r.dfInAct = prev.heads == 0 && prev.hidden && !prev.norm && !prev.residual
+		r.dfInAct = prev.heads == 0 && prev.hidden && !prev.norm && !prev.residual && !prevActB
 	}
 	return r
+}
+
+// actBF16 reports whether, in mixed precision, hidden layer l's output
+// (the ReLU's) is kept in bfloat16 only, in a pass that ends at layer
+// last, with dropout or not: Z = H·W is computed a block of rows at a
+// time through the pass's float32 scratch, rectified (its positions
+// recorded) and rounded into the bfloat16 output (lt.actb), so that no
+// float32 Z exists whole. Layer l+1's aggregation, the output's only
+// reader, then reads it as its bfloat16 operand, which it rounded into
+// the device's staging before: the same bits at the same place. Layer l
+// must be a GCN hidden layer without norm or residual (whose backward
+// passes read the float32 output) whose Z needs no sum (a Q group of
+// one rank), and layer l+1 must read its input only through its
+// aggregation (input0Direct: no dropout in this pass, no SAGE self term,
+// residual or GAT). A shorter pass (Embeddings) keeps its last layer's
+// output in float32. At R-MAT scale 22 (3-layer GCN 128, one rank), with
+// actbInPrev and dfInActBF16 below, this takes 2 GiB off a pass.
+func actBF16(specs []layerSpec, l, last int, prec device.Precision, dropout bool, qSize int) bool {
+	if prec != device.BF16 || l >= last {
+		return false
+	}
+	sp := specs[l]
+	return sp.heads == 0 && !sp.self && sp.hidden && !sp.norm && !sp.residual && qSize == 1 &&
+		input0Direct(specs[l+1], dropout)
+}
+
+// actbInPrev reports whether layer l's bfloat16 output (n elements) goes
+// into layer l-1's (prev elements, 0 unless layer l-1 kept its output in
+// bfloat16): that one is dead once layer l's aggregation has read it, and
+// the backward pass writes layer l's dF̃ there (dfInActBF16) only after
+// layer l's dZ, which came back in the same memory, has been read by both
+// its products.
+func actbInPrev(n, prev int64) bool { return prev > 0 && n <= prev }
+
+// dfInActBF16 reports whether layer l's dF̃ is computed in bfloat16, into
+// layer l-1's bfloat16 output (prevActB), where layer l-1's ReLU
+// gradient masks it in place (device.ReLUBackwardBitsBF16) and it is
+// then layer l-1's rounded dZ (lt.dzb): layer l-1 rounds dZ anyway
+// before any product reads it, and the ReLU's select commutes with the
+// rounding, so the bits are those of the float32 dF̃ masked and rounded.
+// dF̃ must need no sum (an R group of one rank; actBF16 already rules out
+// a dropout mask, a SAGE term and a residual on it), and layer l-1 must
+// not need dZ in float32: its dH goes into its H (dhbInH, a P group of one
+// rank) or it has none (the first layer).
+func dfInActBF16(specs []layerSpec, l int, prevActB bool, rSize, prevPSize int) bool {
+	return prevActB && rSize == 1 && (prevPSize == 1 || !specs[l-1].needInputGrad)
 }
 
 // zInInput reports whether layer l's output Z (rows R, cols P: nR×dOut
@@ -93,7 +141,7 @@ func zInInput(specs []layerSpec, l int, prec device.Precision, overlap bool, pSi
 		return false
 	}
 	sp := specs[l]
-	ru := reuse(specs, l, prec, overlap, pSize, dIn, dOut)
+	ru := reuse(specs, l, prec, overlap, pSize, dIn, dOut, false)
 	return ru.dfInAct && !ru.dhInDZ && sp.heads == 0 && !sp.self && sp.hidden && !sp.norm && !sp.residual &&
 		int64(nR)*int64(dOut) <= int64(nIn)
 }

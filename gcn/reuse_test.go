@@ -22,8 +22,9 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 // an input gradient in mixed precision over a P group of several ranks
 // (H is bfloat16 there) unless the layer is as wide out as in (dZ,
 // rounded, is dead), and on one rank only the scratch through which dH
-// is rounded into H (one for every layer, at most dhScratchElems:
-// TestBF16DHScratchBounded); twice H's rows for
+// is rounded into H (one for every layer, at most scratchElems:
+// TestBF16ScratchBounded), taken by the forward pass already where the
+// hidden outputs are bfloat16 (without dropout); twice H's rows for
 // SAGE (dS stacked under dH), and dS redistributed back; dF̃ after a layer
 // with a norm. In mixed precision the rounded dZ takes memory only for
 // the last layer. The arena plan is held to the model's arenas by
@@ -43,7 +44,8 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn", cfg, Options{}, 0},
 		{"gcn overlap", cfg, Options{Overlap: true}, 0},
 		{"gcn dropout", drop, Options{}, 0},
-		{"gcn bf16", cfg, Options{Precision: device.BF16}, mat}, // the dH scratch: 1000 rows of 16, all of dH here
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, 0},           // the scratch: the forward pass's
+		{"gcn bf16 dropout", drop, Options{Precision: device.BF16}, mat}, // the dH scratch: 1000 rows of 16, all of dH here
 		{"sage", sage, Options{}, 2 * (2*mat + mat)},            // layers 2 and 1: dH with dS, and dS redistributed back
 		{"gcn norm", norm, Options{}, 2*mat + 2*n},              // dF̃ of layers 2 and 1; the norms' dots
 	} {
@@ -66,21 +68,37 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 	}
 }
 
-// TestBF16DHScratchBounded: in mixed precision on one rank the backward
-// pass of a 3-layer GCN takes no float32 dH, only the scratch through
-// which dH is rounded into H, dhScratchElems however many rows the graph
-// has; before, the last layer (wider in than out) took a whole dH, rows ×
-// hidden.
-func TestBF16DHScratchBounded(t *testing.T) {
-	cfg := Config{Features: 128, Hidden: 128, Classes: 32, Layers: 3, Seed: 1}
+// TestBF16ScratchBounded: in mixed precision on one rank a training step
+// of a 3-layer GCN without dropout takes no float32 matrix of the hidden
+// width: no Z, no ReLU output, no dH, no dF̃ (reuse.go's actBF16,
+// dfInActBF16, dhbInH), only the logits, the loss's gradient and vectors,
+// and the scratch through which the products are rounded, scratchElems
+// however many rows the graph has; its bfloat16 matrices are H for each
+// layer, two hidden outputs in one memory, and the last layer's dZ. With
+// dropout the hidden outputs are float32 as before.
+func TestBF16ScratchBounded(t *testing.T) {
+	const classes = 32
+	cfg := Config{Features: 128, Hidden: 128, Classes: classes, Layers: 3, Seed: 1}
 	for _, n := range []int{1 << 16, 1 << 22} {
 		run := Options{Precision: device.BF16}
 		step := cfg.planStep(oneRank{n}, run)
-		fwd := arenaPlan{cfg: cfg, s: oneRank{n}, run: run, training: true}
-		fwd.forward()
-		fwd.loss()
-		if got := step.use.F32 - fwd.use.F32; got != dhScratchElems {
-			t.Errorf("%d rows: the backward pass takes %d float32 elements, want %d (the dH scratch)", n, got, dhScratchElems)
+		logits := int64(n) * classes
+		if got, want := step.use.F32, int64(scratchElems)+logits+3*int64(n)+logits; got != want {
+			t.Errorf("%d rows: the step takes %d float32 elements, want %d (the scratch, the logits and the loss's)", n, got, want)
+		}
+		mat := int64(n) * 128
+		if got, want := step.use.U16, 3*mat+mat+logits+2*128*128+128*classes; got != want {
+			t.Errorf("%d rows: the step takes %d bfloat16 elements, want %d", n, got, want)
+		}
+		for l, want := range []bool{true, true, false} {
+			if step.actB[l] != want {
+				t.Errorf("%d rows: layer %d's output in bfloat16 only: %v, want %v", n, l, step.actB[l], want)
+			}
+		}
+		drop := cfg
+		drop.Dropout = 0.5
+		if p := drop.planStep(oneRank{n}, run); p.actB[0] || p.actB[1] {
+			t.Errorf("%d rows: with dropout, hidden outputs in bfloat16 only: %v", n, p.actB)
 		}
 	}
 }

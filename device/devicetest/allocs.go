@@ -51,6 +51,10 @@ func TestAllocs(t *testing.T, dev device.Device) {
 		{"UnpackMatBF16", func() {
 			dev.UnpackMatBF16(y.m.Slice(0, rows, 0, cols/2), device.MatrixStrideBF16(h, rows, cols/2, cols))
 		}},
+		{"ReLUBackwardBitsBF16", func() {
+			hm := device.MatrixBF16(h, rows, cols)
+			dev.ReLUBackwardBitsBF16(hm, hm, keep)
+		}},
 		{"GatherRows", func() { dev.GatherRows(y.m, x.m, spec.Verts) }},
 		{"ScatterAddRows", func() { dev.ScatterAddRows(y.m, x.m, spec.Verts) }},
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"scalegnn/device"
+	"scalegnn/spmm"
 )
 
 // reluSpecial draws mostly normals, and the values a ReLU's select must
@@ -71,7 +72,32 @@ func testReLUBits(t *testing.T, dev device.Device) {
 		// the incoming gradient.
 		dev.ReLURecord(a.m, a.m, pos)
 		exact(t, "ReLURecord in place "+name, a.get(t, dev, "ReLURecord in place"), wantAct)
+
+		// bfloat16: the select on a rounded gradient is the rounded
+		// select, out of place and in place (gcn masks dF̃ in place).
+		gh := newBF16(dev, s.rows, s.cols, s.pad+3, r, nil)
+		dev.PackMatBF16(gh.m, g.m)
+		dh := newBF16(dev, s.rows, s.cols, s.pad+1, r, reluSpecial)
+		dev.ReLUBackwardBitsBF16(dh.m, gh.m, pos)
+		wantH := make([]uint16, len(wantGrad))
+		for k, v := range wantGrad {
+			wantH[k] = spmm.ToBF16(v)
+		}
+		exactBF16(t, "ReLUBackwardBitsBF16 "+name, dh.get(t, dev, "ReLUBackwardBitsBF16"), wantH)
+		dev.ReLUBackwardBitsBF16(gh.m, gh.m, pos)
+		exactBF16(t, "ReLUBackwardBitsBF16 in place "+name, gh.get(t, dev, "ReLUBackwardBitsBF16 in place"), wantH)
+
 		dev.ReLUBackwardBits(g.m, g.m, pos)
 		exact(t, "ReLUBackwardBits in place "+name, g.get(t, dev, "ReLUBackwardBits in place"), wantGrad)
+	}
+}
+
+// exactBF16 fails t unless got and want hold the same bfloat16 bits.
+func exactBF16(t *testing.T, name string, got, want []uint16) {
+	t.Helper()
+	for k := range want {
+		if got[k] != want[k] {
+			t.Fatalf("%s: element %d = %#x, want %#x", name, k, got[k], want[k])
+		}
 	}
 }

@@ -84,6 +84,12 @@ func ReLUBackwardBits(d []float32, ldd int, g []float32, ldg, cols int, pos []ui
 	C.sgk_relu_bwd_bits(pf(d), i64(ldd), pf(g), i64(ldg), i64(cols), pu64(pos), i64(wpr), i64(lo), i64(hi))
 }
 
+// ReLUBackwardBitsBF16 is ReLUBackwardBits on bfloat16 rows: rows [lo,
+// hi) of d = g where pos has the bit, else +0.
+func ReLUBackwardBitsBF16(d []uint16, ldd int, g []uint16, ldg, cols int, pos []uint64, wpr, lo, hi int) {
+	C.sgk_relu_bwd_bits_bf16(pu16(d), i64(ldd), pu16(g), i64(ldg), i64(cols), pu64(pos), i64(wpr), i64(lo), i64(hi))
+}
+
 // DropoutArgs are the mask coordinates of a dropout kernel.
 type DropoutArgs struct {
 	Verts       []int32

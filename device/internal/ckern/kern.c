@@ -156,6 +156,24 @@ void sgk_relu_bwd_bits(float *d, int64_t ldd, const float *g, int64_t ldg, int64
 	}
 }
 
+/* sgk_relu_bwd_bits_bf16 is sgk_relu_bwd_bits on bfloat16 rows: each
+ * element and-ed with all ones or zeros from its bit, a loop the compiler
+ * vectorises. */
+void sgk_relu_bwd_bits_bf16(uint16_t *d, int64_t ldd, const uint16_t *g, int64_t ldg, int64_t cols,
+                            const uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi) {
+	for (int64_t i = lo; i < hi; i++) {
+		uint16_t *o = d + i * ldd;
+		const uint16_t *x = g + i * ldg; /* d may be g: no restrict */
+		const uint64_t *w = pos + i * wpr;
+		for (int64_t j0 = 0; j0 < cols; j0 += 64) {
+			const int64_t n = cols - j0 < 64 ? cols - j0 : 64;
+			const uint64_t word = w[j0 / 64];
+			for (int64_t t = 0; t < n; t++)
+				o[j0 + t] = x[j0 + t] & (uint16_t)-(uint16_t)((word >> t) & 1);
+		}
+	}
+}
+
 /* The counter-based draws of gcn/random.go (mix, hash4, keep01). */
 static inline uint64_t mix(uint64_t z) {
 	z ^= z >> 30;

@@ -20,6 +20,8 @@ void sgk_relu_record(float *d, int64_t ldd, const float *a, int64_t lda, int64_t
                      uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi);
 void sgk_relu_bwd_bits(float *d, int64_t ldd, const float *g, int64_t ldg, int64_t cols,
                        const uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi);
+void sgk_relu_bwd_bits_bf16(uint16_t *d, int64_t ldd, const uint16_t *g, int64_t ldg, int64_t cols,
+                            const uint64_t *pos, int64_t wpr, int64_t lo, int64_t hi);
 
 /* Dropout with gcn's counter-based masks. keep == NULL: no record, zeros
  * skipped; otherwise every entry is drawn and the bits recorded (wpr words

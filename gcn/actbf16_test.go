@@ -1,0 +1,125 @@
+package gcn
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/grid"
+	"scalegnn/permute"
+)
+
+// TestActBF16Exact: in mixed precision, a model that keeps its hidden
+// outputs in bfloat16 only and computes dF̃ into them (reuse.go's
+// actBF16, actbInPrev, dfInActBF16) computes exactly what the model
+// computes with them in float32, rounded where the next layer's
+// aggregation reads them: the same losses, weights and evaluation bit
+// for bit, with dropout (the training passes keep float32 outputs, the
+// evaluation does not) and without, on grids whose Q and R groups are
+// one rank for some layers and several for others, full graph and
+// mini-batch. The bfloat16 path must have been taken where the rule
+// says so.
+func TestActBF16Exact(t *testing.T) {
+	deep := testConfigs["deep"]
+	deep.Dropout = 0
+	wide := deep
+	wide.Layers, wide.Hidden = 4, 9
+	configs := map[string]Config{"deep": testConfigs["deep"], "deep-nodrop": deep, "wide4": wide,
+		"kipf": testConfigs["kipf"], "headonly": testConfigs["headonly"], "sage": testConfigs["sage"]}
+	p := newProblem(12, 37, 11, 5, 5)
+	// Blocks of a few rows (37 vertices, widths 5 to 11), so that every
+	// blocked product runs several blocks and a last, shorter one.
+	defer func(n int) { scratchElems = n }(scratchElems)
+	scratchElems = 40
+	for name, cfg := range configs {
+		for _, shape := range []grid.Shape{xyz(1, 1, 1), xyz(2, 1, 1), xyz(1, 2, 1), xyz(1, 1, 3), xyz(1, 2, 3), {D: 2, X: 1, Y: 1, Z: 1}} {
+			t.Run(fmt.Sprintf("%s/%v", name, shape), func(t *testing.T) {
+				perms := permute.New(p.n, permute.Single, 5)
+				orders := NewOrders(p.n, perms.P1, perms.P2)
+				errs := collectives.RunLocal(shape.Ranks(), func(w collectives.Comm) error {
+					g, err := grid.New(w, shape)
+					if err != nil {
+						return err
+					}
+					src, err := NewMemorySource(p.g, orders)
+					if err != nil {
+						return err
+					}
+					var ms [2]*Model
+					var bbs [2]*BatchBuilder
+					for k := range ms {
+						sh, err := NewShards(g, cfg, src)
+						if err != nil {
+							return err
+						}
+						dev := device.BF16Products(device.NewNative(1))
+						if ms[k], err = NewModel(g, dev, cfg, DefaultOptimizer(), sh, Options{Precision: device.BF16}); err != nil {
+							return err
+						}
+						if shape.D > 1 {
+							if bbs[k], err = NewBatchBuilder(g, cfg, sh, 3, 17); err != nil {
+								return err
+							}
+						}
+					}
+					ms[0].actF32 = true
+					used, dzbIn := false, false
+					for step := range 3 {
+						var loss [2]float64
+						for k, m := range ms {
+							if bbs[k] != nil {
+								b, err := bbs[k].Build(step)
+								if err != nil {
+									return err
+								}
+								m.Use(b)
+							}
+							if loss[k], err = m.TrainStep(step); err != nil {
+								return err
+							}
+						}
+						for _, lt := range ms[1].tp.layers {
+							used, dzbIn = used || lt.actbOK, dzbIn || lt.dzbIn
+						}
+						if loss[0] != loss[1] || math.IsNaN(loss[0]) {
+							return fmt.Errorf("step %d: loss %v with bfloat16 outputs, %v with float32 ones", step, loss[1], loss[0])
+						}
+					}
+					switch {
+					case cfg.Dropout > 0 && used:
+						return fmt.Errorf("a training pass with dropout kept an output in bfloat16")
+					case cfg.Dropout == 0 && shape.Ranks() == 1 && (!used || !dzbIn):
+						return fmt.Errorf("one rank without dropout: an output in bfloat16 %v, a dZ back in it %v; want both", used, dzbIn)
+					}
+					for i, pa := range ms[0].Params {
+						a, b := make([]float32, pa.Len()), make([]float32, pa.Len())
+						pa.Download(a)
+						ms[1].Params[i].Download(b)
+						for j := range a {
+							if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
+								return fmt.Errorf("%s[%d] = %v with bfloat16 outputs, %v with float32 ones", pa.Name, j, b[j], a[j])
+							}
+						}
+					}
+					var acc [2]Accuracy
+					for k, m := range ms {
+						if acc[k], err = m.Evaluate(); err != nil {
+							return err
+						}
+					}
+					if acc[0] != acc[1] {
+						return fmt.Errorf("evaluation %+v with bfloat16 outputs, %+v with float32 ones", acc[1], acc[0])
+					}
+					return nil
+				})
+				for r, err := range errs {
+					if err != nil {
+						t.Errorf("rank %d: %v", r, err)
+					}
+				}
+			})
+		}
+	}
+}

@@ -24,6 +24,9 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), {D: 2, X: 1, Y: 3, Z: 1}}
 	configs := maps.Clone(testConfigs)
 	maps.Copy(configs, gatTestConfigs)
+	nodrop := configs["deep"]
+	nodrop.Dropout = 0
+	configs["deep-nodrop"] = nodrop // training keeps hidden outputs in bfloat16 too (reuse.go's actBF16)
 	for name, cfg := range configs {
 		perms := permute.New(p.n, permute.Double, 7)
 		orders := NewOrders(p.n, perms.P1, perms.P2)

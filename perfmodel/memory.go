@@ -48,6 +48,9 @@ type Memory struct {
 	// of a GEMM or SpMM, 2 bytes an element. Exact for 3D and 4D grids
 	// (gcn's plan, EstimateMemory); a bound elsewhere (StagingBound).
 	Staging int64 `json:"bf16_staging,omitempty"`
+	// stagingExact says Staging is the plan's (EstimateMemory's), which
+	// may be 0: a model that rounds every operand itself stages nothing.
+	stagingExact bool
 }
 
 // Total returns the sum of the parts.
@@ -61,9 +64,10 @@ func (m Memory) Total() int64 {
 // distinct float32 buffers among the activations, the features and the
 // weights (a quarter of Weights: gradients and moments are no operands),
 // so their bfloat16 copies take at most half of those bytes. A Memory
-// whose staging is already known (EstimateMemory's) is returned as is.
+// whose staging is already known (EstimateMemory's, 0 included) is
+// returned as is.
 func (j Job) StagingBound(m Memory) Memory {
-	if j.Precision == device.BF16 && m.Staging == 0 {
+	if j.Precision == device.BF16 && m.Staging == 0 && !m.stagingExact {
 		m.Staging = (m.Activations + m.Features + m.Weights/4) / 2
 	}
 	return m
@@ -116,7 +120,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
 	if j.Precision == device.BF16 {
-		mem.Staging = staging(j, full, []*tracer{step}).Bytes()
+		mem.Staging, mem.stagingExact = staging(j, full, []*tracer{step}).Bytes(), true
 	}
 	if j.isGAT() {
 		mem.Attention = j.gatEdgeBytes(step, true)

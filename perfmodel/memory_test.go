@@ -14,12 +14,15 @@ import (
 // arenaConfigs cover what changes the arenas: dropout on a first layer
 // without an input gradient (kipf), norm and head (deep), projection,
 // residual, norm and head (scalegnn), and projection with residual but
-// without dropout, norm or head (plain).
+// without dropout, norm or head (plain), and plain GCN layers without
+// dropout (gcn3: in mixed precision, hidden outputs in bfloat16 only and
+// on one rank no staging at all).
 var arenaConfigs = map[string]gcn.Config{
 	"kipf":     volumeConfigs["kipf"],
 	"deep":     volumeConfigs["deep"],
 	"scalegnn": volumeConfigs["scalegnn"],
 	"plain":    {Features: 11, Hidden: 6, Classes: 5, Layers: 3, InputProjection: true, Residual: true, Seed: 6},
+	"gcn3":     {Features: 11, Hidden: 6, Classes: 5, Layers: 3, Seed: 6},
 	"sage":     volumeConfigs["sage"],
 	"sagefull": volumeConfigs["sagefull"],
 	"gat":      gatVolumeConfigs["gat"],
@@ -37,7 +40,7 @@ var arenaConfigs = map[string]gcn.Config{
 func TestArenaMatchesModel(t *testing.T) {
 	g := smallGraph(1, 41, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(2, 3, 1), xyz(1, 5, 1), xyz(3, 3, 1)}
-	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "sage", "sagefull"} {
+	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "gcn3", "sage", "sagefull"} {
 		cfg := arenaConfigs[name]
 		perms := permute.New(g.Adj.Rows, permute.Double, 11)
 		orders := gcn.NewOrders(g.Adj.Rows, perms.P1, perms.P2)
@@ -86,6 +89,11 @@ func TestArenaMatchesModel(t *testing.T) {
 						at := CoordsOf(shape, w.Rank())
 						if got, want := EstimateMemory(job, shape, at).Staging, device.StagingBytes(dev); got != want {
 							return fmt.Errorf("predicted staging %d bytes, the device's %d", got, want)
+						}
+						// A prediction keeps the plan's staging, 0 included,
+						// rather than StagingBound's.
+						if got, want := job.StagingBound(EstimateMemory(job, shape, at)).Staging, device.StagingBytes(dev); got != want {
+							return fmt.Errorf("staging %d bytes after StagingBound, the device's %d", got, want)
 						}
 						if got := EstimateMemory(job, shape, at).Activations; got != full {
 							fu, _ := m.ArenaUse()

@@ -15,7 +15,8 @@ import (
 // TestCUDABF16Emulated runs the CUDA device's bfloat16 kernels without a
 // GPU, as TestCUDAGATEmulated does: PackMatBF16 and UnpackMatBF16 on
 // contiguous views (the flat kernels) and strided ones (the view
-// kernels), and the two bfloat16 SpMMs of a matrix without nonzeros (the
+// kernels), ReLUBackwardBitsBF16 out of place and in place, and the two
+// bfloat16 SpMMs of a matrix without nonzeros (the
 // fills; cuSPARSE is not called). The results must be Native's bit for
 // bit, and nothing outside the views may change. The library products
 // themselves (cuSPARSE, cuBLAS) need a GPU: TestCUDA runs them.
@@ -62,6 +63,22 @@ func TestCUDABF16Emulated(t *testing.T) {
 			host.PackMatBF16(hzh, hs)
 			e.d.SpMMBF16ToBF16(ezh, ea, e2)
 			host.SpMMBF16ToBF16(hzh, ha, h2)
+			// The bfloat16 ReLU gradient on the packed values, out of
+			// place and in place, with random positions.
+			words := make([]uint64, c.rows*maskWords(c.cols))
+			for k := range words {
+				words[k] = r.Uint64()
+			}
+			ep, hp := emuAlloc(e, words), Alloc[uint64](host, len(words))
+			Upload(host, hp, 0, words)
+			erb, hrb := emuMatBF16(e, host, c.rows, c.cols, c.padD+2)
+			e.d.ReLUBackwardBitsBF16(erb, eh, ep)
+			host.ReLUBackwardBitsBF16(hrb, hh, hp)
+			ein, hin := emuMatBF16(e, host, c.rows, c.cols, c.padD)
+			e.d.PackMatBF16(ein, es)
+			host.PackMatBF16(hin, hs)
+			e.d.ReLUBackwardBitsBF16(ein, ein, ep)
+			host.ReLUBackwardBitsBF16(hin, hin, hp)
 			e.run(t, emu, dir)
 
 			checkULP(t, "UnpackMatBF16", emuMatRead(e, eb), hostMatRead(hb), 0)
@@ -69,7 +86,8 @@ func TestCUDABF16Emulated(t *testing.T) {
 			for _, p := range []struct {
 				name string
 				e, h MatBF16
-			}{{"PackMatBF16", eh, hh}, {"SpMMBF16ToBF16 without nonzeros", ezh, hzh}} {
+			}{{"PackMatBF16", eh, hh}, {"SpMMBF16ToBF16 without nonzeros", ezh, hzh},
+				{"ReLUBackwardBitsBF16", erb, hrb}, {"ReLUBackwardBitsBF16 in place", ein, hin}} {
 				all := emuRead(e, p.e.buf)
 				for i := range p.e.rows {
 					for j := range p.e.cols {

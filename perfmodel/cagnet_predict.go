@@ -3,6 +3,7 @@ package perfmodel
 import (
 	"fmt"
 	"math"
+	"scalegnn/device"
 	"sort"
 
 	"scalegnn/collectives"
@@ -58,7 +59,9 @@ func (m *Machine) cagnetCommTime(cl Collective, l Link, intra bool) float64 {
 // staging, and W and the gradient in float32 on the device (4·4 + 4·8
 // bytes per entry). Dataset is the whole graph an in-memory source loads
 // on every rank before cagnet cuts its block rows; a prepared dataset
-// (Job.ShardedLoad) is read block row by block row, so it has none.
+// (Job.ShardedLoad) is read block row by block row, so it has none. In
+// mixed precision Staging bounds the device's bfloat16 operands by the
+// widest layer's block rows.
 func CAGNETMemory(j Job, p, c int) Memory {
 	q := p / c
 	rows := int64(blockLen(j.N, q, 0))
@@ -71,8 +74,9 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	var mem Memory
 	mem.Adjacency = 2 * stages * csrBytes(int(rows), nnz/float64(max(stages, 1)))
 	mem.Features = rows*int64(j.Features)*4 + 4*rows + 7*int64(j.N)
-	var weights, maxW int64
+	var weights, maxW, widest int64
 	for _, s := range j.gcnConfig().LayerSpecs() {
+		widest = max(widest, int64(s.In), int64(s.Out), int64(s.ProjWidth+s.Heads))
 		if s.Heads > 0 {
 			act, edges := j.cagnetGATMemory(s, rows, nnz)
 			mem.Activations += act
@@ -94,6 +98,15 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	}
 	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums
 	mem.Weights = weights * (4*4 + 4*8)
+	if j.Precision == device.BF16 {
+		// The device's staging holds the largest first operand of a GEMM
+		// (a block row of an activation or a gradient: rows × a width)
+		// and the largest second operand of a GEMM or dense operand of
+		// an SpMM (a weight, or a stage's block row, up to N/q+1 rows):
+		// at most the widest layer's width for both.
+		stage := max(int64(j.N)/int64(max(q, 1))+1, widest)
+		mem.Staging, mem.stagingKnown = 2*(rows+stage)*widest, true
+	}
 	if !j.ShardedLoad {
 		mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)
 	}

@@ -89,7 +89,7 @@ func (j Job) isolatedEvalMemory(s grid.Shape) Memory {
 	run := j.runOptions()
 	mem.Activations = f.gcnConfig().ArenaEval(blockShape{full}, run).Bytes()
 	if j.Precision == device.BF16 {
-		mem.Staging, mem.stagingExact = f.gcnConfig().StagingEval(blockShape{full}, run).Bytes(), true
+		mem.Staging, mem.stagingKnown = f.gcnConfig().StagingEval(blockShape{full}, run).Bytes(), true
 	}
 	mem.Attention = 0
 	if f.isGAT() {

@@ -48,9 +48,10 @@ type Memory struct {
 	// of a GEMM or SpMM, 2 bytes an element. Exact for 3D and 4D grids
 	// (gcn's plan, EstimateMemory); a bound elsewhere (StagingBound).
 	Staging int64 `json:"bf16_staging,omitempty"`
-	// stagingExact says Staging is the plan's (EstimateMemory's), which
-	// may be 0: a model that rounds every operand itself stages nothing.
-	stagingExact bool
+	// stagingKnown says Staging is the model's own count (gcn's plan,
+	// exact; 1.5D's operand bound), which may be 0: a model that rounds
+	// every operand itself stages nothing. StagingBound leaves it.
+	stagingKnown bool
 }
 
 // Total returns the sum of the parts.
@@ -64,10 +65,10 @@ func (m Memory) Total() int64 {
 // distinct float32 buffers among the activations, the features and the
 // weights (a quarter of Weights: gradients and moments are no operands),
 // so their bfloat16 copies take at most half of those bytes. A Memory
-// whose staging is already known (EstimateMemory's, 0 included) is
-// returned as is.
+// whose staging is already known (EstimateMemory's and CAGNETMemory's, 0
+// included) is returned as is.
 func (j Job) StagingBound(m Memory) Memory {
-	if j.Precision == device.BF16 && m.Staging == 0 && !m.stagingExact {
+	if j.Precision == device.BF16 && m.Staging == 0 && !m.stagingKnown {
 		m.Staging = (m.Activations + m.Features + m.Weights/4) / 2
 	}
 	return m
@@ -120,7 +121,7 @@ func EstimateMemory(j Job, s grid.Shape, at Coords) Memory {
 	fullArena, batchArena := arenas(j, full, []*tracer{step})
 	mem.Activations = fullArena.Bytes() + batchArena.Bytes()
 	if j.Precision == device.BF16 {
-		mem.Staging, mem.stagingExact = staging(j, full, []*tracer{step}).Bytes(), true
+		mem.Staging, mem.stagingKnown = staging(j, full, []*tracer{step}).Bytes(), true
 	}
 	if j.isGAT() {
 		mem.Attention = j.gatEdgeBytes(step, true)

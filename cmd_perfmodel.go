@@ -182,6 +182,13 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 	best, bestErr := perfmodel.Best(ownPredictions(r.preds, own), r.mem)
 	other, otherErr := perfmodel.Best(r.preds, r.mem)
 	otherFaster := bestErr == nil && otherErr == nil && !own.Has(other.Algorithm) && other.Epoch < best.Epoch
+	// How much larger a graph the recommendation holds, in each precision
+	// (cmd_perfmodel_capacity.go).
+	capErr := bestErr
+	var capa capacity
+	if capErr == nil {
+		capa, capErr = capacityOf(r, &pf, best)
+	}
 	if pf.plot != "" {
 		title := fmt.Sprintf("%s on %d ranks (%s)", r.cfg.Path, pf.ranks, r.machine.Name)
 		if err := perfmodel.PlotPredictions(pf.plot, title, r.preds, nil); err != nil {
@@ -197,6 +204,9 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		}
 		if bestErr == nil {
 			doc["recommended"] = best
+			if capErr == nil {
+				doc["capacity"] = capa
+			}
 			if otherFaster {
 				doc["fastest_other_mode"] = other
 			}
@@ -225,6 +235,9 @@ func runPredict(args []string, stdout, stderr io.Writer) launch.ExitCode {
 		writeTable(stdout, r.preds, *top, nil)
 		if bestErr == nil {
 			fmt.Fprintf(stdout, "\nrecommended grid: %s (%s, predicted %.4g s per epoch, %s per rank)\n", best.Grid, best.Algorithm, best.Epoch, perfmodel.FormatBytes(best.MemTotal))
+			if capErr == nil {
+				writeCapacity(stdout, capa)
+			}
 			if otherFaster {
 				fmt.Fprintf(stdout, "faster in another training mode: %s (%s, predicted %.4g s per epoch, %.2fx); it samples or partitions differently, so set train.mode = %q and check its accuracy before switching\n",
 					other.Grid, other.Algorithm, other.Epoch, best.Epoch/other.Epoch, method.Batch(other.Algorithm).Mode().String())

@@ -71,9 +71,11 @@ type pool[T device.Elem] struct {
 	off      int // elements handed out from buf this pass
 	overflow int // elements handed out beyond buf this pass
 	extra    []device.Buffer[T]
+	high     int // the most elements a pass has taken
 }
 
 func (p *pool[T]) take(dev device.Device, n int) device.Buffer[T] {
+	p.high = max(p.high, p.off+p.overflow+n)
 	if p.off+n <= p.buf.Len() {
 		b := p.buf.Slice(p.off, p.off+n)
 		p.off += n
@@ -112,6 +114,13 @@ func (p *pool[T]) reset(dev device.Device) {
 		p.buf = device.Alloc[T](dev, need+need/4)
 	}
 	p.off, p.overflow = 0, 0
+}
+
+// high returns the most elements of each pool one pass has taken: the
+// arena plan must count exactly that (TestArenaPlanMatchesArenas), not
+// only enough.
+func (a *arena) high() ArenaUse {
+	return ArenaUse{int64(a.f32.high), int64(a.u64.high), int64(a.u16.high), int64(a.i64.high)}
 }
 
 // capacity returns the elements of each pool as the next reset leaves them.

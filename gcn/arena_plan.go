@@ -222,8 +222,12 @@ func (p *arenaPlan) forward() {
 			nIn = 0 // the input is bfloat16
 		}
 		prevB = 0
-		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nIn) {
-			p.mat(nR, dOut) // Z, unless in its input's memory
+		hDead := 0 // mixedAggregate's float32 H
+		if p.mixed() && p.s.Size(pa) > 1 {
+			hDead = nR * dIn
+		}
+		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nIn) && !zInH(hDead, nR*dOut) {
+			p.mat(nR, dOut) // Z, unless in its input's memory or H's float32 sum
 		}
 		if sp.self {
 			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout

@@ -63,9 +63,12 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 							return err
 						}
 						run := m.Options // the device's precision included
-						var full, batch ArenaUse
+						var full, batch, high ArenaUse
 						var stage Staging
 						fullShape := shardShape{g, m.Shards()}
+						most := func(a, b ArenaUse) ArenaUse {
+							return ArenaUse{max(a.F32, b.F32), max(a.U64, b.U64), max(a.U16, b.U16), max(a.I64, b.I64)}
+						}
 						for step := range 2 {
 							if _, err := m.TrainStep(step); err != nil {
 								return err
@@ -77,6 +80,13 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 							}
 							full = full.After(cfg.ArenaEval(fullShape, run))
 							stage = stage.After(cfg.StagingEval(fullShape, run))
+							high = most(most(high, cfg.ArenaStep(fullShape, run)), cfg.ArenaEval(fullShape, run))
+						}
+						// The plan counts what the passes take, not more:
+						// a reservation above it would hide a reuse that
+						// the plan misses.
+						if got := m.full.ar.high(); got != high {
+							return fmt.Errorf("the full graph's passes took at most %+v; plan %+v", got, high)
 						}
 						bb, err := NewBatchBuilder(g, cfg, m.Shards(), 3, 17)
 						if err != nil {

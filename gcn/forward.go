@@ -49,7 +49,10 @@ type layerTape struct {
 	// dF̃ in actb (dfInActBF16), this layer's dZ once masked.
 	actb          device.MatBF16
 	actbOK, dzbIn bool
-	gat                     gatTape    // a GAT layer's (gat.go)
+	// hDead: in mixed precision, H summed in float32 before it was
+	// rounded into hb, dead since (reuse.go's zInH).
+	hDead device.Mat
+	gat   gatTape // a GAT layer's (gat.go)
 }
 
 // mask is a recorded dropout mask; ok is false where no dropout applied.
@@ -162,10 +165,14 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 			continue
 		}
 		var z device.Mat
-		if m.zInInput(d, l, x) {
+		switch {
+		case m.zInInput(d, l, x):
 			// Into the input's memory, dead now (reuse.go).
 			z = device.Matrix(x.Flat().Slice(0, d.nR*d.dOut), d.nR, d.dOut)
-		} else {
+		case zInH(lt.hDead.Rows()*lt.hDead.Cols(), d.nR*d.dOut):
+			// Into H's float32 sum, dead once rounded (reuse.go).
+			z = device.Matrix(lt.hDead.Flat().Slice(0, d.nR*d.dOut), d.nR, d.dOut)
+		default:
 			z = ar.mat(d.nR, d.dOut)
 		}
 		if d.spec.self {

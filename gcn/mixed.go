@@ -70,6 +70,7 @@ func (m *Model) aggregate(d *layerDims, lt *layerTape) error {
 			return err
 		}
 		m.timed(&m.Times.GEMM, func() { m.dev.PackMatBF16(lt.hb, h) })
+		lt.hDead = h
 		return nil
 	}
 	if g.Comm(d.p).Size() == 1 {
@@ -84,6 +85,7 @@ func (m *Model) aggregate(d *layerDims, lt *layerTape) error {
 		return err
 	}
 	m.timed(&m.Times.GEMM, func() { m.dev.PackMatBF16(lt.hb, h) })
+	lt.hDead = h
 	return nil
 }
 

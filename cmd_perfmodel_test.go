@@ -433,3 +433,53 @@ func TestPerfmodelPredictJobLimit(t *testing.T) {
 		t.Errorf("fits under -mem-per-rank 1TiB: %v, want every row\n%s", f, out)
 	}
 }
+
+// TestPerfmodelPredictCapacity: the capacity line and its JSON. A 3-layer
+// GCN without dropout on one rank needs less memory in bf16 than in
+// float32, so within a limit it fits a larger graph; the factors are the
+// largest for which the same grid's prediction stays within the limit
+// (checked one percent above, by -n and -nnz), and without a limit only
+// the memory of both precisions is given.
+func TestPerfmodelPredictCapacity(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "job.toml")
+	job := "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 16\nfeatures = 128\nclasses = 32\n[model]\nlayers = 3\nhidden = 128\ndropout = 0.0\n"
+	if err := os.WriteFile(path, []byte(job), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := perfmodelCmd("predict", "-config", path, "-ranks", "1", "-json", "-mem-per-rank", "1GiB")
+	var doc struct {
+		Graph struct {
+			N   int
+			NNZ int64
+		} `json:"graph"`
+		Capacity capacity `json:"capacity"`
+	}
+	if code != 0 || json.Unmarshal([]byte(out), &doc) != nil {
+		t.Fatalf("exit %d\n%s%s", code, out, errs)
+	}
+	c := doc.Capacity
+	if !(c.MemBF16 < c.MemFloat32) || !(c.BF16 > c.Float32) || c.Float32 <= 1 || c.Limit != 1<<30 {
+		t.Fatalf("capacity %+v: want bf16 below float32 in memory and above it in graph size, both above 1", c)
+	}
+	for _, k := range []struct {
+		prec  string
+		scale float64
+	}{{"float32", c.Float32}, {"bf16", c.BF16}} {
+		p := filepath.Join(dir, k.prec+".toml")
+		if err := os.WriteFile(p, []byte(job+"[train]\nprecision = \""+k.prec+"\"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		for _, s := range []float64{k.scale, k.scale * 1.01} {
+			n, nnz := fmt.Sprint(int(float64(doc.Graph.N)*s)), fmt.Sprint(int64(float64(doc.Graph.NNZ)*s))
+			code, _, errs := perfmodelCmd("predict", "-config", p, "-ranks", "1", "-mem-per-rank", "1GiB", "-n", n, "-nnz", nnz)
+			if fits := code == 0; fits != (s == k.scale) {
+				t.Errorf("%s at %.4gx the graph: fits %v (%s)", k.prec, s, fits, strings.TrimSpace(errs))
+			}
+		}
+	}
+	code, text, _ := perfmodelCmd("predict", "-config", path, "-ranks", "1")
+	if code != 0 || !strings.Contains(text, "memory per rank on it: float32 ") || strings.Contains(text, "fits a graph up to") {
+		t.Errorf("without a limit:\n%s", text)
+	}
+}

@@ -15,13 +15,16 @@ import (
 )
 
 // allocConfigs are the models whose steady-state steps must not allocate:
-// plain GCN, ScaleGNN's (input projection, RMSNorm, residual, output
+// plain GCN (with dropout and without), ScaleGNN's (input projection, RMSNorm, residual, output
 // head) and GAT (its s moves by a redistribution, and its per-entry
 // storage and the transpose's entry positions are refilled per batch).
 // On one rank the residual's redistribution is a row permutation on the
 // device; on more it is grid.Redistribute's all-to-all.
 func allocConfigs() map[string]Config {
-	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"], "gat": gatTestConfigs["gatfull"]}
+	nodrop := testConfigs["deep"]
+	nodrop.Dropout = 0 // in mixed precision, hidden outputs in bfloat16 in training too (reuse.go)
+	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"], "gat": gatTestConfigs["gatfull"],
+		"deep-nodrop": nodrop}
 }
 
 // The CPU device's GEMM is CBLAS's; under -tags noblas it is gonum's,

@@ -21,6 +21,7 @@ type layerRun struct {
 	full  []float32 // every vertex's T, n × width
 	local []float32 // this rank's rows of T
 	fullM device.Mat
+	fullB device.MatBF16 // T in bfloat16 (Engine.tB), where the engine rounds it
 	t     device.Buffer[float32]
 	csr   device.CSR // the block's rows of the adjacency, refilled block by block
 }
@@ -28,6 +29,10 @@ type layerRun struct {
 func (lr *layerRun) start() error {
 	e := lr.e
 	lr.fullM = e.share(lr.full, e.n, lr.width)
+	if e.roundsT() && lr.s.Heads == 0 {
+		lr.fullB = device.MatrixBF16(e.tB.Slice(0, e.n*lr.width), e.n, lr.width)
+		e.dev.PackMatBF16(lr.fullB, lr.fullM)
+	}
 	if lr.s.Heads > 0 {
 		lr.t = device.Alloc[float32](e.dev, e.n*lr.s.Heads)
 		e.dev.HeadDot(lr.t, lr.fullM, lr.param("att_dst"), lr.s.Heads)
@@ -65,7 +70,13 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR, out []
 		return out, out, nil
 	}
 	z := e.share(out, n, s.Out)
-	e.dev.SpMM(z, csr, lr.fullM)
+	if e.roundsT() {
+		// T rounded once (start): the product the device's SpMM would
+		// make on it, bit for bit.
+		e.dev.SpMMBF16(z, csr, lr.fullB)
+	} else {
+		e.dev.SpMM(z, csr, lr.fullM)
+	}
 	var in []float32 // the layer's input on rows
 	if s.Self || s.Residual {
 		h, err := e.input(lr.w, k, lr.l)

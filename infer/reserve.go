@@ -1,6 +1,7 @@
 package infer
 
 import (
+	"scalegnn/device"
 	"scalegnn/gcn"
 )
 
@@ -18,14 +19,19 @@ import (
 //     evaluation at R-MAT scale 20 on 2 ranks, which touched about 1.7 GB a
 //     rank for the first time, took 10.3–14.9 s against 2.0–2.6 s for the
 //     later ones.
+// In mixed precision T is also kept rounded to bfloat16 on the device
+// (tB), as wide as the widest GCN or SAGE layer's.
 // These are the buffers perfmodel's layerwiseEvalMemory counts, exactly
 // (perfmodel.TestLayerwiseReservation).
 
 // reserve takes the engine's working memory (above).
 func (e *Engine) reserve() {
-	wT, wA := 0, 0
+	wT, wA, wB := 0, 0, 0
 	for _, s := range e.specs {
 		wT = max(wT, tWidth(s))
+		if s.Heads == 0 {
+			wB = max(wB, tWidth(s))
+		}
 		if s.Hidden { // kept as the next layer's (or the output head's) input
 			wA = max(wA, s.Out)
 		}
@@ -43,6 +49,9 @@ func (e *Engine) reserve() {
 		grow(&e.tLocal, e.n*wT)
 	}
 	grow(&e.x0, rows*e.src.Sizes().Features)
+	if e.roundsT() && wB > 0 {
+		e.tB = device.Alloc[uint16](e.dev, e.n*wB)
+	}
 	if e.store.dir == "" {
 		for g := range e.acts {
 			grow(&e.acts[g], own*wA)
@@ -50,6 +59,9 @@ func (e *Engine) reserve() {
 		e.actWidth = wA
 	}
 }
+
+// roundsT says T is rounded once per layer into tB (mixed precision).
+func (e *Engine) roundsT() bool { return device.PrecisionOf(e.dev) == device.BF16 && !e.tF32 }
 
 // tWidth is T's width in a layer: its output's, a GAT layer's projection.
 func tWidth(s gcn.LayerSpec) int {
@@ -95,5 +107,5 @@ func (e *Engine) ReservedBytes() int64 {
 	for _, a := range e.acts {
 		n += cap(a)
 	}
-	return 4 * int64(n)
+	return 4*int64(n) + 2*int64(e.tB.Len())
 }

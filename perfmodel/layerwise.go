@@ -2,6 +2,7 @@ package perfmodel
 
 import (
 	"math"
+	"scalegnn/device"
 
 	"scalegnn/collectives"
 	"scalegnn/grid"
@@ -32,7 +33,7 @@ func (j Job) layerwiseWidths() []int {
 // written in their place and gathered in place), the rank's activations between
 // layers (a layer's input and output, in memory unless kept in files),
 // one strip of the adjacency with the device's copy, a block of features,
-// and a GAT strip's scores per head.
+// a GAT strip's scores per head, and in mixed precision T in bfloat16.
 func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	n := float64(j.N)
 	wT, wH := 0, 0
@@ -46,6 +47,17 @@ func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	own := n / float64(max(1, workers))
 	var mem Memory
 	mem.Activations = int64(4 * float64(wT) * n)
+	if j.Precision == device.BF16 {
+		// T rounded to bfloat16 once a layer, as wide as the widest GCN
+		// or SAGE layer's (infer's tB).
+		wB := 0
+		for l, s := range j.gcnConfig().LayerSpecs() {
+			if s.Heads == 0 {
+				wB = max(wB, widths[l])
+			}
+		}
+		mem.Activations += int64(2 * float64(wB) * n)
+	}
 	if !files {
 		mem.Activations += int64(2 * 4 * float64(wH) * own)
 	}

@@ -11,7 +11,8 @@ import (
 	"scalegnn/infer"
 )
 
-// TestLayerwiseReservation: what the layer-wise engine reserves when it
+// TestLayerwiseReservation: in float32 and in mixed precision (T in
+// bfloat16 too), what the layer-wise engine reserves when it
 // is made (infer/reserve.go) is what layerwiseEvalMemory counts for it:
 // every vertex's T and the activations' two generations (none with
 // files) exactly, and its block of features within the model's block
@@ -43,34 +44,38 @@ func TestLayerwiseReservation(t *testing.T) {
 		}
 		for _, workers := range []int{1, 2, 3} {
 			for _, files := range []bool{false, true} {
-				t.Run(fmt.Sprintf("%s/workers=%d/files=%v", name, workers, files), func(t *testing.T) {
-					dir := ""
-					if files {
-						dir = t.TempDir()
-					}
-					got := make([]int64, workers)
-					errs := collectives.RunLocal(workers, func(c collectives.Comm) error {
-						e, err := infer.New(c, device.NewNative(1), j.gcnConfig(), src, blocks, dir)
-						if err != nil {
-							return err
+				for _, prec := range []device.Precision{device.Float32, device.BF16} {
+					j := j
+					j.Precision = prec
+					t.Run(fmt.Sprintf("%s/workers=%d/files=%v/%v", name, workers, files, prec), func(t *testing.T) {
+						dir := ""
+						if files {
+							dir = t.TempDir()
 						}
-						defer e.Close()
-						got[c.Rank()] = e.ReservedBytes()
-						return nil
+						got := make([]int64, workers)
+						errs := collectives.RunLocal(workers, func(c collectives.Comm) error {
+							e, err := infer.New(c, device.WithPrecision(device.NewNative(1), prec), j.gcnConfig(), src, blocks, dir)
+							if err != nil {
+								return err
+							}
+							defer e.Close()
+							got[c.Rank()] = e.ReservedBytes()
+							return nil
+						})
+						for _, err := range errs {
+							if err != nil {
+								t.Fatal(err)
+							}
+						}
+						m := j.layerwiseEvalMemory(workers, blocks, files)
+						x0 := int64(4 * j.Features * n / blocks)
+						for r, b := range got {
+							if b-x0 != m.Activations || x0 > m.Features {
+								t.Errorf("rank %d reserved %d B: T and activations %d, the model %d; features %d, the model %d", r, b, b-x0, m.Activations, x0, m.Features)
+							}
+						}
 					})
-					for _, err := range errs {
-						if err != nil {
-							t.Fatal(err)
-						}
-					}
-					m := j.layerwiseEvalMemory(workers, blocks, files)
-					x0 := int64(4 * j.Features * n / blocks)
-					for r, b := range got {
-						if b-x0 != m.Activations || x0 > m.Features {
-							t.Errorf("rank %d reserved %d B: T and activations %d, the model %d; features %d, the model %d", r, b, b-x0, m.Activations, x0, m.Features)
-						}
-					}
-				})
+				}
 			}
 		}
 	}

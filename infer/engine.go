@@ -71,8 +71,9 @@ type Engine struct {
 	// rounded once to bfloat16 on the device, the dense operand of every
 	// block's SpMM (reserve.go). Through the device's own rounding each
 	// block's product rounded all of T again: at R-MAT 19 with 4 blocks
-	// a rank, the evaluation took 3.39 s in bf16 against 3.17 s in
-	// float32. tF32 turns it off (tests compare the two bit for bit).
+	// a rank on 2 ranks, rank 0's compute took 1.76-1.87 s so and
+	// 1.29-1.40 s with tB. tF32 turns it off (tests compare the two bit
+	// for bit).
 	tB   device.Buffer[uint16]
 	tF32 bool
 	// x0 holds a block of features read for the first layer; acts are the

@@ -178,6 +178,12 @@ func (d *Native) ReLURecord(dst, a Mat, pos Buffer[uint64]) {
 // ReLUBackwardBits computes dst = grad where pos has the bit, else 0.
 func (d *Native) ReLUBackwardBits(dst, grad Mat, pos Buffer[uint64]) {
 	checkReLUBits("ReLUBackwardBits", "ReLUBackwardBits pos", dst, grad, pos)
+	selectBits(dst.view, grad.view, pos)
+}
+
+// selectBits sets dst = grad where pos has the bit, else +0 (float32 or
+// bfloat16 views; dst may be grad).
+func selectBits[T float32 | uint16](dst, grad view[T], pos Buffer[uint64]) {
 	wpr := maskWords(dst.cols)
 	for i := range dst.rows {
 		o, g, w := dst.row(i), grad.row(i), pos.host[i*wpr:(i+1)*wpr]

@@ -48,15 +48,5 @@ func (d *Native) UnpackMatBF16(dst Mat, src MatBF16) {
 // ReLUBackwardBitsBF16 computes dst = grad where pos has the bit, else +0.
 func (d *Native) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
 	checkReLUBitsBF16(dst, grad, pos)
-	wpr := maskWords(dst.cols)
-	for i := range dst.rows {
-		o, g, w := dst.row(i), grad.row(i), pos.host[i*wpr:(i+1)*wpr]
-		for j := range o {
-			if w[j/64]>>(j%64)&1 != 0 {
-				o[j] = g[j]
-			} else {
-				o[j] = 0
-			}
-		}
-	}
+	selectBits(dst.view, grad.view, pos)
 }

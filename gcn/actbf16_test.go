@@ -2,7 +2,6 @@ package gcn
 
 import (
 	"fmt"
-	"math"
 	"testing"
 
 	"scalegnn/collectives"
@@ -66,26 +65,14 @@ func TestActBF16Exact(t *testing.T) {
 					}
 					ms[0].actF32 = true
 					used, dzbIn := false, false
-					for step := range 3 {
-						var loss [2]float64
-						for k, m := range ms {
-							if bbs[k] != nil {
-								b, err := bbs[k].Build(step)
-								if err != nil {
-									return err
-								}
-								m.Use(b)
-							}
-							if loss[k], err = m.TrainStep(step); err != nil {
-								return err
-							}
-						}
+					tw := twins{ms, bbs, [2]string{"with float32 outputs", "with bfloat16 outputs"}}
+					err = tw.train(3, func() {
 						for _, lt := range ms[1].tp.layers {
 							used, dzbIn = used || lt.actbOK, dzbIn || lt.dzbIn
 						}
-						if loss[0] != loss[1] || math.IsNaN(loss[0]) {
-							return fmt.Errorf("step %d: loss %v with bfloat16 outputs, %v with float32 ones", step, loss[1], loss[0])
-						}
+					})
+					if err != nil {
+						return err
 					}
 					switch {
 					case cfg.Dropout > 0 && used:
@@ -93,24 +80,8 @@ func TestActBF16Exact(t *testing.T) {
 					case cfg.Dropout == 0 && shape.Ranks() == 1 && (!used || !dzbIn):
 						return fmt.Errorf("one rank without dropout: an output in bfloat16 %v, a dZ back in it %v; want both", used, dzbIn)
 					}
-					for i, pa := range ms[0].Params {
-						a, b := make([]float32, pa.Len()), make([]float32, pa.Len())
-						pa.Download(a)
-						ms[1].Params[i].Download(b)
-						for j := range a {
-							if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-								return fmt.Errorf("%s[%d] = %v with bfloat16 outputs, %v with float32 ones", pa.Name, j, b[j], a[j])
-							}
-						}
-					}
-					var acc [2]Accuracy
-					for k, m := range ms {
-						if acc[k], err = m.Evaluate(); err != nil {
-							return err
-						}
-					}
-					if acc[0] != acc[1] {
-						return fmt.Errorf("evaluation %+v with bfloat16 outputs, %+v with float32 ones", acc[1], acc[0])
+					if err := tw.same(); err != nil {
+						return err
 					}
 					return nil
 				})

@@ -3,7 +3,6 @@ package gcn
 import (
 	"fmt"
 	"maps"
-	"math"
 	"testing"
 
 	"scalegnn/collectives"
@@ -79,46 +78,18 @@ func TestFeaturesBF16Exact(t *testing.T) {
 					if !ms[1].Options.FeaturesBF16 || ms[0].Options.FeaturesBF16 {
 						return fmt.Errorf("Options.FeaturesBF16 %v and %v, want false and true", ms[0].Options.FeaturesBF16, ms[1].Options.FeaturesBF16)
 					}
-					for step := range 3 {
-						var loss [2]float64
-						for k, m := range ms {
-							if bbs[k] != nil {
-								b, err := bbs[k].Build(step)
-								if err != nil {
-									return err
-								}
-								m.Use(b)
-							}
-							if loss[k], err = m.TrainStep(step); err != nil {
-								return err
-							}
-						}
-						if loss[0] != loss[1] || math.IsNaN(loss[0]) {
-							return fmt.Errorf("step %d: loss %v with bfloat16 features, %v with rounded float32 ones", step, loss[1], loss[0])
-						}
+					tw := twins{ms, bbs, [2]string{"with rounded float32 features", "with bfloat16 features"}}
+					if err := tw.train(3, nil); err != nil {
+						return err
 					}
-					for i, pa := range ms[0].Params {
-						a, b := make([]float32, pa.Len()), make([]float32, pa.Len())
-						pa.Download(a)
-						ms[1].Params[i].Download(b)
-						for j := range a {
-							if math.Float32bits(a[j]) != math.Float32bits(b[j]) {
-								return fmt.Errorf("%s[%d] = %v with bfloat16 features, %v with rounded float32 ones", pa.Name, j, b[j], a[j])
-							}
-						}
+					if err := tw.same(); err != nil {
+						return err
 					}
-					var acc [2]Accuracy
 					var fp [2]Fingerprint
 					for k, m := range ms {
-						if acc[k], err = m.Evaluate(); err != nil {
-							return err
-						}
 						if fp[k], err = m.Fingerprint(); err != nil {
 							return err
 						}
-					}
-					if acc[0] != acc[1] {
-						return fmt.Errorf("evaluation %+v with bfloat16 features, %+v with rounded float32 ones", acc[1], acc[0])
 					}
 					if fp[0] != fp[1] {
 						return fmt.Errorf("fingerprint %+v with bfloat16 features, %+v with float32 ones", fp[1], fp[0])

@@ -112,8 +112,11 @@ func checkConvert[D, S Elem](name string, dst view[D], src view[S]) {
 // dst; its rows set the block), so that the float32 result never exists
 // whole. Rows of a·op(b) are independent, so the blocks change no sum.
 // a is not transposed (its rows are dst's); scratch must not overlap the
-// operands.
-func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst MatBF16, scratch Mat) {
+// operands. each, when not nil, runs on every float32 block (rows r0 to
+// r1 of the result) before it is rounded: an element-wise step fused
+// into the product's pass (gcn's ReLU of a hidden output kept in
+// bfloat16).
+func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst MatBF16, scratch Mat, each func(r0, r1 int, block Mat)) {
 	if scratch.Rows() < 1 || scratch.Cols() != dst.Cols() {
 		shapePanic("GemmBF16ToBF16: scratch of %d×%d for a dst %d wide", scratch.Rows(), scratch.Cols(), dst.Cols())
 	}
@@ -125,6 +128,9 @@ func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst Mat
 		r1 := min(r0+scratch.Rows(), dst.Rows())
 		s := scratch.Slice(0, r1-r0, 0, n)
 		dev.GemmBF16(spmm.NoTrans, tB, alpha, a.Slice(r0, r1, 0, k), b, 0, s)
+		if each != nil {
+			each(r0, r1, s)
+		}
 		dev.PackMatBF16(dst.Slice(r0, r1, 0, n), s)
 	}
 }

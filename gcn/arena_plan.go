@@ -337,7 +337,7 @@ func (p *arenaPlan) backward() {
 		dfb := false
 		if prevActB {
 			_, _, _, _, _, ppa, _, _ := p.layer(l - 1)
-			dfb = dfInActBF16(c.layers(), l, prevActB, p.s.Size(ra), p.s.Size(ppa))
+			dfb = dfInActBF16(c.layers(), l, p.s.Size(ra), p.s.Size(ppa))
 		}
 		dh := nR
 		if sp.self {

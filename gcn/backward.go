@@ -103,7 +103,7 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// so that one all-reduce over P sums both.
 		prevActB := l > 0 && tp.layers[l-1].actbOK
 		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size(), dm.dIn, dm.dOut, prevActB)
-		dfb := prevActB && dfInActBF16(m.specs, l, prevActB, g.Comm(dm.r).Size(), g.Comm(b.layers[l-1].p).Size())
+		dfb := prevActB && dfInActBF16(m.specs, l, g.Comm(dm.r).Size(), g.Comm(b.layers[l-1].p).Size())
 		rows := dm.nR
 		if dm.spec.self {
 			rows *= 2

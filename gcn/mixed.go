@@ -132,17 +132,16 @@ func (m *Model) inputGrads(d *layerDims, lt *layerTape, dz, dh, ds device.Mat) {
 func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
 	scratch := m.scratch(d.nR, d.dIn)
 	m.timed(&m.Times.GEMM, func() {
-		device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, lt.hb, scratch)
+		device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, lt.hb, scratch, nil)
 	})
 }
 
 // transformReLUBF16 computes layer d's output ReLU(H·W) in bfloat16 only
 // (reuse.go's actBF16) into lt.actb, in prev's memory where it fits
-// (actbInPrev), a block of rows at a time through the pass's scratch:
-// the GEMM's block, its ReLU (the positions recorded) and its rounding.
-// Rows of H·W are independent, so the blocks change no sum. The time
-// counts as GEMM time: the ReLU and the rounding of a block that is still
-// in cache are a small part of it.
+// (actbInPrev), a block of rows at a time through the pass's scratch
+// (device.GemmBF16ToBF16, the ReLU recording the positions of each block
+// before it is rounded). The time counts as GEMM time: the ReLU and the
+// rounding of a block that is still in cache are a small part of it.
 func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16]) {
 	ar := m.cur.ar
 	if n := d.nR * d.dOut; actbInPrev(int64(n), int64(prev.Len())) {
@@ -156,13 +155,9 @@ func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffe
 	scratch := m.scratch(d.nR, d.dOut)
 	m.timed(&m.Times.GEMM, func() {
 		lt.wb = m.packed(d.weight.mat(d.weight.W))
-		for r0 := 0; r0 < d.nR; r0 += scratch.Rows() {
-			r1 := min(r0+scratch.Rows(), d.nR)
-			s := scratch.Slice(0, r1-r0, 0, d.dOut)
-			m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.hb.Slice(r0, r1, 0, d.dIn), lt.wb, 0, s)
+		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, lt.hb, lt.wb, lt.actb, scratch, func(r0, r1 int, s device.Mat) {
 			m.dev.ReLURecord(s, s, lt.pos.bits.Slice(r0*wpr, r1*wpr))
-			m.dev.PackMatBF16(lt.actb.Slice(r0, r1, 0, d.dOut), s)
-		}
+		})
 	})
 }
 

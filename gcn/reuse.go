@@ -110,7 +110,7 @@ func actBF16(specs []layerSpec, l, last int, prec device.Precision, dropout bool
 func actbInPrev(n, prev int64) bool { return prev > 0 && n <= prev }
 
 // dfInActBF16 reports whether layer l's dF̃ is computed in bfloat16, into
-// layer l-1's bfloat16 output (prevActB), where layer l-1's ReLU
+// layer l-1's bfloat16 output (for a layer l-1 that kept one), where layer l-1's ReLU
 // gradient masks it in place (device.ReLUBackwardBitsBF16) and it is
 // then layer l-1's rounded dZ (lt.dzb): layer l-1 rounds dZ anyway
 // before any product reads it, and the ReLU's select commutes with the
@@ -119,8 +119,8 @@ func actbInPrev(n, prev int64) bool { return prev > 0 && n <= prev }
 // a dropout mask, a SAGE term and a residual on it), and layer l-1 must
 // not need dZ in float32: its dH goes into its H (dhbInH, a P group of one
 // rank) or it has none (the first layer).
-func dfInActBF16(specs []layerSpec, l int, prevActB bool, rSize, prevPSize int) bool {
-	return prevActB && rSize == 1 && (prevPSize == 1 || !specs[l-1].needInputGrad)
+func dfInActBF16(specs []layerSpec, l, rSize, prevPSize int) bool {
+	return rSize == 1 && (prevPSize == 1 || !specs[l-1].needInputGrad)
 }
 
 // zInInput reports whether layer l's output Z (rows R, cols P: nR×dOut

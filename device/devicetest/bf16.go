@@ -160,7 +160,7 @@ func testGemmBF16ToBF16(t *testing.T, dev device.Device) {
 		for _, rows := range []int{1, 4, c.m + 3} {
 			dst := newBF16(dev, c.m, c.n, 3, nil, nil)
 			scratch := newMat(dev, rows, c.n, 1, c.r, normal)
-			device.GemmBF16ToBF16(dev, c.tB, c.alpha, a.m, b.m, dst.m, scratch.m)
+			device.GemmBF16ToBF16(dev, c.tB, c.alpha, a.m, b.m, dst.m, scratch.m, nil)
 			bits := dst.get(t, dev, "GemmBF16ToBF16")
 			got := make([]float32, len(bits))
 			for k, h := range bits {
@@ -187,9 +187,9 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 		{"SpMMBF16ToBF16 shapes", func() { dev.SpMMBF16ToBF16(h44, a, h44) }},
 		{"GemmBF16 shapes", func() { dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16 dst", func() { dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, h44, h43, 0, m44) }},
-		{"GemmBF16ToBF16 scratch", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, h44, m43) }},
+		{"GemmBF16ToBF16 scratch", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, h44, m43, nil) }},
 		{"GemmBF16ToBF16 rows", func() {
-			device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, device.MatrixBF16(hb.Slice(0, 12), 3, 4), m44)
+			device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, device.MatrixBF16(hb.Slice(0, 12), 3, 4), m44, nil)
 		}},
 		{"PackMatBF16 shapes", func() { dev.PackMatBF16(h43, m44) }},
 		{"UnpackMatBF16 shapes", func() { dev.UnpackMatBF16(m43, h44) }},

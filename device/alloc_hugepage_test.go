@@ -12,7 +12,10 @@ import (
 // bf16 staging) is backed by huge pages once written, as the SpMM's
 // gathers need (measured: the R-MAT 18 epoch 9% faster in float32 and
 // 15% in bf16, docs/bf16.md). Without the advice the buffer gets none
-// where THP is in "madvise" mode, the kernel's default.
+// where THP is in "madvise" mode, the kernel's default. The advice itself
+// must be on the buffer's mapping; the huge pages must follow unless the
+// kernel fell back to small pages meanwhile (a fragmented CI runner gave
+// one of two buffers none): hugepage.CheckFresh.
 func TestHostAllocHugePages(t *testing.T) {
 	mode, ok := hugepage.Offered()
 	if !ok {
@@ -22,16 +25,19 @@ func TestHostAllocHugePages(t *testing.T) {
 		const n = 16 << 20 // 64 MiB of float32
 		b := Alloc[float32](dev, n)
 		h := b.host
-		for i := 0; i < n; i += 1024 {
-			h[i] = 1
-		}
-		huge, err := hugepage.AnonHugeKiB(uintptr(unsafe.Pointer(&h[n/2])))
-		runtime.KeepAlive(h)
+		fallbacks, err := hugepage.FaultFallbacks()
 		if err != nil {
 			t.Skip(err)
 		}
-		if huge < 32<<10 {
-			t.Errorf("%s: %d KiB of a fresh 64 MiB buffer on huge pages (THP %q), want most of it", dev.Name(), huge, mode)
+		for i := 0; i < n; i += 1024 {
+			h[i] = 1
+		}
+		skip, err := hugepage.CheckFresh(uintptr(unsafe.Pointer(&h[n/2])), 4*n, fallbacks)
+		runtime.KeepAlive(h)
+		if err != nil {
+			t.Errorf("%s (THP %q): %v", dev.Name(), mode, err)
+		} else if skip != "" {
+			t.Logf("%s: %s", dev.Name(), skip)
 		}
 	}
 }

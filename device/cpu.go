@@ -24,6 +24,9 @@ type CPU struct {
 	job  cjob
 	ljob lossJob
 	gjob gatJob
+	// rowBounds: SpMMBF16Rows's chunks of the rows it computes, cut at
+	// each call (guarded by mu).
+	rowBounds []int
 }
 
 var _ Device = (*CPU)(nil)
@@ -179,6 +182,7 @@ type cjob struct {
 	csr        *spmm.CSR
 	bounds     []int
 	next       atomic.Int64 // SpMM's next chunk
+	sub        spmm.CSR     // SpMMBF16Rows: the header over its rows (csr points here)
 	// products: spmm views of the operands (SpMM: dd = ad·csr... see run)
 	dd, ad, bd spmm.Dense
 	plan       cpu.GemmPlan

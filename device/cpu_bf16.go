@@ -32,6 +32,24 @@ func (d *CPU) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
 	}
 }
 
+// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b: SpMMBF16's
+// kernel on a header over those rows, cut into nonzero-balanced chunks
+// for the threads at each call (into the device's rowBounds: no
+// allocation once grown).
+func (d *CPU) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
+	checkSpMMBF16Rows(dst, a, r0, b)
+	if dst.rows == 0 || dst.cols == 0 {
+		return
+	}
+	j := d.start(opSpMMBF16)
+	j.sub = rowsOf(a.a, r0, dst.rows)
+	d.rowBounds = spmm.PartitionRowsInto(d.rowBounds, &j.sub, chunksPerThread*d.pool.threads())
+	j.csr, j.bounds = &j.sub, d.rowBounds
+	j.next.Store(0)
+	j.dd, j.bh = dst.dense(), b.dense()
+	d.finish(j, len(j.bounds)-1, int(j.sub.RowPtr[j.sub.Rows]-j.sub.RowPtr[0])*dst.cols)
+}
+
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b:
 // cblas_sbgemm where the BLAS has it, else widening to sgemm in chunks
 // (cpu.GemmBF16Kernel says which), in blocks on the device's threads.

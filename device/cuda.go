@@ -49,6 +49,9 @@ type CUDA struct {
 	terms   Buffer[uint64]
 	gatPart Buffer[float32] // HeadDotGrad's per-chunk partial sums
 	idxHost []int32         // downloaded indices for the checks
+	// rowsHost and rowsDev: SpMMBF16Rows's row offsets, rebased to 0.
+	rowsHost []int32
+	rowsDev  Buffer[int32]
 
 	stage stagingPool // pinned host memory for the collectives
 
@@ -402,21 +405,23 @@ func (d *CUDA) SpMM(dst Mat, a *CSR, b Mat) {
 	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	d.spmm(a.g, a.g.val.addr(0), dst.cols, b.addr(), b.ld(), dst.addr(), dst.ld(), cuda.SpMMTypes{A: cuda.R32F, B: cuda.R32F, C: cuda.R32F}, &d.alg)
+	g := a.g
+	d.spmm(g.rows, g.cols, g.nnz, g.rowPtr.addr(0), g.colIdx.addr(0), g.val.addr(0), dst.cols, b.addr(), b.ld(), dst.addr(), dst.ld(), cuda.SpMMTypes{A: cuda.R32F, B: cuda.R32F, C: cuda.R32F}, &d.alg)
 }
 
-// spmm runs cuSPARSE's SpMM of g's pattern with the values at val on n
+// spmm runs cuSPARSE's SpMM of the rows×cols CSR of nnz entries at
+// rowPtr, colIdx and val (a gpuCSR's, or a range of its rows) on n
 // columns, growing the shared workspace as it asks; *alg is the
 // algorithm, set to cuSPARSE's default for good when it refuses the
 // operands. The caller holds d.mu.
-func (d *CUDA) spmm(g *gpuCSR, val uintptr, n int, b uintptr, ldb int, c uintptr, ldc int, types cuda.SpMMTypes, alg *int) {
+func (d *CUDA) spmm(rows, cols, nnz int, rowPtr, colIdx, val uintptr, n int, b uintptr, ldb int, c uintptr, ldc int, types cuda.SpMMTypes, alg *int) {
 	for range 3 {
 		var work uintptr
 		var size int64
 		if d.work != nil {
 			work, size = d.work.ptr, d.work.bytes
 		}
-		need, err := d.ctx.SpMM(g.rows, g.cols, g.nnz, g.rowPtr.addr(0), g.colIdx.addr(0), val,
+		need, err := d.ctx.SpMM(rows, cols, nnz, rowPtr, colIdx, val,
 			n, b, ldb, c, ldc, types, *alg, work, size)
 		if err != nil {
 			if *alg != cuda.SpMMDefault {

@@ -54,12 +54,53 @@ func (d *CUDA) spmmBF16(a *CSR, b MatBF16, c uintptr, ldc, n int, ctype cuda.Dat
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	g := a.g
+	d.val16(g)
+	d.spmm(g.rows, g.cols, g.nnz, g.rowPtr.addr(0), g.colIdx.addr(0), g.val16.addr(0), n, b.addr(), b.ld(), c, ldc, cuda.SpMMTypes{A: cuda.R16BF, B: cuda.R16BF, C: ctype}, &d.algBF16)
+}
+
+// val16 rounds g's values to bfloat16 where this upload has not been.
+// The caller holds d.mu.
+func (d *CUDA) val16(g *gpuCSR) {
 	if !g.val16ok {
 		reuseBuf(d, &g.val16, g.nnz)
 		d.PackBF16(g.val16, g.val)
 		g.val16ok = true
 	}
-	d.spmm(g, g.val16.addr(0), n, b.addr(), b.ld(), c, ldc, cuda.SpMMTypes{A: cuda.R16BF, B: cuda.R16BF, C: ctype}, &d.algBF16)
+}
+
+// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b with cuSPARSE on
+// a CSR of those rows: their offsets, rebased to 0 from the host's copy
+// (gpuCSR.rp32), uploaded in stream order into rowsDev (cuSPARSE's index
+// base is 0 or 1, not an arbitrary first offset), and the column indices
+// and bfloat16 values from their first entry on. The upload waits for
+// the stream, so a product a block of rows at a time
+// (SpMMBF16ToBF16Each) pays one wait per block.
+func (d *CUDA) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
+	checkSpMMBF16Rows(dst, a, r0, b)
+	n := dst.rows
+	if n == 0 || dst.cols == 0 {
+		return
+	}
+	g := a.g
+	base := g.rp32[r0]
+	nnz := int(g.rp32[r0+n] - base)
+	if nnz == 0 {
+		d.Fill(dst, 0)
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.val16(g)
+	if cap(d.rowsHost) < n+1 {
+		d.rowsHost = make([]int32, n+1)
+	}
+	d.rowsHost = d.rowsHost[:n+1]
+	for i, p := range g.rp32[r0 : r0+n+1] {
+		d.rowsHost[i] = p - base
+	}
+	reuseInto(d, &d.rowsDev, d.rowsHost)
+	d.spmm(n, g.cols, nnz, d.rowsDev.addr(0), g.colIdx.addr(int(base)), g.val16.addr(int(base)), dst.cols, b.addr(), b.ld(), dst.addr(), dst.ld(),
+		cuda.SpMMTypes{A: cuda.R16BF, B: cuda.R16BF, C: cuda.R32F}, &d.algBF16)
 }
 
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst with cuBLAS's

@@ -17,6 +17,21 @@ func (d *Native) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
 	d.be.SpMMBF16ToBF16(dst.dense(), a.a, b.dense())
 }
 
+// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b: SpMMBF16 on a
+// header over those rows of a (its offsets index a's whole arrays).
+func (d *Native) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
+	checkSpMMBF16Rows(dst, a, r0, b)
+	sub := rowsOf(a.a, r0, dst.rows)
+	d.be.SpMMBF16(dst.dense(), &sub, b.dense())
+}
+
+// rowsOf is a header over rows [r0, r0+n) of the host CSR a, sharing its
+// arrays: its row offsets start at a.RowPtr[r0], not 0, which the host
+// kernels allow (they index ColIdx and Val by the offsets themselves).
+func rowsOf(a *spmm.CSR, r0, n int) spmm.CSR {
+	return spmm.CSR{Rows: n, Cols: a.Cols, RowPtr: a.RowPtr[r0 : r0+n+1], ColIdx: a.ColIdx, Val: a.Val}
+}
+
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b.
 func (d *Native) GemmBF16(tA, tB spmm.Op, alpha float32, a, b MatBF16, beta float32, dst Mat) {
 	checkGemmBF16(tA, tB, a, b, dst)

@@ -204,14 +204,17 @@ func (p *arenaPlan) forward() {
 			p.mat(nR, dIn)    // H
 			p.pmm(pa, nR*dIn)
 		}
-		if actBF16(c.layers(), l, c.Layers-1, p.run.Precision, p.dropout(), p.s.Size(qa)) {
-			// transformReLUBF16: the output, its positions, W rounded,
-			// the scratch.
+		if actBF16(c.layers(), l, c.Layers-1, p.run.Precision, p.s.Size(qa)) {
+			// transformReLUBF16: the output, its positions and the next
+			// layer's dropout mask, W rounded, the scratch.
 			n := int64(nR) * int64(dOut)
 			if !actbInPrev(n, prevB) {
 				p.use.U16 += n
 			}
 			p.use.U64 += int64(nR) * int64((dOut+63)/64)
+			if p.dropout() {
+				p.use.U64 += int64(nR) * int64((dOut+63)/64)
+			}
 			p.use.U16 += int64(dIn) * int64(dOut)
 			p.scratchFor(nR, dOut)
 			p.actB[l], prevB = true, n
@@ -352,11 +355,19 @@ func (p *arenaPlan) backward() {
 		if !p.mixed() {
 			p.gemmOp(nR, dOut, dIn, dOut) // dZ·Wᵀ (and dZ·W_selfᵀ)
 		}
+		masked := dfb && p.dropout() // dfMaskedBF16
 		if !ru.dhbInH {
 			p.pmm(pa, dh*dIn)
-			p.spmmOp(nR, dIn) // Âᵀ·dH
+			if masked {
+				p.use.U16 += int64(nR) * int64(dIn) // dH rounded
+			} else {
+				p.spmmOp(nR, dIn) // Âᵀ·dH
+			}
 		}
 		if dfb { // dF̃ in the previous layer's bfloat16 output
+			if masked {
+				p.scratchFor(nP, dIn)
+			}
 			p.dzbIn[l-1] = true
 			continue
 		}

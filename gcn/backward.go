@@ -53,9 +53,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		dz := d
 		if lt.dzbIn {
 			// The next layer left dF̃ in bfloat16 in this layer's output
-			// (dfInActBF16): masked there, it is dZ rounded, and no
-			// float32 dZ exists.
-			m.dev.ReLUBackwardBitsBF16(lt.actb, lt.actb, lt.pos.bits)
+			// (dfInActBF16): masked there, or already (dzbMasked), it is
+			// dZ rounded, and no float32 dZ exists.
+			if !lt.dzbMasked {
+				m.dev.ReLUBackwardBitsBF16(lt.actb, lt.actb, lt.pos.bits)
+			}
 			lt.dzb, lt.dzbOK = lt.actb, true
 			dz = device.Mat{}
 		} else if dm.spec.hidden {
@@ -172,9 +174,13 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			// dF̃ in bfloat16 into the previous layer's output, masked
 			// there as its dZ (reuse.go); nothing to sum.
 			prev := &tp.layers[l-1]
-			if ru.dhbInH {
+			switch {
+			case lt.keep.ok:
+				// With dropout, masked before it is rounded (reuse.go).
+				m.dfMaskedBF16(dm, lt, prev, dh, ru.dhbInH)
+			case ru.dhbInH:
 				m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16ToBF16(prev.actb, dm.at, lt.hb) })
-			} else {
+			default:
 				m.timed(&m.Times.SpMM, func() { device.SpMMToBF16(m.dev, prev.actb, dm.at, dh) })
 			}
 			if err := m.wait(reqDW); err != nil {

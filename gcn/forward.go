@@ -46,9 +46,10 @@ type layerTape struct {
 	pos                     mask       // where act > 0, when the ReLU recorded it
 	// actb: the ReLU's output in bfloat16 only (actbOK; reuse.go's
 	// actBF16), act unset. dzbIn: the backward pass left the next layer's
-	// dF̃ in actb (dfInActBF16), this layer's dZ once masked.
-	actb          device.MatBF16
-	actbOK, dzbIn bool
+	// dF̃ in actb (dfInActBF16), this layer's dZ once masked, or masked
+	// already (dzbMasked: with dropout).
+	actb                     device.MatBF16
+	actbOK, dzbIn, dzbMasked bool
 	// hDead: in mixed precision, H summed in float32 before it was
 	// rounded into hb, dead since (reuse.go's zInH).
 	hDead device.Mat
@@ -89,9 +90,13 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		width = b.layers[0].dIn
 	}
 	// x is the next layer's input; xb the features while they are in
-	// bfloat16 and not yet read (features_bf16.go).
+	// bfloat16 and not yet read (features_bf16.go), or the previous
+	// layer's bfloat16 output (xbAct), which went through this layer's
+	// dropout already, with mask xbKeep (transformReLUBF16).
 	var x device.Mat
 	var xb device.MatBF16
+	var xbAct bool
+	var xbKeep mask
 	inBF16 := m.Options.FeaturesBF16
 	if inBF16 {
 		xb = device.MatrixBF16(b.xb, r1-r0, width)
@@ -122,15 +127,17 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		*lt = layerTape{}
 		verts := b.verts[l]
 		dropped := false
-		if inBF16 && !m.input0Direct(d, training) {
+		if inBF16 && !xbAct && !m.input0Direct(d, training) {
 			x, dropped = m.widenInput0(xb, d, verts, training, step)
 			inBF16 = false
 		}
 		switch {
 		case inBF16:
-			// The aggregation reads the features themselves.
+			// The aggregation reads the features themselves, or the
+			// previous layer's output, dropped already.
 			lt.inB, lt.inBOK = xb, true
-			inBF16 = false
+			lt.keep = xbKeep
+			inBF16, xbAct, xbKeep = false, false, mask{}
 		case dropped:
 			lt.inDrop = x
 		case d.spec.needInputGrad:
@@ -152,16 +159,16 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		if err := m.aggregate(d, lt); err != nil {
 			return nil, err
 		}
-		if m.actBF16(d, l, last, training) {
-			// Z a block at a time, rectified and rounded into the
-			// bfloat16 output, which the next layer aggregates directly
-			// (reuse.go).
+		if m.actBF16(d, l, last) {
+			// Z a block at a time, rectified, dropped and rounded into
+			// the bfloat16 output, which the next layer aggregates
+			// directly (reuse.go).
 			var prev device.Buffer[uint16]
 			if l > 0 && tp.layers[l-1].actbOK {
 				prev = tp.layers[l-1].actb.Flat()
 			}
-			m.transformReLUBF16(d, lt, prev)
-			x, xb, inBF16 = device.Mat{}, lt.actb, true
+			xbKeep = m.transformReLUBF16(d, lt, prev, &b.layers[l+1], b.verts[l+1], training, step, l+1)
+			x, xb, inBF16, xbAct = device.Mat{}, lt.actb, true, true
 			continue
 		}
 		var z device.Mat

@@ -140,9 +140,13 @@ func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
 // (reuse.go's actBF16) into lt.actb, in prev's memory where it fits
 // (actbInPrev), a block of rows at a time through the pass's scratch
 // (device.GemmBF16ToBF16, the ReLU recording the positions of each block
-// before it is rounded). The time counts as GEMM time: the ReLU and the
-// rounding of a block that is still in cache are a small part of it.
-func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16]) {
+// before it is rounded). In training with dropout, each block then goes
+// through the next layer's dropout (next, at the given step: its vertices
+// and first column), recording the mask it returns, so that lt.actb is
+// the next layer's F̃; without, the mask is unset. The time counts as
+// GEMM time: the ReLU, the dropout and the rounding of a block that is
+// still in cache are a small part of it.
+func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16], next *layerDims, nextVerts device.Buffer[int32], training bool, step, nextSite int) mask {
 	ar := m.cur.ar
 	if n := d.nR * d.dOut; actbInPrev(int64(n), int64(prev.Len())) {
 		lt.actb = device.MatrixBF16(prev.Slice(0, n), d.nR, d.dOut)
@@ -152,13 +156,21 @@ func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffe
 	lt.actbOK = true
 	wpr := (d.dOut + 63) / 64
 	lt.pos = mask{bits: ar.u64.take(m.dev, d.nR*wpr), ok: true}
+	var keep mask
+	if training && m.Cfg.Dropout > 0 {
+		keep = mask{bits: ar.u64.take(m.dev, d.nR*wpr), ok: true}
+	}
 	scratch := m.scratch(d.nR, d.dOut)
 	m.timed(&m.Times.GEMM, func() {
 		lt.wb = m.packed(d.weight.mat(d.weight.W))
 		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, lt.hb, lt.wb, lt.actb, scratch, func(r0, r1 int, s device.Mat) {
 			m.dev.ReLURecord(s, s, lt.pos.bits.Slice(r0*wpr, r1*wpr))
+			if keep.ok {
+				m.dev.DropoutRecord(s, s, keep.bits.Slice(r0*wpr, r1*wpr), m.dropSpec(nextVerts.Slice(r0, r1), next.in0, step, nextSite))
+			}
 		})
 	})
+	return keep
 }
 
 // scratch is the pass's float32 scratch (tape.scratch) as a matrix of
@@ -194,8 +206,8 @@ func (p *arenaPlan) scratchFor(n, w int) {
 
 // actBF16 is reuse.go's rule for layer d (index l) of a pass ending at
 // layer last.
-func (m *Model) actBF16(d *layerDims, l, last int, training bool) bool {
-	return !m.actF32 && actBF16(m.specs, l, last, m.Options.Precision, training && m.Cfg.Dropout > 0, m.g.Comm(d.q).Size())
+func (m *Model) actBF16(d *layerDims, l, last int) bool {
+	return !m.actF32 && actBF16(m.specs, l, last, m.Options.Precision, m.g.Comm(d.q).Size())
 }
 
 // weightGrads computes the local partial sums of layer dm's weight
@@ -248,4 +260,28 @@ func (p *arenaPlan) mixedAggregate(nP, nR, dIn int, pa grid.Axis, direct bool) {
 // input is x.
 func (m *Model) zInInput(d *layerDims, l int, x device.Mat) bool {
 	return zInInput(m.specs, l, m.Options.Precision, m.Options.Overlap, m.g.Comm(d.p).Size(), d.dIn, d.dOut, d.nR, x.Rows()*x.Cols())
+}
+
+// dfMaskedBF16 computes layer d's dF̃ = Âᵀ·dH into the previous layer's
+// bfloat16 output, in training with dropout (reuse.go's dfInActBF16): a
+// block of rows at a time through the pass's scratch, each block masked
+// by layer d's dropout (lt.keep, kept entries scaled) and then by the
+// previous layer's ReLU (prev.pos) before it is rounded, which makes it
+// the previous layer's dZ, rounded, as the float32 path computes it.
+// dH is the layer's bfloat16 H where dhbInH put it there, else the
+// float32 dh, rounded once into the arena as the device would round it.
+func (m *Model) dfMaskedBF16(d *layerDims, lt, prev *layerTape, dh device.Mat, dhbInH bool) {
+	wpr := (d.dIn + 63) / 64
+	scratch := m.scratch(d.nP, d.dIn)
+	m.timed(&m.Times.SpMM, func() {
+		b := lt.hb
+		if !dhbInH {
+			b = m.packed(dh)
+		}
+		device.SpMMBF16ToBF16Each(m.dev, prev.actb, d.at, b, scratch, func(r0, r1 int, s device.Mat) {
+			m.dev.ApplyMask(s, s, lt.keep.bits.Slice(r0*wpr, r1*wpr), m.Cfg.Dropout)
+			m.dev.ReLUBackwardBits(s, s, prev.pos.bits.Slice(r0*wpr, r1*wpr))
+		})
+	})
+	prev.dzbMasked = true
 }

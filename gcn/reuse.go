@@ -79,26 +79,29 @@ func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize,
 
 // actBF16 reports whether, in mixed precision, hidden layer l's output
 // (the ReLU's) is kept in bfloat16 only, in a pass that ends at layer
-// last, with dropout or not: Z = H·W is computed a block of rows at a
-// time through the pass's float32 scratch, rectified (its positions
-// recorded) and rounded into the bfloat16 output (lt.actb), so that no
-// float32 Z exists whole. Layer l+1's aggregation, the output's only
+// last: Z = H·W is computed a block of rows at a time through the pass's
+// float32 scratch, rectified (its positions recorded), with dropout in
+// training put through layer l+1's dropout (its mask recorded), and
+// rounded into the bfloat16 output (lt.actb), so that neither Z nor F̃
+// exists whole in float32. Layer l+1's aggregation, the output's only
 // reader, then reads it as its bfloat16 operand, which it rounded into
-// the device's staging before: the same bits at the same place. Layer l
-// must be a GCN hidden layer without norm or residual (whose backward
-// passes read the float32 output) whose Z needs no sum (a Q group of
-// one rank), and layer l+1 must read its input only through its
-// aggregation (input0Direct: no dropout in this pass, no SAGE self term,
-// residual or GAT). A shorter pass (Embeddings) keeps its last layer's
-// output in float32. At R-MAT scale 22 (3-layer GCN 128, one rank), with
-// actbInPrev and dfInActBF16 below, this takes 2 GiB off a pass.
-func actBF16(specs []layerSpec, l, last int, prec device.Precision, dropout bool, qSize int) bool {
+// the device's staging before: the same bits at the same place (F̃ is
+// the ReLU's output with the mask applied, in float32, then rounded,
+// either way). Layer l must be a GCN hidden layer without norm or
+// residual (whose backward passes read the float32 output) whose Z
+// needs no sum (a Q group of one rank), and layer l+1 must read its
+// input only through its dropout and its aggregation (input0Direct
+// without dropout: no SAGE self term, residual or GAT). A shorter pass
+// (Embeddings) keeps its last layer's output in float32. At R-MAT scale
+// 22 (3-layer GCN 128, one rank), with actbInPrev and dfInActBF16 below,
+// this takes 2 GiB off a pass without dropout.
+func actBF16(specs []layerSpec, l, last int, prec device.Precision, qSize int) bool {
 	if prec != device.BF16 || l >= last {
 		return false
 	}
 	sp := specs[l]
 	return sp.heads == 0 && !sp.self && sp.hidden && !sp.norm && !sp.residual && qSize == 1 &&
-		input0Direct(specs[l+1], dropout)
+		input0Direct(specs[l+1], false)
 }
 
 // actbInPrev reports whether layer l's bfloat16 output (n elements) goes
@@ -116,9 +119,15 @@ func actbInPrev(n, prev int64) bool { return prev > 0 && n <= prev }
 // before any product reads it, and the ReLU's select commutes with the
 // rounding, so the bits are those of the float32 dF̃ masked and rounded.
 // dF̃ must need no sum (an R group of one rank; actBF16 already rules out
-// a dropout mask, a SAGE term and a residual on it), and layer l-1 must
-// not need dZ in float32: its dH goes into its H (dhbInH, a P group of one
-// rank) or it has none (the first layer).
+// a SAGE term and a residual on it), and layer l-1 must not need dZ in
+// float32: its dH goes into its H (dhbInH, a P group of one rank) or it
+// has none (the first layer). In training with dropout, layer l's
+// dropout mask applies to dF̃ before the ReLU's, with its scale by
+// 1/(1−p), which does not commute with the rounding: there dF̃ is
+// computed a block of rows at a time through the pass's float32 scratch
+// (device.SpMMBF16ToBF16Each), each block masked by the dropout and the
+// ReLU before it is rounded, as the float32 path masks dF̃ and rounds dZ:
+// again the same bits.
 func dfInActBF16(specs []layerSpec, l, rSize, prevPSize int) bool {
 	return rSize == 1 && (prevPSize == 1 || !specs[l-1].needInputGrad)
 }

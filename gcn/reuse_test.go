@@ -23,8 +23,8 @@ func (s oneRank) Size(grid.Axis) int          { return 1 }
 // (H is bfloat16 there) unless the layer is as wide out as in (dZ,
 // rounded, is dead), and on one rank only the scratch through which dH
 // is rounded into H (one for every layer, at most scratchElems:
-// TestBF16ScratchBounded), taken by the forward pass already where the
-// hidden outputs are bfloat16 (without dropout); twice H's rows for
+// TestBF16ScratchBounded), taken by the forward pass already, where the
+// hidden outputs are bfloat16; twice H's rows for
 // SAGE (dS stacked under dH), and dS redistributed back; dF̃ after a layer
 // with a norm. In mixed precision the rounded dZ takes memory only for
 // the last layer. The arena plan is held to the model's arenas by
@@ -45,7 +45,7 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn overlap", cfg, Options{Overlap: true}, 0},
 		{"gcn dropout", drop, Options{}, 0},
 		{"gcn bf16", cfg, Options{Precision: device.BF16}, 0},            // the scratch: the forward pass's
-		{"gcn bf16 dropout", drop, Options{Precision: device.BF16}, mat}, // the dH scratch: 1000 rows of 16, all of dH here
+		{"gcn bf16 dropout", drop, Options{Precision: device.BF16}, 0},
 		{"sage", sage, Options{}, 2 * (2*mat + mat)},                     // layers 2 and 1: dH with dS, and dS redistributed back
 		{"gcn norm", norm, Options{}, 2*mat + 2*n},                       // dF̃ of layers 2 and 1; the norms' dots
 	} {
@@ -69,36 +69,47 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 }
 
 // TestBF16ScratchBounded: in mixed precision on one rank a training step
-// of a 3-layer GCN without dropout takes no float32 matrix of the hidden
-// width: no Z, no ReLU output, no dH, no dF̃ (reuse.go's actBF16,
-// dfInActBF16, dhbInH), only the logits, the loss's gradient and vectors,
-// and the scratch through which the products are rounded, scratchElems
-// however many rows the graph has; its bfloat16 matrices are H for each
-// layer, two hidden outputs in one memory, and the last layer's dZ. With
-// dropout the hidden outputs are float32 as before.
+// of a 3-layer GCN, with dropout or without, takes no float32 matrix of
+// the hidden width: no Z, no ReLU output, no F̃, no dH, no dF̃ (reuse.go's
+// actBF16, dfInActBF16, dhbInH), only the logits, the loss's gradient and
+// vectors, the scratch through which the products are rounded and, with
+// dropout, the features after it (float32, as wide as the features),
+// scratchElems however many rows the graph has; its bfloat16 matrices are
+// H for each layer, two hidden outputs in one memory, and the last
+// layer's dZ; its masks the ReLU's positions of the two hidden layers
+// and, with dropout, the dropout masks of the inputs of layers 1 and 2
+// (layer 0's input needs no gradient).
 func TestBF16ScratchBounded(t *testing.T) {
 	const classes = 32
-	cfg := Config{Features: 128, Hidden: 128, Classes: classes, Layers: 3, Seed: 1}
-	for _, n := range []int{1 << 16, 1 << 22} {
-		run := Options{Precision: device.BF16}
-		step := cfg.planStep(oneRank{n}, run)
-		logits := int64(n) * classes
-		if got, want := step.use.F32, int64(scratchElems)+logits+3*int64(n)+logits; got != want {
-			t.Errorf("%d rows: the step takes %d float32 elements, want %d (the scratch, the logits and the loss's)", n, got, want)
-		}
-		mat := int64(n) * 128
-		if got, want := step.use.U16, 3*mat+mat+logits+2*128*128+128*classes; got != want {
-			t.Errorf("%d rows: the step takes %d bfloat16 elements, want %d", n, got, want)
-		}
-		for l, want := range []bool{true, true, false} {
-			if step.actB[l] != want {
-				t.Errorf("%d rows: layer %d's output in bfloat16 only: %v, want %v", n, l, step.actB[l], want)
+	for _, p := range []float64{0, 0.5} {
+		cfg := Config{Features: 128, Hidden: 128, Classes: classes, Layers: 3, Dropout: p, Seed: 1}
+		for _, n := range []int{1 << 16, 1 << 22} {
+			run := Options{Precision: device.BF16}
+			step := cfg.planStep(oneRank{n}, run)
+			logits := int64(n) * classes
+			f32 := int64(scratchElems) + logits + 3*int64(n) + logits
+			if p > 0 {
+				f32 += int64(n) * 128 // the features after dropout, the first layer's input
 			}
-		}
-		drop := cfg
-		drop.Dropout = 0.5
-		if p := drop.planStep(oneRank{n}, run); p.actB[0] || p.actB[1] {
-			t.Errorf("%d rows: with dropout, hidden outputs in bfloat16 only: %v", n, p.actB)
+			if got := step.use.F32; got != f32 {
+				t.Errorf("dropout %g, %d rows: the step takes %d float32 elements, want %d (the scratch, the logits and the loss's, and the dropped features)", p, n, got, f32)
+			}
+			mat := int64(n) * 128
+			if got, want := step.use.U16, 3*mat+mat+logits+2*128*128+128*classes; got != want {
+				t.Errorf("dropout %g, %d rows: the step takes %d bfloat16 elements, want %d", p, n, got, want)
+			}
+			masks := 2 * int64(n) * 2 // the two hidden layers' positions, 2 words a row
+			if p > 0 {
+				masks += 2 * int64(n) * 2 // the inputs of layers 1 and 2
+			}
+			if step.use.U64 != masks {
+				t.Errorf("dropout %g, %d rows: the step takes %d mask words, want %d", p, n, step.use.U64, masks)
+			}
+			for l, want := range []bool{true, true, false} {
+				if step.actB[l] != want {
+					t.Errorf("dropout %g, %d rows: layer %d's output in bfloat16 only: %v, want %v", p, n, l, step.actB[l], want)
+				}
+			}
 		}
 	}
 }

@@ -21,10 +21,12 @@ import (
 // On one rank the residual's redistribution is a row permutation on the
 // device; on more it is grid.Redistribute's all-to-all.
 func allocConfigs() map[string]Config {
+	// In mixed precision both keep their hidden outputs in bfloat16
+	// (reuse.go): "deep" masks dF̃ a block at a time, "deep-nodrop" after.
 	nodrop := testConfigs["deep"]
-	nodrop.Dropout = 0 // in mixed precision, hidden outputs in bfloat16 in training too (reuse.go)
+	nodrop.Dropout = 0
 	return map[string]Config{"kipf": testConfigs["kipf"], "scalegnn": testConfigs["scalegnn"], "gat": gatTestConfigs["gatfull"],
-		"deep-nodrop": nodrop}
+		"deep": testConfigs["deep"], "deep-nodrop": nodrop}
 }
 
 // The CPU device's GEMM is CBLAS's; under -tags noblas it is gonum's,

@@ -44,10 +44,10 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn", cfg, Options{}, 0},
 		{"gcn overlap", cfg, Options{Overlap: true}, 0},
 		{"gcn dropout", drop, Options{}, 0},
-		{"gcn bf16", cfg, Options{Precision: device.BF16}, 0},            // the scratch: the forward pass's
+		{"gcn bf16", cfg, Options{Precision: device.BF16}, 0}, // the scratch: the forward pass's
 		{"gcn bf16 dropout", drop, Options{Precision: device.BF16}, 0},
-		{"sage", sage, Options{}, 2 * (2*mat + mat)},                     // layers 2 and 1: dH with dS, and dS redistributed back
-		{"gcn norm", norm, Options{}, 2*mat + 2*n},                       // dF̃ of layers 2 and 1; the norms' dots
+		{"sage", sage, Options{}, 2 * (2*mat + mat)}, // layers 2 and 1: dH with dS, and dS redistributed back
+		{"gcn norm", norm, Options{}, 2*mat + 2*n},   // dF̃ of layers 2 and 1; the norms' dots
 	} {
 		step := c.cfg.planStep(oneRank{n}, c.run)
 		fwd := arenaPlan{cfg: c.cfg, s: oneRank{n}, run: c.run, training: true}

@@ -182,7 +182,12 @@ func (p *arenaPlan) forward() {
 			direct = true
 		case l == 0 && p.run.FeaturesBF16 && !c.InputProjection: // features_bf16.go
 			direct = input0Direct(sp, p.dropout())
-			if !direct {
+			if input0DropBF16(sp, p.dropout()) {
+				// dropFeaturesBF16: the dropped copy, through the scratch.
+				p.use.U16 += int64(nP) * int64(dIn)
+				p.scratchFor(nP, dIn)
+				direct = true
+			} else if !direct {
 				p.mat(nP, dIn) // widened
 				if p.dropout() && !widenDropsInPlace(sp, true) {
 					p.mat(nP, dIn)

@@ -162,6 +162,33 @@ func (m *Model) widenInput0(xb device.MatBF16, d *layerDims, verts device.Buffer
 
 func widenDropsInPlace(sp layerSpec, dropout bool) bool { return dropout && !sp.residual }
 
+// input0DropBF16 reports whether layer 0 aggregates the bfloat16 features
+// after dropout, dropped into a bfloat16 copy a block of rows at a time
+// (dropFeaturesBF16) rather than widened whole: a GCN layer, as for
+// input0Direct, with dropout in this pass. The aggregation rounded the
+// widened, dropped copy into the device's staging before; the same bits
+// at the same place, in half the bytes of the float32 copy and none of
+// the staging.
+func input0DropBF16(sp layerSpec, dropout bool) bool { return dropout && input0Direct(sp, false) }
+
+// dropFeaturesBF16 is layer 0's (d's) input after dropout, in bfloat16:
+// each block of rows of the features xb widened into the pass's scratch,
+// dropped there and rounded into a new bfloat16 matrix of the arena. The
+// dropout needs no mask: layer 0's input needs no gradient.
+func (m *Model) dropFeaturesBF16(xb device.MatBF16, d *layerDims, verts device.Buffer[int32], step int) device.MatBF16 {
+	out := m.cur.ar.matBF16(xb.Rows(), xb.Cols())
+	scratch := m.scratch(xb.Rows(), xb.Cols())
+	n := xb.Cols()
+	for r0 := 0; r0 < xb.Rows(); r0 += scratch.Rows() {
+		r1 := min(r0+scratch.Rows(), xb.Rows())
+		s := scratch.Slice(0, r1-r0, 0, n)
+		m.dev.UnpackMatBF16(s, xb.Slice(r0, r1, 0, n))
+		m.dev.Dropout(s, s, m.dropSpec(verts.Slice(r0, r1), d.in0, step, 0))
+		m.dev.PackMatBF16(out.Slice(r0, r1, 0, n), s)
+	}
+	return out
+}
+
 // checkFeatures panics where shards with bfloat16 features meet a float32
 // model: only mixed precision rounds the features where they are read.
 // The features of every binding (the full graph's, each batch's) are in

@@ -127,7 +127,12 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		*lt = layerTape{}
 		verts := b.verts[l]
 		dropped := false
-		if inBF16 && !xbAct && !m.input0Direct(d, training) {
+		switch {
+		case !inBF16 || xbAct || m.input0Direct(d, training):
+		case input0DropBF16(d.spec, training && m.Cfg.Dropout > 0):
+			// Dropped into bfloat16 a block at a time (features_bf16.go).
+			xb = m.dropFeaturesBF16(xb, d, verts, step)
+		default:
 			x, dropped = m.widenInput0(xb, d, verts, training, step)
 			inBF16 = false
 		}

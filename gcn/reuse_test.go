@@ -1,6 +1,7 @@
 package gcn
 
 import (
+	"fmt"
 	"testing"
 
 	"scalegnn/device"
@@ -72,42 +73,49 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 // of a 3-layer GCN, with dropout or without, takes no float32 matrix of
 // the hidden width: no Z, no ReLU output, no F̃, no dH, no dF̃ (reuse.go's
 // actBF16, dfInActBF16, dhbInH), only the logits, the loss's gradient and
-// vectors, the scratch through which the products are rounded and, with
-// dropout, the features after it (float32, as wide as the features),
-// scratchElems however many rows the graph has; its bfloat16 matrices are
-// H for each layer, two hidden outputs in one memory, and the last
-// layer's dZ; its masks the ReLU's positions of the two hidden layers
-// and, with dropout, the dropout masks of the inputs of layers 1 and 2
-// (layer 0's input needs no gradient).
+// vectors, the scratch through which the products are rounded (scratchElems
+// however many rows the graph has) and, with dropout on float32 features,
+// the features after it. Its bfloat16 matrices are H for each layer, two
+// hidden outputs in one memory, the last layer's dZ and, with dropout on
+// bfloat16 features (features_bf16.go's input0DropBF16), the features
+// after it; its masks the ReLU's positions of the two hidden layers and,
+// with dropout, the dropout masks of the inputs of layers 1 and 2 (layer
+// 0's input needs no gradient).
 func TestBF16ScratchBounded(t *testing.T) {
 	const classes = 32
 	for _, p := range []float64{0, 0.5} {
-		cfg := Config{Features: 128, Hidden: 128, Classes: classes, Layers: 3, Dropout: p, Seed: 1}
-		for _, n := range []int{1 << 16, 1 << 22} {
-			run := Options{Precision: device.BF16}
-			step := cfg.planStep(oneRank{n}, run)
-			logits := int64(n) * classes
-			f32 := int64(scratchElems) + logits + 3*int64(n) + logits
-			if p > 0 {
-				f32 += int64(n) * 128 // the features after dropout, the first layer's input
-			}
-			if got := step.use.F32; got != f32 {
-				t.Errorf("dropout %g, %d rows: the step takes %d float32 elements, want %d (the scratch, the logits and the loss's, and the dropped features)", p, n, got, f32)
-			}
-			mat := int64(n) * 128
-			if got, want := step.use.U16, 3*mat+mat+logits+2*128*128+128*classes; got != want {
-				t.Errorf("dropout %g, %d rows: the step takes %d bfloat16 elements, want %d", p, n, got, want)
-			}
-			masks := 2 * int64(n) * 2 // the two hidden layers' positions, 2 words a row
-			if p > 0 {
-				masks += 2 * int64(n) * 2 // the inputs of layers 1 and 2
-			}
-			if step.use.U64 != masks {
-				t.Errorf("dropout %g, %d rows: the step takes %d mask words, want %d", p, n, step.use.U64, masks)
-			}
-			for l, want := range []bool{true, true, false} {
-				if step.actB[l] != want {
-					t.Errorf("dropout %g, %d rows: layer %d's output in bfloat16 only: %v, want %v", p, n, l, step.actB[l], want)
+		for _, fb := range []bool{false, true} {
+			cfg := Config{Features: 128, Hidden: 128, Classes: classes, Layers: 3, Dropout: p, Seed: 1}
+			for _, n := range []int{1 << 16, 1 << 22} {
+				name := fmt.Sprintf("dropout %g, bfloat16 features %v, %d rows", p, fb, n)
+				run := Options{Precision: device.BF16, FeaturesBF16: fb}
+				step := cfg.planStep(oneRank{n}, run)
+				logits, mat := int64(n)*classes, int64(n)*128
+				f32 := int64(scratchElems) + logits + 3*int64(n) + logits
+				u16 := 3*mat + mat + logits + 2*128*128 + 128*classes
+				switch {
+				case p > 0 && fb:
+					u16 += mat // the features after dropout
+				case p > 0:
+					f32 += mat
+				}
+				if got := step.use.F32; got != f32 {
+					t.Errorf("%s: the step takes %d float32 elements, want %d", name, got, f32)
+				}
+				if got := step.use.U16; got != u16 {
+					t.Errorf("%s: the step takes %d bfloat16 elements, want %d", name, got, u16)
+				}
+				masks := 2 * int64(n) * 2 // the two hidden layers' positions, 2 words a row
+				if p > 0 {
+					masks += 2 * int64(n) * 2 // the inputs of layers 1 and 2
+				}
+				if step.use.U64 != masks {
+					t.Errorf("%s: the step takes %d mask words, want %d", name, step.use.U64, masks)
+				}
+				for l, want := range []bool{true, true, false} {
+					if step.actB[l] != want {
+						t.Errorf("%s: layer %d's output in bfloat16 only: %v, want %v", name, l, step.actB[l], want)
+					}
 				}
 			}
 		}

@@ -7,7 +7,9 @@
 # The job: R-MAT scale 18 (262,144 vertices, edge factor 16, 128
 # features, 32 classes), prepared once into runs/bench-rmat18-prepared
 # as bench/vs-pytorch.sh prepares its graph, a 3-layer GCN
-# 128-128-128-32 without dropout, Adam, one rank on 2 threads (THREADS),
+# 128-128-128-32 without dropout (DROPOUT, default 0.0; the PyTorch model
+# has none, so DROPOUT other than 0 skips it), Adam, one rank on 2
+# threads (THREADS),
 # EPOCHS epochs (12) without evaluation. The script builds scalegnn and
 # spmm/cpu's test binary, then under the timing lock (LOCK, default
 # /tmp/quiet.lock; LOCK= runs without one) runs ROUNDS rounds (default 2),
@@ -31,6 +33,7 @@ ROUNDS=${1:-${ROUNDS:-2}}
 LOCK=${LOCK-/tmp/quiet.lock}
 THREADS=${THREADS:-2}
 EPOCHS=${EPOCHS:-12}
+DROPOUT=${DROPOUT:-0.0}
 cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -47,6 +50,9 @@ if [ ! -f "$DS/meta.toml" ]; then
 fi
 PY=${PYTHON:-/usr/bin/python3}
 PYTORCH=${PYTORCH:-1}
+if [ "$DROPOUT" != 0 ] && [ "$DROPOUT" != 0.0 ]; then
+	PYTORCH=0 # bench/pytorch_gcn.py has no dropout
+fi
 job() { # precision dir
 	cat <<TOML
 [dataset]
@@ -55,7 +61,7 @@ path = "$DS"
 [model]
 layers = 3
 hidden = 128
-dropout = 0.0
+dropout = $DROPOUT
 [optimizer]
 name = "adam"
 lr = 0.01
@@ -109,7 +115,7 @@ PY
 }
 if [ -n "$LOCK" ]; then
 	export -f rounds job
-	export TMP ROUNDS THREADS EPOCHS DS PY PYTORCH
+	export TMP ROUNDS THREADS EPOCHS DROPOUT DS PY PYTORCH
 	flock "$LOCK" bash -c rounds >"$TMP/out"
 else
 	rounds >"$TMP/out"

@@ -61,11 +61,17 @@ type BF16Ops interface {
 	// SpMMBF16ToBF16 is SpMMBF16 into a bfloat16 dst: each float32 sum
 	// is rounded once (spmm.ToBF16) when it is complete.
 	SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16)
-	// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b into dst: the
-	// same sums as SpMMBF16's for those rows, bit for bit on the host
-	// devices. A product computed a block of rows at a time
-	// (SpMMBF16ToBF16Each) never holds its float32 result whole.
-	SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16)
+	// SpMMBF16ToBF16Masked is SpMMBF16ToBF16 with each float32 sum
+	// masked before it is rounded: ApplyMask's keep (kept sums scaled by
+	// 1/(1−p), the others times 0), then ReLUBackwardBits's pos (+0 where
+	// the bit is clear), then one rounding (spmm.MaskedBF16); keep and pos
+	// are laid out as DropoutRecord and ReLURecord write them. A dropout's
+	// and a ReLU's gradients fused into the product that computes them,
+	// so that its float32 result is never stored whole (gcn's dF̃ into a
+	// hidden output kept in bfloat16, in training with dropout): the
+	// bits of SpMMBF16, ApplyMask, ReLUBackwardBits and PackMatBF16 in
+	// turn. dst must not overlap b.
+	SpMMBF16ToBF16Masked(dst MatBF16, a *CSR, b MatBF16, keep, pos Buffer[uint64], p float64)
 	// GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a
 	// and b, with float32 products and sums and a float32 dst; beta == 0
 	// does not read dst. All four transpose forms are supported.
@@ -89,11 +95,13 @@ func checkSpMMBF16[D Elem](dst view[D], a *CSR, b view[uint16]) {
 	checkSpMMViews("SpMMBF16", dst, a, b)
 }
 
-func checkSpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
-	dst.check("SpMMBF16Rows", "dst")
-	b.check("SpMMBF16Rows", "b")
-	if r0 < 0 || r0+dst.rows > a.Rows() || b.rows != a.Cols() || dst.cols != b.cols {
-		shapePanic("SpMMBF16Rows: rows %d to %d of a %d×%d · b %v into dst %v", r0, r0+dst.rows, a.Rows(), a.Cols(), b.view, dst.view)
+func checkSpMMBF16Masked(dst MatBF16, a *CSR, b MatBF16, keep, pos Buffer[uint64], p float64) {
+	checkSpMMViews("SpMMBF16ToBF16Masked", dst.view, a, b.view)
+	n := dst.rows * maskWords(dst.cols)
+	checkLen("SpMMBF16ToBF16Masked keep", keep.Len(), n)
+	checkLen("SpMMBF16ToBF16Masked pos", pos.Len(), n)
+	if !(p >= 0 && p < 1) {
+		shapePanic("SpMMBF16ToBF16Masked: p = %g outside [0, 1)", p)
 	}
 }
 
@@ -148,31 +156,3 @@ func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst Mat
 	}
 }
 
-// SpMMBF16ToBF16Each computes dst = a·b for a bfloat16 b with float32
-// sums, each finished sum rounded once into the bfloat16 dst, a block of
-// rows at a time through scratch (SpMMBF16Rows into a float32 view as
-// wide as dst, whose rows set the block), so that the float32 result
-// never exists whole. each, when not nil, runs on every float32 block
-// (rows r0 to r1 of the result) before it is rounded: element-wise steps
-// that must see the float32 sums (gcn's dropout and ReLU gradients of a
-// hidden output kept in bfloat16, whose dropout scale does not commute
-// with the rounding). Without it the result is SpMMBF16ToBF16's. scratch
-// must not overlap the operands.
-func SpMMBF16ToBF16Each(dev Device, dst MatBF16, a *CSR, b MatBF16, scratch Mat, each func(r0, r1 int, block Mat)) {
-	if scratch.Rows() < 1 || scratch.Cols() != dst.Cols() {
-		shapePanic("SpMMBF16ToBF16Each: scratch of %d×%d for a dst %d wide", scratch.Rows(), scratch.Cols(), dst.Cols())
-	}
-	if a.Rows() != dst.Rows() {
-		shapePanic("SpMMBF16ToBF16Each: a has %d rows, dst %d", a.Rows(), dst.Rows())
-	}
-	n := dst.Cols()
-	for r0 := 0; r0 < dst.Rows(); r0 += scratch.Rows() {
-		r1 := min(r0+scratch.Rows(), dst.Rows())
-		s := scratch.Slice(0, r1-r0, 0, n)
-		dev.SpMMBF16Rows(s, a, r0, b)
-		if each != nil {
-			each(r0, r1, s)
-		}
-		dev.PackMatBF16(dst.Slice(r0, r1, 0, n), s)
-	}
-}

@@ -24,9 +24,6 @@ type CPU struct {
 	job  cjob
 	ljob lossJob
 	gjob gatJob
-	// rowBounds: SpMMBF16Rows's chunks of the rows it computes, cut at
-	// each call (guarded by mu).
-	rowBounds []int
 }
 
 var _ Device = (*CPU)(nil)
@@ -156,6 +153,7 @@ const (
 	opGemm
 	opSpMMBF16
 	opSpMMBF16ToBF16
+	opSpMMBF16Masked
 	opGemmBF16
 	opPackMat
 	opUnpackMat
@@ -182,7 +180,7 @@ type cjob struct {
 	csr        *spmm.CSR
 	bounds     []int
 	next       atomic.Int64 // SpMM's next chunk
-	sub        spmm.CSR     // SpMMBF16Rows: the header over its rows (csr points here)
+	pos        []uint64     // SpMMBF16ToBF16Masked's ReLU positions (drop.Keep its keep)
 	// products: spmm views of the operands (SpMM: dd = ad·csr... see run)
 	dd, ad, bd spmm.Dense
 	plan       cpu.GemmPlan
@@ -242,7 +240,7 @@ func (j *cjob) run(lo, hi int) {
 		ckern.GatherRows(j.d, j.ldd, j.a, j.lda, j.cols, j.idx, lo, hi)
 	case opScatter:
 		ckern.ScatterAddRows(j.d, j.ldd, j.a, j.lda, j.rows, j.idx, lo, hi)
-	case opSpMM, opSpMMBF16, opSpMMBF16ToBF16:
+	case opSpMM, opSpMMBF16, opSpMMBF16ToBF16, opSpMMBF16Masked:
 		// Every worker takes chunks until none is left; lo and hi only
 		// say that this worker has a share.
 		for {
@@ -282,6 +280,8 @@ func (j *cjob) spmmChunk(r0, r1 int) {
 		cpu.SpMMRows(j.dd, j.csr, j.ad, r0, r1)
 	case opSpMMBF16:
 		cpu.SpMMRowsBF16(j.dd, j.csr, j.bh, r0, r1)
+	case opSpMMBF16Masked:
+		cpu.SpMMRowsBF16Masked(j.dh, j.csr, j.bh, j.drop.Keep, j.pos, j.drop.Scale, r0, r1)
 	default:
 		cpu.SpMMRowsBF16(j.dh, j.csr, j.bh, r0, r1)
 	}

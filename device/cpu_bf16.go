@@ -32,22 +32,16 @@ func (d *CPU) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
 	}
 }
 
-// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b: SpMMBF16's
-// kernel on a header over those rows, cut into nonzero-balanced chunks
-// for the threads at each call (into the device's rowBounds: no
-// allocation once grown).
-func (d *CPU) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
-	checkSpMMBF16Rows(dst, a, r0, b)
-	if dst.rows == 0 || dst.cols == 0 {
-		return
+// SpMMBF16ToBF16Masked computes dst = a·b with each sum masked and
+// rounded (spmm.MaskedBF16) by the SpMM kernel's epilogue, on the CSR's
+// chunks as SpMMBF16.
+func (d *CPU) SpMMBF16ToBF16Masked(dst MatBF16, a *CSR, b MatBF16, keep, pos Buffer[uint64], p float64) {
+	checkSpMMBF16Masked(dst, a, b, keep, pos, p)
+	if j := d.startSpMM(opSpMMBF16Masked, dst.rows, dst.cols, a); j != nil {
+		j.dh, j.bh = dst.dense(), b.dense()
+		j.drop.Keep, j.pos, j.drop.Scale = keep.host, pos.host, dropScale(p)[1]
+		d.finishSpMM(j, a, dst.cols)
 	}
-	j := d.start(opSpMMBF16)
-	j.sub = rowsOf(a.a, r0, dst.rows)
-	d.rowBounds = spmm.PartitionRowsInto(d.rowBounds, &j.sub, chunksPerThread*d.pool.threads())
-	j.csr, j.bounds = &j.sub, d.rowBounds
-	j.next.Store(0)
-	j.dd, j.bh = dst.dense(), b.dense()
-	d.finish(j, len(j.bounds)-1, int(j.sub.RowPtr[j.sub.Rows]-j.sub.RowPtr[0])*dst.cols)
 }
 
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b:

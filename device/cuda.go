@@ -49,9 +49,12 @@ type CUDA struct {
 	terms   Buffer[uint64]
 	gatPart Buffer[float32] // HeadDotGrad's per-chunk partial sums
 	idxHost []int32         // downloaded indices for the checks
-	// rowsHost and rowsDev: SpMMBF16Rows's row offsets, rebased to 0.
+	// rowsHost and rowsDev: spmmBF16Rows's row offsets, rebased to 0.
 	rowsHost []int32
 	rowsDev  Buffer[int32]
+	// maskMu guards maskScratch, SpMMBF16ToBF16Masked's float32 blocks.
+	maskMu      sync.Mutex
+	maskScratch Buffer[float32]
 
 	stage stagingPool // pinned host memory for the collectives
 

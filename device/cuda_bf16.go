@@ -68,19 +68,46 @@ func (d *CUDA) val16(g *gpuCSR) {
 	}
 }
 
-// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b with cuSPARSE on
+// maskElems bounds the float32 scratch through which the CUDA device's
+// SpMMBF16ToBF16Masked runs a block of rows at a time: 16 MiB, 32,768
+// rows at width 128.
+const maskElems = 1 << 22
+
+// SpMMBF16ToBF16Masked computes dst = a·b with each float32 sum masked
+// and rounded (spmm.MaskedBF16). cuSPARSE runs no epilogue, so the
+// product runs a block of rows at a time into a float32 scratch of the
+// device's (grown once; maskMu guards it), which ApplyMask,
+// ReLUBackwardBits and PackMatBF16 then take in turn: the float32 result
+// never exists whole. The sums are cuSPARSE's (SparseBF16).
+func (d *CUDA) SpMMBF16ToBF16Masked(dst MatBF16, a *CSR, b MatBF16, keep, pos Buffer[uint64], p float64) {
+	checkSpMMBF16Masked(dst, a, b, keep, pos, p)
+	if dst.rows == 0 || dst.cols == 0 {
+		return
+	}
+	n, wpr := dst.cols, maskWords(dst.cols)
+	rows := max(1, min(dst.rows, maskElems/n))
+	d.maskMu.Lock()
+	defer d.maskMu.Unlock()
+	reuseBuf(d, &d.maskScratch, rows*n)
+	s := Matrix(d.maskScratch, rows, n)
+	for r0 := 0; r0 < dst.rows; r0 += rows {
+		r1 := min(r0+rows, dst.rows)
+		blk := s.Slice(0, r1-r0, 0, n)
+		d.spmmBF16Rows(blk, a, r0, b)
+		d.ApplyMask(blk, blk, keep.Slice(r0*wpr, r1*wpr), p)
+		d.ReLUBackwardBits(blk, blk, pos.Slice(r0*wpr, r1*wpr))
+		d.PackMatBF16(dst.Slice(r0, r1, 0, n), blk)
+	}
+}
+
+// spmmBF16Rows computes rows [r0, r0+dst.Rows()) of a·b with cuSPARSE on
 // a CSR of those rows: their offsets, rebased to 0 from the host's copy
 // (gpuCSR.rp32), uploaded in stream order into rowsDev (cuSPARSE's index
 // base is 0 or 1, not an arbitrary first offset), and the column indices
 // and bfloat16 values from their first entry on. The upload waits for
-// the stream, so a product a block of rows at a time
-// (SpMMBF16ToBF16Each) pays one wait per block.
-func (d *CUDA) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
-	checkSpMMBF16Rows(dst, a, r0, b)
+// the stream: one wait per block.
+func (d *CUDA) spmmBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
 	n := dst.rows
-	if n == 0 || dst.cols == 0 {
-		return
-	}
 	g := a.g
 	base := g.rp32[r0]
 	nnz := int(g.rp32[r0+n] - base)

@@ -17,19 +17,14 @@ func (d *Native) SpMMBF16ToBF16(dst MatBF16, a *CSR, b MatBF16) {
 	d.be.SpMMBF16ToBF16(dst.dense(), a.a, b.dense())
 }
 
-// SpMMBF16Rows computes rows [r0, r0+dst.Rows()) of a·b: SpMMBF16 on a
-// header over those rows of a (its offsets index a's whole arrays).
-func (d *Native) SpMMBF16Rows(dst Mat, a *CSR, r0 int, b MatBF16) {
-	checkSpMMBF16Rows(dst, a, r0, b)
-	sub := rowsOf(a.a, r0, dst.rows)
-	d.be.SpMMBF16(dst.dense(), &sub, b.dense())
-}
-
-// rowsOf is a header over rows [r0, r0+n) of the host CSR a, sharing its
-// arrays: its row offsets start at a.RowPtr[r0], not 0, which the host
-// kernels allow (they index ColIdx and Val by the offsets themselves).
-func rowsOf(a *spmm.CSR, r0, n int) spmm.CSR {
-	return spmm.CSR{Rows: n, Cols: a.Cols, RowPtr: a.RowPtr[r0 : r0+n+1], ColIdx: a.ColIdx, Val: a.Val}
+// SpMMBF16ToBF16Masked computes dst = a·b with each sum masked and
+// rounded (spmm.MaskedBF16).
+func (d *Native) SpMMBF16ToBF16Masked(dst MatBF16, a *CSR, b MatBF16, keep, pos Buffer[uint64], p float64) {
+	checkSpMMBF16Masked(dst, a, b, keep, pos, p)
+	if dst.rows == 0 || dst.cols == 0 {
+		return
+	}
+	d.be.SpMMBF16ToBF16Masked(dst.dense(), a.a, b.dense(), keep.host, pos.host, dropScale(p)[1])
 }
 
 // GemmBF16 computes dst = alpha·op(a)·op(b) + beta·dst for bfloat16 a, b.

@@ -370,9 +370,6 @@ func (p *arenaPlan) backward() {
 			}
 		}
 		if dfb { // dF̃ in the previous layer's bfloat16 output
-			if masked {
-				p.scratchFor(nP, dIn)
-			}
 			p.dzbIn[l-1] = true
 			continue
 		}

@@ -263,25 +263,20 @@ func (m *Model) zInInput(d *layerDims, l int, x device.Mat) bool {
 }
 
 // dfMaskedBF16 computes layer d's dF̃ = Âᵀ·dH into the previous layer's
-// bfloat16 output, in training with dropout (reuse.go's dfInActBF16): a
-// block of rows at a time through the pass's scratch, each block masked
-// by layer d's dropout (lt.keep, kept entries scaled) and then by the
-// previous layer's ReLU (prev.pos) before it is rounded, which makes it
-// the previous layer's dZ, rounded, as the float32 path computes it.
-// dH is the layer's bfloat16 H where dhbInH put it there, else the
-// float32 dh, rounded once into the arena as the device would round it.
+// bfloat16 output, in training with dropout (reuse.go's dfInActBF16):
+// each float32 sum masked by layer d's dropout (lt.keep, kept entries
+// scaled) and then by the previous layer's ReLU (prev.pos) before it is
+// rounded (device.SpMMBF16ToBF16Masked), which makes it the previous
+// layer's dZ, rounded, as the float32 path computes it. dH is the
+// layer's bfloat16 H where dhbInH put it there, else the float32 dh,
+// rounded once into the arena as the device would round it.
 func (m *Model) dfMaskedBF16(d *layerDims, lt, prev *layerTape, dh device.Mat, dhbInH bool) {
-	wpr := (d.dIn + 63) / 64
-	scratch := m.scratch(d.nP, d.dIn)
 	m.timed(&m.Times.SpMM, func() {
 		b := lt.hb
 		if !dhbInH {
 			b = m.packed(dh)
 		}
-		device.SpMMBF16ToBF16Each(m.dev, prev.actb, d.at, b, scratch, func(r0, r1 int, s device.Mat) {
-			m.dev.ApplyMask(s, s, lt.keep.bits.Slice(r0*wpr, r1*wpr), m.Cfg.Dropout)
-			m.dev.ReLUBackwardBits(s, s, prev.pos.bits.Slice(r0*wpr, r1*wpr))
-		})
+		m.dev.SpMMBF16ToBF16Masked(prev.actb, d.at, b, lt.keep.bits, prev.pos.bits, m.Cfg.Dropout)
 	})
 	prev.dzbMasked = true
 }

@@ -123,11 +123,10 @@ func actbInPrev(n, prev int64) bool { return prev > 0 && n <= prev }
 // float32: its dH goes into its H (dhbInH, a P group of one rank) or it
 // has none (the first layer). In training with dropout, layer l's
 // dropout mask applies to dF̃ before the ReLU's, with its scale by
-// 1/(1−p), which does not commute with the rounding: there dF̃ is
-// computed a block of rows at a time through the pass's float32 scratch
-// (device.SpMMBF16ToBF16Each), each block masked by the dropout and the
-// ReLU before it is rounded, as the float32 path masks dF̃ and rounds dZ:
-// again the same bits.
+// 1/(1−p), which does not commute with the rounding: there the SpMM
+// masks each float32 sum by the dropout and the ReLU before it rounds it
+// (device.SpMMBF16ToBF16Masked), as the float32 path masks dF̃ and rounds
+// dZ: again the same bits.
 func dfInActBF16(specs []layerSpec, l, rSize, prevPSize int) bool {
 	return rSize == 1 && (prevPSize == 1 || !specs[l-1].needInputGrad)
 }

@@ -107,6 +107,38 @@ func CheckSpMMBF16[D Dense | DenseBF16](dst D, a *CSR, b DenseBF16) {
 	checkSpMMShapes(rows, cols, a, b.Rows, b.Cols)
 }
 
+// MaskedBF16 is one element of a masked bfloat16 product
+// (SpMMBF16ToBF16Masked) from its float32 sum v: where pos is clear +0,
+// else v times scale where keep is set or times 0 where it is not (a
+// signed zero, NaN for an infinite v), rounded once (ToBF16). It is a
+// dropout's mask and scale applied to a gradient, then a ReLU's select,
+// then the rounding, in that order: the one place of the rule, which the
+// C kernel and the devices are checked against.
+func MaskedBF16(v float32, keep, pos bool, scale float32) uint16 {
+	if !pos {
+		return 0
+	}
+	if keep {
+		return ToBF16(v * scale)
+	}
+	return ToBF16(v * 0)
+}
+
+// MaskWords is the 64-bit words of a row of a bit mask over cols columns
+// (bit j%64 of word j/64 for column j), the layout of the masked
+// product's keep and pos.
+func MaskWords(cols int) int { return (cols + 63) / 64 }
+
+// CheckSpMMBF16Masked panics with a ShapeError unless dst = a·b is well
+// formed for a bfloat16 b and keep and pos hold MaskWords(dst.Cols) words
+// for each of dst's rows.
+func CheckSpMMBF16Masked(dst DenseBF16, a *CSR, b DenseBF16, keep, pos []uint64) {
+	CheckSpMMBF16(dst, a, b)
+	if n := dst.Rows * MaskWords(dst.Cols); len(keep) != n || len(pos) != n {
+		shapePanic("SpMMBF16ToBF16Masked: masks of %d and %d words for a %d×%d dst, want %d", len(keep), len(pos), dst.Rows, dst.Cols, n)
+	}
+}
+
 // CheckGemmBF16 panics with a ShapeError unless dst = op(a)·op(b) is well
 // formed for bfloat16 a and b (as CheckGemm), and returns m, n, k.
 func CheckGemmBF16(tA, tB Op, a, b DenseBF16, dst Dense) (m, n, k int) {

@@ -33,6 +33,26 @@ func (nt *Native) SpMMBF16ToBF16(dst DenseBF16, a *CSR, b DenseBF16) {
 	})
 }
 
+// SpMMBF16ToBF16Masked is SpMMBF16ToBF16 with each float32 sum masked
+// and scaled before it is rounded (MaskedBF16: keep and pos are rows of
+// MaskWords(cols) words): a dropout's and a ReLU's gradients fused into
+// the product, so that the float32 result is never stored.
+func (nt *Native) SpMMBF16ToBF16Masked(dst DenseBF16, a *CSR, b DenseBF16, keep, pos []uint64, scale float32) {
+	CheckSpMMBF16Masked(dst, a, b, keep, pos)
+	wpr := MaskWords(b.Cols)
+	nt.spmmRanges(a, b.Cols, func(lo, hi int) {
+		sum := make([]float32, b.Cols)
+		for i := lo; i < hi; i++ {
+			spmmRowBF16(sum, a, b, i)
+			d := dst.Data[i*dst.Stride : i*dst.Stride+dst.Cols]
+			k, q := keep[i*wpr:(i+1)*wpr], pos[i*wpr:(i+1)*wpr]
+			for j, v := range sum {
+				d[j] = MaskedBF16(v, k[j>>6]>>(j&63)&1 != 0, q[j>>6]>>(j&63)&1 != 0, scale)
+			}
+		}
+	})
+}
+
 // spmmRanges runs fn over ranges of a's rows balanced by nonzeros, on
 // up to nt's goroutines when the product of cols columns is worth it.
 func (nt *Native) spmmRanges(a *CSR, cols int, fn func(lo, hi int)) {

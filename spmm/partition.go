@@ -27,18 +27,15 @@ func PartitionRowsInto(bounds []int, a *CSR, parts int) []int {
 	bounds = bounds[:parts+1]
 	bounds[0] = 0
 	bounds[parts] = a.Rows
-	// The cost of rows [0, r) is RowPtr[r] − RowPtr[0] + r, non-decreasing
-	// in r for a valid CSR, so each boundary is a binary search. RowPtr[0]
-	// is 0 but in a header over a range of another CSR's rows (the CPU
-	// device's SpMMBF16Rows), whose offsets index the whole arrays.
-	base := a.RowPtr[0]
-	total := a.RowPtr[a.Rows] - base + int64(a.Rows)
+	// The cost of rows [0, r) is RowPtr[r] + r, non-decreasing in r for a
+	// valid CSR, so each boundary is a binary search.
+	total := a.RowPtr[a.Rows] + int64(a.Rows)
 	for p := 1; p < parts; p++ {
 		target := total * int64(p) / int64(parts)
 		lo := bounds[p-1]
 		bounds[p] = lo + sort.Search(a.Rows-lo, func(i int) bool {
 			r := lo + i
-			return a.RowPtr[r]-base+int64(r) >= target
+			return a.RowPtr[r]+int64(r) >= target
 		})
 	}
 	return bounds

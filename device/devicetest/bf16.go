@@ -126,72 +126,61 @@ func testSpMMBF16(t *testing.T, dev device.Device, opt Options) {
 	})
 }
 
-// testSpMMBF16Rows checks SpMMBF16Rows on blocks of 1, 3 and all rows,
-// and device.SpMMBF16ToBF16Each through scratches of those rows with a
-// step that doubles each block (its blocks must come in order, each once,
-// as wide as dst), against SpMMBF16 on the same operands: bit for bit on
-// the host devices (the same kernel on the same rows; doubling is exact
-// and commutes with the rounding for these values), and on a device
-// that rounds A (SparseBF16) within the float64 bound, each block being
-// a product of its own. The scratch starts with garbage in it and padding
-// around it, which must stay.
-func testSpMMBF16Rows(t *testing.T, dev device.Device, opt Options) {
+// testSpMMBF16Masked checks SpMMBF16ToBF16Masked with random keep and
+// pos bits and p 0.3 (a scale that rounds) and 0: on the host devices it
+// equals SpMMBF16, ApplyMask, ReLUBackwardBits and PackMatBF16 run in
+// turn on the same device, bit for bit; on a device that rounds A
+// (SparseBF16), the widened result is within the float64 bound of the
+// reference masked the same way, plus one rounding. dst's padding must
+// stay.
+func testSpMMBF16Masked(t *testing.T, dev device.Device, opt Options) {
 	rel := 0.0
 	if opt.SparseBF16 {
 		rel = bf16Rel
 	}
 	spmmCases(t, dev, func(c spmmCase) {
-		if c.rows == 0 {
-			return
-		}
 		b := newBF16(dev, c.cols, c.width, c.pad, c.r, normal)
-		full := newMat(dev, c.rows, c.width, 0, nil, nil)
-		dev.SpMMBF16(full.m, c.da, b.m)
-		wantF := full.get(t, dev, "SpMMBF16")
+		wpr := (c.width + 63) / 64
+		keepH, posH := make([]uint64, c.rows*wpr), make([]uint64, c.rows*wpr)
+		for k := range keepH {
+			keepH[k], posH[k] = c.r.Uint64(), c.r.Uint64()
+		}
+		keep, pos := device.Alloc[uint64](dev, len(keepH)), device.Alloc[uint64](dev, len(posH))
+		device.Upload(dev, keep, 0, keepH)
+		device.Upload(dev, pos, 0, posH)
 		ref, bound := c.reference(b.want, rel)
-		for _, rows := range []int{1, 3, c.rows + 2} {
-			name := fmt.Sprintf("%s blocks of %d rows", c.name, rows)
-			blk := min(rows, c.rows)
-			scratch := newMat(dev, rows, c.width, 1, c.r, normal)
-			got := make([]float32, 0, c.rows*c.width)
-			for r0 := 0; r0 < c.rows; r0 += blk {
-				n := min(blk, c.rows-r0)
-				dev.SpMMBF16Rows(scratch.m.Slice(0, n, 0, c.width), c.da, r0, b.m)
-				got = append(got, scratch.get(t, dev, "SpMMBF16Rows "+name)[:n*c.width]...)
-			}
-			if opt.SparseBF16 {
-				checkBound(t, "SpMMBF16Rows "+name, got, ref, bound)
-			} else {
-				exact(t, "SpMMBF16Rows against SpMMBF16 "+name, got, wantF)
-			}
-
+		for _, p := range []float64{0.3, 0} {
+			name := fmt.Sprintf("%s p=%g", c.name, p)
 			dst := newBF16(dev, c.rows, c.width, 2, nil, nil)
-			next := 0
-			device.SpMMBF16ToBF16Each(dev, dst.m, c.da, b.m, scratch.m, func(r0, r1 int, s device.Mat) {
-				if r0 != next || r1 <= r0 || r1-r0 > rows || s.Rows() != r1-r0 || s.Cols() != c.width {
-					t.Fatalf("SpMMBF16ToBF16Each %s: block [%d, %d) of %d×%d after row %d", name, r0, r1, s.Rows(), s.Cols(), next)
-				}
-				next = r1
-				dev.Scale(s, 2, s)
-			})
-			if next != c.rows {
-				t.Fatalf("SpMMBF16ToBF16Each %s: the blocks ended at row %d of %d", name, next, c.rows)
-			}
-			bits := dst.get(t, dev, "SpMMBF16ToBF16Each "+name)
+			dev.SpMMBF16ToBF16Masked(dst.m, c.da, b.m, keep, pos, p)
+			got := dst.get(t, dev, "SpMMBF16ToBF16Masked "+name)
 			if !opt.SparseBF16 {
-				for k, v := range wantF {
-					if bits[k] != spmm.ToBF16(2*v) {
-						t.Fatalf("SpMMBF16ToBF16Each %s: element %d = %#x, want ToBF16(2·%g) = %#x", name, k, bits[k], v, spmm.ToBF16(2*v))
+				f := newMat(dev, c.rows, c.width, 0, nil, nil)
+				want := newBF16(dev, c.rows, c.width, 0, nil, nil)
+				dev.SpMMBF16(f.m, c.da, b.m)
+				dev.ApplyMask(f.m, f.m, keep, p)
+				dev.ReLUBackwardBits(f.m, f.m, pos)
+				dev.PackMatBF16(want.m, f.m)
+				wantBits := want.get(t, dev, "PackMatBF16")
+				for k := range got {
+					if got[k] != wantBits[k] {
+						t.Fatalf("SpMMBF16ToBF16Masked %s: element %d = %#x, want %#x", name, k, got[k], wantBits[k])
 					}
 				}
 				continue
 			}
-			widened, want2, bound2 := make([]float32, len(bits)), make([]float64, len(bits)), make([]float64, len(bits))
-			for k, h := range bits {
-				widened[k], want2[k] = spmm.FromBF16(h), 2*ref[k]
-				bound2[k] = 2*bound[k] + bf16Rel*(math.Abs(want2[k])+2*bound[k])
+			scale := float64(float32(1 / (1 - p)))
+			widened, want, bnd := make([]float32, len(got)), make([]float64, len(got)), make([]float64, len(got))
+			for k, h := range got {
+				i, j := k/c.width, k%c.width
+				bit := func(m []uint64) bool { return m[i*wpr+j/64]>>(j%64)&1 != 0 }
+				widened[k] = spmm.FromBF16(h)
+				if bit(posH) && bit(keepH) {
+					want[k], bnd[k] = scale*ref[k], scale*bound[k]
+					bnd[k] += bf16Rel * (math.Abs(want[k]) + bnd[k])
+				}
 			}
-			checkBound(t, "SpMMBF16ToBF16Each "+name, widened, want2, bound2)
+			checkBound(t, "SpMMBF16ToBF16Masked "+name, widened, want, bnd)
 		}
 	})
 }
@@ -247,6 +236,7 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 	h44 := device.MatrixBF16(hb.Slice(0, 16), 4, 4)
 	h43 := device.MatrixBF16(hb.Slice(16, 28), 4, 3)
 	a := dev.UploadCSR(&spmm.CSR{Rows: 4, Cols: 3, RowPtr: make([]int64, 5)})
+	bits4 := device.Alloc[uint64](dev, 4) // a mask of 4 rows of up to 64 columns
 	return []panicCase{
 		{"MatrixBF16 past the buffer", func() { device.MatrixBF16(hb, 9, 8) }},
 		{"MatrixStrideBF16 stride", func() { device.MatrixStrideBF16(hb, 2, 4, 3) }},
@@ -255,15 +245,14 @@ func bf16Panics(dev device.Device, m44, m43 device.Mat) []panicCase {
 		{"SpMMBF16 shapes", func() { dev.SpMMBF16(m44, a, h44) }},
 		{"SpMMBF16 widths", func() { dev.SpMMBF16(m44, a, device.MatrixBF16(hb.Slice(0, 9), 3, 3)) }},
 		{"SpMMBF16ToBF16 shapes", func() { dev.SpMMBF16ToBF16(h44, a, h44) }},
-		{"SpMMBF16Rows past the rows", func() { dev.SpMMBF16Rows(m43.Slice(0, 2, 0, 3), a, 3, h43.Slice(0, 3, 0, 3)) }},
-		{"SpMMBF16Rows negative row", func() { dev.SpMMBF16Rows(m43.Slice(0, 2, 0, 3), a, -1, h43.Slice(0, 3, 0, 3)) }},
-		{"SpMMBF16Rows widths", func() { dev.SpMMBF16Rows(m44.Slice(0, 2, 0, 4), a, 0, h43.Slice(0, 3, 0, 3)) }},
-		{"SpMMBF16ToBF16Each scratch", func() {
-			device.SpMMBF16ToBF16Each(dev, h43, a, h43.Slice(0, 3, 0, 3), m44, nil)
+		{"SpMMBF16ToBF16Masked shapes", func() { dev.SpMMBF16ToBF16Masked(h44, a, h43.Slice(0, 3, 0, 3), bits4, bits4, 0.5) }},
+		{"SpMMBF16ToBF16Masked keep", func() {
+			dev.SpMMBF16ToBF16Masked(h43, a, h43.Slice(0, 3, 0, 3), bits4.Slice(0, 3), bits4, 0.5)
 		}},
-		{"SpMMBF16ToBF16Each rows", func() {
-			device.SpMMBF16ToBF16Each(dev, device.MatrixBF16(hb.Slice(0, 9), 3, 3), a, h43.Slice(0, 3, 0, 3), m43, nil)
+		{"SpMMBF16ToBF16Masked pos", func() {
+			dev.SpMMBF16ToBF16Masked(h43, a, h43.Slice(0, 3, 0, 3), bits4, bits4.Slice(0, 3), 0.5)
 		}},
+		{"SpMMBF16ToBF16Masked p", func() { dev.SpMMBF16ToBF16Masked(h43, a, h43.Slice(0, 3, 0, 3), bits4, bits4, 1) }},
 		{"GemmBF16 shapes", func() { dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16 dst", func() { dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, h44, h43, 0, m44) }},
 		{"GemmBF16ToBF16 scratch", func() { device.GemmBF16ToBF16(dev, spmm.NoTrans, 1, h44, h44, h44, m43, nil) }},
@@ -298,10 +287,11 @@ func TestBF16ProductAllocs(t *testing.T, dev device.Device) {
 	x := device.MatrixBF16(device.Alloc[uint16](dev, n*width), n, width)
 	y := device.Matrix(device.Alloc[float32](dev, n*width), n, width)
 	yh := device.MatrixBF16(device.Alloc[uint16](dev, n*width), n, width)
+	keep, pos := device.Alloc[uint64](dev, n), device.Alloc[uint64](dev, n) // width 32: a word a row
 	ops := []allocOp{
 		{"SpMMBF16", func() { dev.SpMMBF16(y, a, x) }},
 		{"SpMMBF16ToBF16", func() { dev.SpMMBF16ToBF16(yh, a, x) }},
-		{"SpMMBF16Rows", func() { dev.SpMMBF16Rows(y.Slice(0, 1000, 0, width), a, 500, x) }},
+		{"SpMMBF16ToBF16Masked", func() { dev.SpMMBF16ToBF16Masked(yh, a, x, keep, pos, 0.3) }},
 	}
 	for _, c := range []struct{ m, n, k int }{{1000, 16, 128}, {16, 1000, 128}, {8, 8, 8}} {
 		buf := func(r, c int) device.MatBF16 { return device.MatrixBF16(device.Alloc[uint16](dev, r*c), r, c) }

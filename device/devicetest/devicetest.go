@@ -64,7 +64,7 @@ func TestDeviceWith(t *testing.T, dev device.Device, opt Options) {
 	t.Run("Gemm", func(t *testing.T) { testGemm(t, dev) })
 	t.Run("BF16Mat", func(t *testing.T) { testBF16Mat(t, dev) })
 	t.Run("SpMMBF16", func(t *testing.T) { testSpMMBF16(t, dev, opt) })
-	t.Run("SpMMBF16Rows", func(t *testing.T) { testSpMMBF16Rows(t, dev, opt) })
+	t.Run("SpMMBF16Masked", func(t *testing.T) { testSpMMBF16Masked(t, dev, opt) })
 	t.Run("GemmBF16", func(t *testing.T) { testGemmBF16(t, dev) })
 	t.Run("GemmBF16ToBF16", func(t *testing.T) { testGemmBF16ToBF16(t, dev) })
 	t.Run("Mixed", func(t *testing.T) { testMixed(t, dev) })

@@ -31,6 +31,17 @@ int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
                                 const uint16_t *b, int64_t ldb, int64_t width,
                                 int64_t r0, int64_t r1);
 
+/* scalegnn_spmm_bf16_masked_rows computes rows [r0, r1) of a·b for a
+ * bfloat16 b with float sums, each row's masked and rounded into out:
+ * out[i][j] = pos bit (i, j) ? bf16(sum · (keep bit (i, j) ? scale : 0))
+ * : +0, the masks rows of wpr 64-bit words (Backend.SpMMBF16ToBF16Masked). */
+int64_t scalegnn_spmm_bf16_masked_rows(int isa, uint16_t *out, int64_t ldo,
+                                       const int64_t *rowptr, const int32_t *colidx,
+                                       const float *val, int64_t nnzcap, int64_t ncols,
+                                       const uint16_t *b, int64_t ldb, int64_t width,
+                                       int64_t r0, int64_t r1, const uint64_t *keep,
+                                       const uint64_t *pos, int64_t wpr, float scale);
+
 void scalegnn_triad(float *a, const float *b, const float *c, float s,
                     int64_t lo, int64_t hi);
 

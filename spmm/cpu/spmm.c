@@ -79,7 +79,10 @@ typedef uint16_t vh4 __attribute__((vector_size(8)));
  * float32; see spmm.ToBF16), in three kinds:
  *   ff: float B, float dst (Backend.SpMM);
  *   hf: bfloat16 B, float dst (Backend.SpMMBF16);
- *   hh: bfloat16 B, bfloat16 dst (Backend.SpMMBF16ToBF16).
+ *   hh: bfloat16 B, bfloat16 dst (Backend.SpMMBF16ToBF16);
+ *   hm: bfloat16 B, a row's float sums into a row buffer, then masked,
+ *       scaled and rounded into a bfloat16 dst by its epilogue
+ *       (Backend.SpMMBF16ToBF16Masked; "Masked rows" below).
  * The sums are float32 in every kind and in the same order: a bfloat16
  * element widens to float32 exactly (a 16-bit shift, or a mask for the
  * odd elements of a pair: "Paired loads" below), so hf equals ff on the widened B bit for bit, and hh rounds
@@ -97,6 +100,8 @@ typedef uint16_t vh4 __attribute__((vector_size(8)));
 #define OT_hf float
 #define BT_hh uint16_t
 #define OT_hh uint16_t
+#define BT_hm uint16_t
+#define OT_hm float
 
 #define LDV_F32(VT, L, p) ({ VT x_; memcpy(&x_, (p), sizeof x_); x_; })
 #define LDV_BF16(VT, L, p)                                                 \
@@ -140,6 +145,7 @@ typedef uint16_t vh4 __attribute__((vector_size(8)));
 #define PAIRED_ff 0
 #define PAIRED_hf 1
 #define PAIRED_hh 1
+#define PAIRED_hm 1
 #define LDP(VT, L, p, e, o)                                                \
 	do {                                                               \
 		vu##L w_;                                                  \
@@ -170,6 +176,7 @@ typedef uint16_t vh4 __attribute__((vector_size(8)));
 		memcpy((p), &w_, sizeof w_);                               \
 	} while (0)
 #define STP_ff(p, L, e, o) ((void)0)
+#define STP_hm STP_hf
 
 /* ILO##L and IHI##L interleave two vectors of L floats, e and o: the first
  * and the second half of e0 o0 e1 o1 ... (GCC's __builtin_shuffle). */
@@ -181,15 +188,58 @@ static const vu16 ILO16 = {0, 16, 1, 17, 2, 18, 3, 19, 4, 20, 5, 21, 6, 22, 7, 2
 #define LDV_ff LDV_F32
 #define LDV_hf LDV_BF16
 #define LDV_hh LDV_BF16
+#define LDV_hm LDV_BF16
 #define LD1_ff LD1_F32
 #define LD1_hf LD1_BF16
 #define LD1_hh LD1_BF16
+#define LD1_hm LD1_BF16
 #define STV_ff STV_F32
 #define STV_hf STV_F32
 #define STV_hh STV_BF16
+#define STV_hm STV_F32
 #define ST1_ff ST1_F32
 #define ST1_hf ST1_F32
 #define ST1_hh ST1_BF16
+#define ST1_hm ST1_F32
+
+/* Masked rows (kind hm). A row's float sums go to a row buffer (rb_,
+ * in L1), and the epilogue writes out[i][j] = pos(i, j) ? round(sum ·
+ * sc[keep(i, j)]) : +0, sc = {0, scale}: the device's ApplyMask (the
+ * dropout's mask and scale; a dropped entry is sum·0, a signed zero)
+ * followed by ReLUBackwardBits (a select of +0) and one rounding, on the
+ * float32 sums, fused into the SpMM so that the float32 result is never
+ * stored. keep and pos are rows of wpr 64-bit words, bit j%64 of word
+ * j/64 for column j. ROWDST_K is where a row's sums go and EPI_K the
+ * epilogue after them (nothing for the other kinds). */
+struct spmm_epi {
+	uint16_t *out;
+	int64_t ldo;
+	const uint64_t *keep, *pos;
+	int64_t wpr;
+	float scale;
+};
+#define ROWDST_ff(i) (dst + (i) * ldd)
+#define ROWDST_hf(i) (dst + (i) * ldd)
+#define ROWDST_hh(i) (dst + (i) * ldd)
+#define ROWDST_hm(i) (rb_)
+#define ROWBUF_ff
+#define ROWBUF_hf
+#define ROWBUF_hh
+#define ROWBUF_hm float rb_[width];
+#define EPI_ff(i, VT, L, n) ((void)0)
+#define EPI_hf(i, VT, L, n) ((void)0)
+#define EPI_hh(i, VT, L, n) ((void)0)
+/* EPI_hm runs L columns at a time: their L bits of keep and of pos (L
+ * divides 64, so they share a word) become lane masks, the dropout's
+ * factor is scale's bits or +0's under the keep mask, the product's bits
+ * survive under the pos mask (+0 elsewhere), and RND_BF16 rounds them;
+ * the last n%L columns one at a time. */
+#define EPI_hm(i, VT, L, n)                                                	do {                                                               		uint16_t *o_ = epi->out + (i) * epi->ldo;                  		const uint64_t *k_ = epi->keep + (i) * epi->wpr;           		const uint64_t *q_ = epi->pos + (i) * epi->wpr;            		uint32_t sb_;                                              		memcpy(&sb_, &epi->scale, sizeof sb_);                     		const vu##L lane_ = LANES##L;                              		int64_t j_ = 0;                                            		for (; j_ + (L) <= (n); j_ += (L)) {                       			const uint32_t kb_ = (uint32_t)(k_[j_ >> 6] >> (j_ & 63)); 			const uint32_t qb_ = (uint32_t)(q_[j_ >> 6] >> (j_ & 63)); 			const vu##L km_ = (vu##L)((((vu##L){0} + kb_) & lane_) != 0); 			const vu##L qm_ = (vu##L)((((vu##L){0} + qb_) & lane_) != 0); 			VT x_;                                             			memcpy(&x_, rb_ + j_, sizeof x_);                  			const VT v_ = x_ * (VT)(((vu##L){0} + sb_) & km_);    			STV_BF16(o_ + j_, L, (VT)((vu##L)v_ & qm_));        		}                                                          		const float sc_[2] = {0.0f, epi->scale};                   		for (; j_ < (n); j_++) {                                   			const float v_ = rb_[j_] * sc_[(k_[j_ >> 6] >> (j_ & 63)) & 1]; 			o_[j_] = (q_[j_ >> 6] >> (j_ & 63)) & 1 ? f32_to_bf16(v_) : 0; 		}                                                          	} while (0)
+
+/* LANES##L is lane m's bit, 1 << m, of L lanes. */
+static const vu4 LANES4 = {1, 2, 4, 8};
+static const vu8 LANES8 = {1, 2, 4, 8, 16, 32, 64, 128};
+static const vu16 LANES16 = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768};
 
 static inline float bf16_to_f32(uint16_t h) {
 	const uint32_t u = (uint32_t)h << 16;
@@ -289,7 +339,7 @@ static inline uint16_t f32_to_bf16(float f) {
 			for (int64_t p = lo; p < hi; p++)                  \
 				if ((uint64_t)(int64_t)col[p] >= (uint64_t)ncols) \
 					return i;                          \
-			OT_##K *restrict d = dst + i * ldd;                \
+			OT_##K *restrict d = ROWDST_##K(i);                \
 			int64_t j0 = 0;                                    \
 			CH(K, VT, L, (CW) / (L))                           \
 			CH(K, VT, L, (CW) / (L) / 2)                       \
@@ -309,6 +359,7 @@ static inline uint16_t f32_to_bf16(float f) {
 				for (int64_t j = 0; j < m; j++)            \
 					ST1_##K(d + j0 + j, t[j]);         \
 			}                                                  \
+			EPI_##K(i, VT, L, n);                              \
 		}                                                          \
 		return -1;                                                 \
 	} while (0)
@@ -317,14 +368,17 @@ static inline uint16_t f32_to_bf16(float f) {
 	OT_##K *restrict dst, int64_t ldd, const int64_t *restrict rowptr, \
 	    const int32_t *restrict col, const float *restrict val,        \
 	    int64_t nnzcap, int64_t ncols, const BT_##K *restrict b,       \
-	    int64_t ldb, int64_t width, int64_t r0, int64_t r1
+	    int64_t ldb, int64_t width, int64_t r0, int64_t r1,            \
+	    const struct spmm_epi *restrict epi
 
-#define SPMM_PASS dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1
+#define SPMM_PASS dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb, width, r0, r1, epi
 
 /* DEFINE_SPMM defines NAME, the kernel of kind K for one target: one loop
  * per specialised width and one for the rest. */
 #define DEFINE_SPMM(NAME, K, ATTR, VT, L, CW)                              \
 	ATTR static int64_t NAME(SPMM_ARGS(K)) {                           \
+		(void)epi;                                                 \
+		ROWBUF_##K                                                 \
 		/* Prefetches look ahead up to the end of this range's     \
 		 * entries, never past the slices. */                       \
 		int64_t end = rowptr[r1];                                  \
@@ -394,9 +448,26 @@ static int resolve_isa(int isa) {
 DEFINE_KIND(ff)
 DEFINE_KIND(hf)
 DEFINE_KIND(hh)
+DEFINE_KIND(hm)
 
-int64_t scalegnn_spmm_rows(int isa, SPMM_ARGS(ff)) {
-	return spmm_rows_ff(isa, SPMM_PASS);
+int64_t scalegnn_spmm_rows(int isa, float *dst, int64_t ldd,
+                           const int64_t *rowptr, const int32_t *col,
+                           const float *val, int64_t nnzcap, int64_t ncols,
+                           const float *b, int64_t ldb, int64_t width,
+                           int64_t r0, int64_t r1) {
+	return spmm_rows_ff(isa, dst, ldd, rowptr, col, val, nnzcap, ncols, b, ldb,
+	                    width, r0, r1, NULL);
+}
+
+int64_t scalegnn_spmm_bf16_masked_rows(int isa, uint16_t *out, int64_t ldo,
+                                       const int64_t *rowptr, const int32_t *col,
+                                       const float *val, int64_t nnzcap, int64_t ncols,
+                                       const uint16_t *b, int64_t ldb, int64_t width,
+                                       int64_t r0, int64_t r1, const uint64_t *keep,
+                                       const uint64_t *pos, int64_t wpr, float scale) {
+	const struct spmm_epi e = {out, ldo, keep, pos, wpr, scale};
+	return spmm_rows_hm(isa, NULL, 0, rowptr, col, val, nnzcap, ncols, b, ldb,
+	                    width, r0, r1, &e);
 }
 
 int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
@@ -406,7 +477,7 @@ int64_t scalegnn_spmm_bf16_rows(int isa, int out_bf16, void *dst, int64_t ldd,
                                 int64_t r0, int64_t r1) {
 	if (out_bf16)
 		return spmm_rows_hh(isa, (uint16_t *)dst, ldd, rowptr, col, val, nnzcap,
-		                    ncols, b, ldb, width, r0, r1);
+		                    ncols, b, ldb, width, r0, r1, NULL);
 	return spmm_rows_hf(isa, (float *)dst, ldd, rowptr, col, val, nnzcap, ncols,
-	                    b, ldb, width, r0, r1);
+	                    b, ldb, width, r0, r1, NULL);
 }

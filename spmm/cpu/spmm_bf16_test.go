@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/rand/v2"
 	"testing"
 
 	"scalegnn/spmm"
@@ -298,4 +299,90 @@ func TestSpMMRowsBF16(t *testing.T) {
 		t.Fatalf("dst[%d,%d] = %v, want %v", i, j, got.At(i, j), want.At(i, j))
 	}
 	checkRounded(t, "SpMMRowsBF16", got16, want)
+}
+
+// TestSpMMBF16MaskedBitwise: SpMMBF16ToBF16Masked equals spmm.MaskedBF16
+// of the sequential float32 sums, bit for bit, on every instruction set,
+// at the specialised widths, odd ones (the scalar tail) and past them,
+// with random keep and pos bits and a scale that is not a power of two
+// (the product rounds), on a matrix whose sums include negative values
+// (so a dropped entry is −0 where pos keeps it). Rows of the special
+// values of TestSpMMBF16Rounding (ties, subnormals, overflow, Inf, NaN)
+// run through the vector epilogue and its scalar tail.
+func TestSpMMBF16MaskedBitwise(t *testing.T) {
+	a := spmmtest.PowerLawCSR(1500, 1000, 20_000, 7)
+	for p := range a.Val {
+		if p%3 == 0 {
+			a.Val[p] = -a.Val[p] * 1.7
+		}
+	}
+	const scale = float32(1 / (1 - 0.3))
+	r := rand.New(rand.NewPCG(11, 12))
+	for _, width := range []int{1, 3, 4, 7, 8, 15, 16, 17, 31, 32, 33, 48, 64, 65, 100, 128, 129, 200} {
+		b := randomBF16(a.Cols, width, width+3, uint64(width))
+		want := spmm.NewDense(a.Rows, width)
+		sequentialSpMM(want, a, widenBF16(b))
+		wpr := spmm.MaskWords(width)
+		keep, pos := make([]uint64, a.Rows*wpr), make([]uint64, a.Rows*wpr)
+		for k := range keep {
+			keep[k], pos[k] = r.Uint64(), r.Uint64()
+		}
+		for _, x := range supportedISAs() {
+			for _, threads := range []int{1, 2} {
+				name := fmt.Sprintf("isa=%d/threads=%d/w%d", x, threads, width)
+				be := &Backend{threads: threads, isa: x}
+				got := spmm.NewDenseBF16(a.Rows, width)
+				for k := range got.Data {
+					got.Data[k] = 0xdead
+				}
+				be.SpMMBF16ToBF16Masked(got, a, b, keep, pos, scale)
+				checkMasked(t, name, got, want, keep, pos, scale)
+			}
+		}
+	}
+
+	// Special sums: row i is x_i·1 in every column.
+	bits := []uint32{
+		0x3f808000, 0x3f818000, 0x3f807fff, 0x3f808001, 0xbf808000, 0xbf818000,
+		0x00008000, 0x00018000, 0x00000001, 0x807fffff, 0x007f8000, 0x00ff8000,
+		0x7f7f7fff, 0x7f7f8000, 0x7f7fffff, 0xff7f8000, 0x7f800000, 0xff800000,
+		0x7fc00000, 0x7f800001, 0xffbfffff, 0x7fff8000, 0x00000000, 0x80000000,
+	}
+	n, width := len(bits), 16+16+3
+	sp := &spmm.CSR{Rows: n, Cols: 1, RowPtr: make([]int64, n+1), ColIdx: make([]int32, n), Val: make([]float32, n)}
+	for i, u := range bits {
+		sp.RowPtr[i+1], sp.Val[i] = int64(i+1), math.Float32frombits(u)
+	}
+	ones := spmm.NewDenseBF16(1, width)
+	for j := range ones.Data {
+		ones.Data[j] = spmm.ToBF16(1)
+	}
+	want := spmm.NewDense(n, width)
+	sequentialSpMM(want, sp, widenBF16(ones))
+	wpr := spmm.MaskWords(width)
+	keep, pos := make([]uint64, n*wpr), make([]uint64, n*wpr)
+	for k := range keep {
+		keep[k], pos[k] = r.Uint64(), r.Uint64()
+	}
+	for _, x := range supportedISAs() {
+		be := &Backend{threads: 1, isa: x}
+		got := spmm.NewDenseBF16(n, width)
+		be.SpMMBF16ToBF16Masked(got, sp, ones, keep, pos, 1.5)
+		checkMasked(t, fmt.Sprintf("special isa=%d", x), got, want, keep, pos, 1.5)
+	}
+}
+
+// checkMasked checks got == spmm.MaskedBF16 of want under the masks, bit
+// for bit.
+func checkMasked(t *testing.T, name string, got spmm.DenseBF16, want spmm.Dense, keep, pos []uint64, scale float32) {
+	t.Helper()
+	wpr := spmm.MaskWords(want.Cols)
+	for i := range want.Rows {
+		for j := range want.Cols {
+			k, q := keep[i*wpr+j/64]>>(j%64)&1 != 0, pos[i*wpr+j/64]>>(j%64)&1 != 0
+			if g, w := got.Data[i*got.Stride+j], spmm.MaskedBF16(want.At(i, j), k, q, scale); g != w {
+				t.Fatalf("%s: dst[%d,%d] = %#04x, want %#04x (MaskedBF16 of %v, keep %v, pos %v)", name, i, j, g, w, want.At(i, j), k, q)
+			}
+		}
+	}
 }

@@ -125,7 +125,7 @@ func losses(ms []record.EpochMetrics) []float64 {
 // within the memory model's (plan.RankMemory's Staging) on every rank
 // (by half again where it trains random mini-batches, predicted on the
 // expected block), and equal to it in 3D full-graph training, which the
-// model plans product by product.
+// model plans product by product (0 where no product stages).
 func TestStagingWithinPrediction(t *testing.T) {
 	jobs := midEpochJobsOf(gcn.GCNLayer)
 	for _, j := range jobs {
@@ -176,7 +176,11 @@ func TestStagingWithinPrediction(t *testing.T) {
 				if batches := cfg.Train.Mode == gcn.MiniBatch || cfg.Train.Mode == gcn.Isolated; batches {
 					limit += limit / 2
 				}
-				if got == 0 || got > limit || (exact && got != mem.Staging) {
+				// A job that stages nothing is checked only where the
+				// model says so exactly (3D full graph: the hidden
+				// outputs and their gradients in bfloat16 leave nothing
+				// to stage on some grids).
+				if (got == 0 && !exact) || got > limit || (exact && got != mem.Staging) {
 					t.Errorf("rank %d: staging %d bytes, predicted %d (exactly: %v, at most %d)", r, got, mem.Staging, exact, limit)
 				}
 				t.Logf("rank %d: staging %d bytes, predicted %d", r, got, mem.Staging)

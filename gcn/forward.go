@@ -172,7 +172,11 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 			if l > 0 && tp.layers[l-1].actbOK {
 				prev = tp.layers[l-1].actb.Flat()
 			}
-			xbKeep = m.transformReLUBF16(d, lt, prev, &b.layers[l+1], b.verts[l+1], training, step, l+1)
+			var drop device.Dropout // the next layer's input dropout
+			if training && cfg.Dropout > 0 {
+				drop = m.dropSpec(b.verts[l+1], b.layers[l+1].in0, step, l+1)
+			}
+			xbKeep = m.transformReLUBF16(d, lt, prev, drop)
 			x, xb, inBF16, xbAct = device.Mat{}, lt.actb, true, true
 			continue
 		}

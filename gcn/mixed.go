@@ -140,13 +140,13 @@ func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
 // (reuse.go's actBF16) into lt.actb, in prev's memory where it fits
 // (actbInPrev), a block of rows at a time through the pass's scratch
 // (device.GemmBF16ToBF16, the ReLU recording the positions of each block
-// before it is rounded). In training with dropout, each block then goes
-// through the next layer's dropout (next, at the given step: its vertices
-// and first column), recording the mask it returns, so that lt.actb is
-// the next layer's F̃; without, the mask is unset. The time counts as
-// GEMM time: the ReLU, the dropout and the rounding of a block that is
-// still in cache are a small part of it.
-func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16], next *layerDims, nextVerts device.Buffer[int32], training bool, step, nextSite int) mask {
+// before it is rounded). Where drop has a P (training with dropout: the
+// next layer's input dropout, its Verts every row's), each block then
+// goes through it, recording the mask returned, so that lt.actb is the
+// next layer's F̃; else the mask is unset. The time counts as GEMM time:
+// the ReLU, the dropout and the rounding of a block that is still in
+// cache are a small part of it.
+func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16], drop device.Dropout) mask {
 	ar := m.cur.ar
 	if n := d.nR * d.dOut; actbInPrev(int64(n), int64(prev.Len())) {
 		lt.actb = device.MatrixBF16(prev.Slice(0, n), d.nR, d.dOut)
@@ -157,7 +157,7 @@ func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffe
 	wpr := (d.dOut + 63) / 64
 	lt.pos = mask{bits: ar.u64.take(m.dev, d.nR*wpr), ok: true}
 	var keep mask
-	if training && m.Cfg.Dropout > 0 {
+	if drop.P > 0 {
 		keep = mask{bits: ar.u64.take(m.dev, d.nR*wpr), ok: true}
 	}
 	scratch := m.scratch(d.nR, d.dOut)
@@ -166,7 +166,9 @@ func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffe
 		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, lt.hb, lt.wb, lt.actb, scratch, func(r0, r1 int, s device.Mat) {
 			m.dev.ReLURecord(s, s, lt.pos.bits.Slice(r0*wpr, r1*wpr))
 			if keep.ok {
-				m.dev.DropoutRecord(s, s, keep.bits.Slice(r0*wpr, r1*wpr), m.dropSpec(nextVerts.Slice(r0, r1), next.in0, step, nextSite))
+				blk := drop
+				blk.Verts = drop.Verts.Slice(r0, r1)
+				m.dev.DropoutRecord(s, s, keep.bits.Slice(r0*wpr, r1*wpr), blk)
 			}
 		})
 	})

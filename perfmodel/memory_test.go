@@ -16,13 +16,15 @@ import (
 // residual, norm and head (scalegnn), and projection with residual but
 // without dropout, norm or head (plain), and plain GCN layers without
 // dropout (gcn3: in mixed precision, hidden outputs in bfloat16 only and
-// on one rank no staging at all).
+// on one rank no staging at all) and with (gcn3drop: the outputs are the
+// next layer's input after dropout, dF̃ masked in the SpMM).
 var arenaConfigs = map[string]gcn.Config{
 	"kipf":     volumeConfigs["kipf"],
 	"deep":     volumeConfigs["deep"],
 	"scalegnn": volumeConfigs["scalegnn"],
 	"plain":    {Features: 11, Hidden: 6, Classes: 5, Layers: 3, InputProjection: true, Residual: true, Seed: 6},
 	"gcn3":     {Features: 11, Hidden: 6, Classes: 5, Layers: 3, Seed: 6},
+	"gcn3drop": {Features: 11, Hidden: 6, Classes: 5, Layers: 3, Dropout: 0.3, Seed: 6},
 	"sage":     volumeConfigs["sage"],
 	"sagefull": volumeConfigs["sagefull"],
 	"gat":      gatVolumeConfigs["gat"],
@@ -40,7 +42,7 @@ var arenaConfigs = map[string]gcn.Config{
 func TestArenaMatchesModel(t *testing.T) {
 	g := smallGraph(1, 41, 11, 5, 5)
 	shapes := []grid.Shape{xyz(1, 1, 1), xyz(2, 2, 2), xyz(1, 2, 3), xyz(3, 1, 2), xyz(2, 3, 1), xyz(1, 5, 1), xyz(3, 3, 1)}
-	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "gcn3", "sage", "sagefull"} {
+	for _, name := range []string{"kipf", "deep", "scalegnn", "plain", "gcn3", "gcn3drop", "sage", "sagefull"} {
 		cfg := arenaConfigs[name]
 		perms := permute.New(g.Adj.Rows, permute.Double, 11)
 		orders := gcn.NewOrders(g.Adj.Rows, perms.P1, perms.P2)

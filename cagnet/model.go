@@ -326,14 +326,25 @@ func (m *Model) blockRows(k int) (lo, hi int) {
 // dropout applies layer l's input dropout mask of optimizer step m.t (the
 // reference's masks: keyed by seed, step, site l, vertex id and column) to
 // a, in the forward pass to the input and in the backward pass to its
-// gradient. Every replica of a process row draws the same mask.
-func (m *Model) dropout(name string, a device.Mat, l int) device.Mat {
+// gradient, into out (which may be a). Every replica of a process row
+// draws the same mask.
+func (m *Model) dropout(out, a device.Mat, l int) device.Mat {
 	if m.cfg.Dropout == 0 {
 		return a
 	}
-	out := m.buf(name, l, a.Rows(), a.Cols())
 	m.dev.Dropout(out, a, device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts})
 	return out
+}
+
+// inBuf is where layer l's input after dropout goes (rows × w): a buffer
+// of the layer's own where the backward pass reads it (SAGE's self term,
+// GAT's weight gradient), else one shared by every layer of that width,
+// dead once the layer's aggregation has broadcast it.
+func (m *Model) inBuf(l, rows, w int) device.Mat {
+	if s := m.specs[l]; s.Self || s.Heads > 0 {
+		return m.buf("in", l, rows, w)
+	}
+	return m.buf("in.shared", w, rows, w)
 }
 
 // Forward returns this block row's logits and records the tape; training
@@ -345,7 +356,7 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 	h, rows := m.x, m.hi-m.lo
 	for l, s := range specs {
 		if training {
-			h = m.dropout("in", h, l)
+			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l)
 		}
 		if s.Heads > 0 {
 			// The tape of a GAT layer: ah holds Y_i, z the heads'
@@ -368,11 +379,12 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 			m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
 		}
 		m.in, m.ah, m.z = append(m.in, h), append(m.ah, ah), append(m.z, z)
-		h = z
 		if s.Hidden {
-			h = m.buf("act", l, rows, s.Out)
-			m.dev.ReLU(h, z)
+			// In place: the backward pass's ReLUBackward reads the
+			// output as well as the input (both > 0 at once).
+			m.dev.ReLU(z, z)
 		}
+		h = z
 		m.act = append(m.act, h)
 	}
 	return h, nil
@@ -438,7 +450,7 @@ func (m *Model) LossAndGrad() (float64, error) {
 			if !s.NeedInputGrad {
 				break
 			}
-			dz = m.dropout("din", din, l)
+			dz = m.dropout(din, din, l) // in place: din is the pass's own
 			continue
 		}
 		if s.Hidden {
@@ -455,16 +467,21 @@ func (m *Model) LossAndGrad() (float64, error) {
 		if !s.NeedInputGrad {
 			break
 		}
-		gw := m.buf("gw", l, rows, s.In)
+		// gw is dead once aggregated, and dz once gw and the weight
+		// gradients are computed: one gw per width, and the input's
+		// gradient (the next iteration's dz) in the other of two
+		// buffers per width, so that the backward pass holds no
+		// buffer per layer.
+		gw := m.buf("gw", s.In, rows, s.In)
 		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, p.dw, 0, gw)
-		din := m.buf("dz", l-1, rows, s.In)
+		din := m.buf(dzNames[l&1], s.In, rows, s.In)
 		if err = m.aggregate(din, m.at, gw); err != nil {
 			return 0, err
 		}
 		if m.self[l] >= 0 {
 			m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, m.Params[m.self[l]].dw, 1, din)
 		}
-		dz = m.dropout("din", din, l)
+		dz = m.dropout(din, din, l) // in place: din is the pass's own
 	}
 	if m.nTrain == 0 {
 		// A mini-batch without training vertices contributes nothing (as
@@ -473,6 +490,11 @@ func (m *Model) LossAndGrad() (float64, error) {
 	}
 	return loss[0] / float64(m.nTrain), nil
 }
+
+// dzNames are the two buffers per width the backward pass's input
+// gradients alternate between: layer l's goes into dzNames[l&1], which
+// layer l+1's (the dz that layer l's pass reads) is not.
+var dzNames = [2]string{"dz.even", "dz.odd"}
 
 // weightGrad sets p.G = xᵀ·dz summed over the process column (every
 // replica then holds the same gradient).

@@ -118,7 +118,7 @@ func (j Job) cagnetGATMemory(s gcn.LayerSpec, rows int64, nnz float64) (act, edg
 	in, c, k, out := int64(s.In), int64(s.ProjWidth), int64(s.Heads), int64(s.Out)
 	act = 4 * rows * (in + c + 4*k + c + out)
 	if j.Dropout > 0 {
-		act += 4 * rows * 2 * in
+		act += 4 * rows * in // the input after dropout (its gradient's is dropped in place)
 	}
 	act += 4 * rows * (c + 2*k + c + k + in + 1)
 	edges = int64(4 * float64(j.gatEdgeArrays(true)) * nnz * float64(k))

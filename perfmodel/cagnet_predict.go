@@ -75,7 +75,12 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	mem.Adjacency = 2 * stages * csrBytes(int(rows), nnz/float64(max(stages, 1)))
 	mem.Features = rows*int64(j.Features)*4 + 4*rows + 7*int64(j.N)
 	var weights, maxW, widest int64
-	for _, s := range j.gcnConfig().LayerSpecs() {
+	// The buffers the model keeps one of per width, not per layer:
+	// GCN layers' input after dropout (cagnet's inBuf), and the backward
+	// pass's gw, dz.even and dz.odd of layers with an input gradient.
+	sharedIn, sharedGrad := map[int]bool{}, map[int]bool{}
+	specs := j.gcnConfig().LayerSpecs()
+	for l, s := range specs {
 		widest = max(widest, int64(s.In), int64(s.Out), int64(s.ProjWidth+s.Heads))
 		if s.Heads > 0 {
 			act, edges := j.cagnetGATMemory(s, rows, nnz)
@@ -85,16 +90,30 @@ func CAGNETMemory(j Job, p, c int) Memory {
 			maxW = max(maxW, int64(s.In), int64(s.ProjWidth+s.Heads))
 			continue
 		}
-		mem.Activations += 4 * rows * int64(s.In+s.Out+s.Out) // ÂH, Z, ReLU(Z)
-		if j.Dropout > 0 {
-			mem.Activations += 4 * rows * int64(2*s.In) // the input after dropout, its gradient's
+		mem.Activations += 4 * rows * int64(s.In+s.Out) // ÂH, Z (the ReLU in place)
+		switch {
+		case j.Dropout > 0 && s.Self:
+			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
+		case j.Dropout > 0:
+			sharedIn[s.In] = true
 		}
-		mem.Activations += 4 * rows * int64(s.In+s.Out) // the backward pass's dZ and dZ·Wᵀ
+		if s.NeedInputGrad {
+			sharedGrad[s.In] = true
+		}
+		if l == len(specs)-1 {
+			mem.Activations += 4 * rows * int64(s.Out) // the loss's gradient
+		}
 		weights += int64(s.In * s.Out)
 		if s.Self {
 			weights += int64(s.In * s.Out) // SAGE's W_self
 		}
 		maxW = max(maxW, int64(s.In))
+	}
+	for w := range sharedIn {
+		mem.Activations += 4 * rows * int64(w)
+	}
+	for w := range sharedGrad {
+		mem.Activations += 3 * 4 * rows * int64(w)
 	}
 	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums
 	mem.Weights = weights * (4*4 + 4*8)

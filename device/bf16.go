@@ -155,4 +155,3 @@ func GemmBF16ToBF16(dev Device, tB spmm.Op, alpha float32, a, b MatBF16, dst Mat
 		dev.PackMatBF16(dst.Slice(r0, r1, 0, n), s)
 	}
 }
-

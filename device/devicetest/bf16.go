@@ -86,13 +86,19 @@ var bf16Specials = []float32{
 	math.Float32frombits(0x7f800001), math.Float32frombits(0xffc00001), float32(math.Copysign(0, -1)),
 }
 
+// sparseRel is the relative error of a bfloat16 product's sparse
+// operand: bf16Rel on a device that rounds A (SparseBF16), else 0.
+func (o Options) sparseRel() float64 {
+	if o.SparseBF16 {
+		return bf16Rel
+	}
+	return 0
+}
+
 // testSpMMBF16 checks both bfloat16 SpMMs against float64 on testSpMM's
 // matrices, and on the host devices against the float32 SpMM bit for bit.
 func testSpMMBF16(t *testing.T, dev device.Device, opt Options) {
-	rel := 0.0
-	if opt.SparseBF16 {
-		rel = bf16Rel
-	}
+	rel := opt.sparseRel()
 	spmmCases(t, dev, func(c spmmCase) {
 		b := newBF16(dev, c.cols, c.width, c.pad, c.r, normal)
 		dst := newMat(dev, c.rows, c.width, c.pad+1, c.r, normal)
@@ -134,10 +140,7 @@ func testSpMMBF16(t *testing.T, dev device.Device, opt Options) {
 // reference masked the same way, plus one rounding. dst's padding must
 // stay.
 func testSpMMBF16Masked(t *testing.T, dev device.Device, opt Options) {
-	rel := 0.0
-	if opt.SparseBF16 {
-		rel = bf16Rel
-	}
+	rel := opt.sparseRel()
 	spmmCases(t, dev, func(c spmmCase) {
 		b := newBF16(dev, c.cols, c.width, c.pad, c.r, normal)
 		wpr := (c.width + 63) / 64

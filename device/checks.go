@@ -5,7 +5,9 @@ import "scalegnn/spmm"
 // The argument checks every device makes before running an operation, so
 // that a misuse panics with the same ShapeError whichever device runs it.
 
-func maskWords(cols int) int { return (cols + 63) / 64 }
+// maskWords is the words of a row of a bit mask (dropout keeps, ReLU
+// positions): spmm.MaskWords, the one place of the layout.
+func maskWords(cols int) int { return spmm.MaskWords(cols) }
 
 func checkDropout(name string, dst, src Mat, keep *Buffer[uint64], spec *Dropout) {
 	checkSame(name, dst, src)

@@ -9,7 +9,6 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
-	"scalegnn/permute"
 )
 
 // TestBF16RoundsTOnce: in mixed precision the engine rounds a layer's T
@@ -19,13 +18,7 @@ import (
 // layer type, on 1–3 ranks with several blocks each. And they are not
 // float32's: the roundings happen.
 func TestBF16RoundsTOnce(t *testing.T) {
-	g := gcn.RandomGraph(41, 61, 11, 5, 6)
-	perms := permute.New(61, permute.Single, 9)
-	o := gcn.NewOrders(61, perms.P1, perms.P1)
-	src, err := gcn.NewMemorySource(g, o)
-	if err != nil {
-		t.Fatal(err)
-	}
+	g, o, src := testProblem(t)
 	for name, cfg := range configs {
 		w, _, _, wantEmb := trained(t, cfg, g, o)
 		for _, tc := range []struct{ ranks, blocks int }{{1, 4}, {2, 5}, {3, 7}} {

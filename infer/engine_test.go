@@ -87,12 +87,10 @@ func near(t *testing.T, what string, got, want []float32) {
 	}
 }
 
-// TestMatchesModel: layer-wise inference gives the full-graph
-// evaluation's accuracies exactly and its validation loss and logits
-// within 1e-5, for GCN, SAGE and GAT models with and without input
-// projection, norm, residual and output head, on 1, 2 and 3 ranks with
-// row blocks that split unevenly, its activations in memory and in files.
-func TestMatchesModel(t *testing.T) {
+// testProblem is the engine tests' graph (61 vertices, 11 features, 5
+// classes), its single-permutation orders and a source over it.
+func testProblem(t *testing.T) (*gcn.Graph, *gcn.Orders, *gcn.MemorySource) {
+	t.Helper()
 	g := gcn.RandomGraph(41, 61, 11, 5, 6)
 	perms := permute.New(61, permute.Single, 9)
 	o := gcn.NewOrders(61, perms.P1, perms.P1)
@@ -100,6 +98,16 @@ func TestMatchesModel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return g, o, src
+}
+
+// TestMatchesModel: layer-wise inference gives the full-graph
+// evaluation's accuracies exactly and its validation loss and logits
+// within 1e-5, for GCN, SAGE and GAT models with and without input
+// projection, norm, residual and output head, on 1, 2 and 3 ranks with
+// row blocks that split unevenly, its activations in memory and in files.
+func TestMatchesModel(t *testing.T) {
+	g, o, src := testProblem(t)
 	for name, cfg := range configs {
 		w, want, wantLogits, wantEmb := trained(t, cfg, g, o)
 		for _, tc := range []struct {

@@ -36,7 +36,7 @@ func testSteadyStep(t *testing.T, prec device.Precision) {
 		}
 		g := gcn.RandomGraph(3, 2000, cfg.Features, cfg.Classes, 8)
 		errs := collectives.RunLocal(1, func(w collectives.Comm) error {
-			m, err := New(w, device.WithPrecision(device.NewCPU(1), prec), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := New(w, device.WithPrecision(device.NewCPU(1), prec), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2, Precision: prec}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}
@@ -49,7 +49,7 @@ func testSteadyStep(t *testing.T, prec device.Precision) {
 			h := m.x
 			dst := m.buf("alloc.test", 0, h.Rows(), h.Cols())
 			if n := testing.AllocsPerRun(5, func() {
-				if err := m.aggregate(dst, m.a, h); err != nil {
+				if err := m.aggregate(dst, m.a, operand{f: h}); err != nil {
 					t.Error(err)
 				}
 			}); n != 0 {
@@ -75,10 +75,20 @@ func testSteadyStep(t *testing.T, prec device.Precision) {
 
 // TestStagedBF16AggregationAllocatesNothing: on 4 ranks as 2×2 with
 // bfloat16 broadcasts (two in flight at once, each with its host staging
-// kept by the model), a steady aggregation allocates nothing on any rank;
-// the ranks run it in lockstep (alloctest.Meter), counting the whole
-// process. It failed while each broadcast made its host slice.
+// kept by the model), a steady aggregation allocates nothing on any rank,
+// of a float32 operand packed for the broadcast (train.comm_dtype) and of
+// a bfloat16 one sent as it is (mixed precision); the ranks run it in
+// lockstep (alloctest.Meter), counting the whole process. It failed while
+// each broadcast made its host slice.
 func TestStagedBF16AggregationAllocatesNothing(t *testing.T) {
+	for _, b := range []bool{false, true} {
+		testStagedAggregationAllocs(t, b)
+	}
+}
+
+// testStagedAggregationAllocs is TestStagedBF16AggregationAllocatesNothing
+// with a bfloat16 operand when b.
+func testStagedAggregationAllocs(t *testing.T, b bool) {
 	cfg := gcn.Config{Features: 16, Hidden: 32, Classes: 4, Layers: 2, Seed: 1}
 	g := gcn.RandomGraph(5, 1200, cfg.Features, cfg.Classes, 8)
 	const ranks, runs = 4, 20
@@ -89,8 +99,12 @@ func TestStagedBF16AggregationAllocatesNothing(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		h := m.x
-		dst := m.buf("alloc.test", 0, h.Rows(), h.Cols())
+		h := operand{f: m.x}
+		if b {
+			h = operand{b: m.bufBF16("alloc.test.b", 0, m.x.Rows(), m.x.Cols()), isB: true}
+			m.dev.PackMatBF16(h.b, m.x)
+		}
+		dst := m.buf("alloc.test", 0, m.x.Rows(), m.x.Cols())
 		for range 4 { // grow every buffer
 			if err := m.aggregate(dst, m.a, h); err != nil {
 				return err
@@ -124,6 +138,6 @@ func TestStagedBF16AggregationAllocatesNothing(t *testing.T) {
 		}
 	}
 	if mallocs != 0 {
-		t.Errorf("%d heap allocations in the best window of %d staged bfloat16 aggregations on %d ranks, want 0", mallocs, runs, ranks)
+		t.Errorf("bfloat16 operand %v: %d heap allocations in the best window of %d staged bfloat16 aggregations on %d ranks, want 0", b, mallocs, runs, ranks)
 	}
 }

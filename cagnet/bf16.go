@@ -40,7 +40,7 @@ func ibcastBF16(dev device.Device, c collectives.Comm, buf device.Buffer[float32
 	if err != nil {
 		return nil, err
 	}
-	*req = bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: h[:n], unpack: c.Rank() != root}
+	*req = bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: h[:n], upload: c.Rank() != root, unpack: true}
 	return req, nil
 }
 
@@ -52,23 +52,27 @@ type doneRequest struct{}
 
 func (doneRequest) Wait() error { return nil }
 
-// bf16Bcast unpacks the received halfwords on Wait.
+// bf16Bcast uploads the received halfwords into st on Wait (upload: not
+// the root) and unpacks them into buf (unpack: ibcastBF16's, not
+// ibcastHalfwords').
 type bf16Bcast struct {
-	r      collectives.Request
-	dev    device.Device
-	buf    device.Buffer[float32]
-	st     device.Buffer[uint16]
-	host   []uint16
-	unpack bool
+	r              collectives.Request
+	dev            device.Device
+	buf            device.Buffer[float32]
+	st             device.Buffer[uint16]
+	host           []uint16
+	upload, unpack bool
 }
 
 func (b *bf16Bcast) Wait() error {
 	if err := b.r.Wait(); err != nil {
 		return err
 	}
-	if b.unpack {
+	if b.upload {
 		device.Upload(b.dev, b.st, 0, b.host)
-		b.dev.UnpackBF16(b.buf, b.st)
+		if b.unpack {
+			b.dev.UnpackBF16(b.buf, b.st)
+		}
 	}
 	return nil
 }

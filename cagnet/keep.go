@@ -117,10 +117,11 @@ func (m *Model) Embeddings(l int) (gcn.Block, error) {
 	if l < 0 || l >= len(m.specs) || !m.specs[l].Hidden {
 		return gcn.Block{}, fmt.Errorf("cagnet: embeddings of layer %d: the model's hidden layers are 0 to %d", l, gcn.LastHidden(m.cfg))
 	}
-	if _, err := m.Forward(false); err != nil {
+	// A pass that ends at layer l: its output stays float32 (mixed.go).
+	act, err := m.forwardTo(false, l)
+	if err != nil {
 		return gcn.Block{}, err
 	}
-	act := m.act[l]
 	out := make([]float32, act.Rows()*act.Cols())
 	device.DownloadMat(m.dev, out, act)
 	return m.block(out, act.Cols()), nil

@@ -39,15 +39,30 @@ type Model struct {
 	asrc, adst, bias []int
 	t                int
 	bf16             bool
+	// prec is the products' precision; in BF16 the GCN and SAGE layers
+	// keep their tape in bfloat16 (mixed.go).
+	prec device.Precision
 
 	// tape of the last forward pass, per layer: the input after dropout,
 	// (ÂH)_i, Z_i and the ReLU's output.
 	in, ah, z, act []device.Mat
+	// In mixed precision (mixed.go) a GCN or SAGE layer's (ÂH)_i is
+	// kept in bfloat16 only (ahb; its ah entry is empty), and where
+	// keepsOut allows, its output too (zb, with the ReLU's positions in
+	// pos; its z and act entries are empty).
+	ahb, zb []device.MatBF16
+	zbOK    []bool
+	pos     []device.Buffer[uint64]
 
 	// ws holds the buffers reused from step to step (bufs): the tape's,
 	// the backward pass's and the aggregation's, so that a step allocates
 	// no device memory after the first.
 	ws map[wsKey]device.Mat
+	// wsB and wsU are ws's bfloat16 and mask-word buffers (mixed.go), and
+	// stageB the bfloat16 broadcast buffers, as stage.
+	wsB    map[wsKey]device.MatBF16
+	wsU    map[wsKey]device.Buffer[uint64]
+	stageB map[[2]int]device.MatBF16
 	// stage holds one broadcast buffer per stage and width; bf16 the
 	// packing staging of the bfloat16 collectives.
 	stage map[[2]int]device.Mat
@@ -60,7 +75,7 @@ type Model struct {
 	// bufs and reqs are aggregate's per-stage operands and requests;
 	// bcastHost and bcastReqs a bfloat16 stage's host staging and request
 	// (ibcastBF16), one per stage since two are in flight at once.
-	bufs      []device.Mat
+	bufs      []operand
 	reqs      []collectives.Request
 	bcastHost [][]uint16
 	bcastReqs []bf16Bcast
@@ -106,6 +121,10 @@ type Param struct {
 	Rows, Cols int
 	W, G, m, v []float64
 	dw, dg     device.Mat
+	// db is dw rounded to bfloat16, in mixed precision (upload packs
+	// it), for the products that read it as a bfloat16 operand.
+	db         device.MatBF16
+	hasDB      bool
 	decay      bool
 	g32, w32   []float32 // host staging of the gradient and weights
 }
@@ -126,6 +145,12 @@ type Options struct {
 	// bfloat16 (train.comm_dtype = "bf16"); the loss and the weight
 	// gradients stay float32/float64, as in 3D.
 	BF16 bool
+	// Precision is train.precision. With device.BF16 the device must run
+	// the bf16 products (device.WithPrecision), and the GCN and SAGE
+	// layers keep their tape in bfloat16 and broadcast their aggregation
+	// operands as bfloat16 (mixed.go): the same bits as rounding them
+	// where the products read them.
+	Precision device.Precision
 }
 
 // NewFromSource builds rank world.Rank()'s share of 1.5D training from
@@ -149,8 +174,9 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: src.Sizes().N, bf16: o.BF16,
-		ws: map[wsKey]device.Mat{}, stage: map[[2]int]device.Mat{}}
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: src.Sizes().N, bf16: o.BF16, prec: o.Precision,
+		ws: map[wsKey]device.Mat{}, stage: map[[2]int]device.Mat{},
+		wsB: map[wsKey]device.MatBF16{}, wsU: map[wsKey]device.Buffer[uint64]{}, stageB: map[[2]int]device.MatBF16{}}
 	if m.row, err = world.Split(l.Row, l.Col); err != nil {
 		return nil, err
 	}
@@ -166,6 +192,9 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 		q := &Param{Name: p.Name, Rows: p.Rows, Cols: p.Cols, W: p.W,
 			G: make([]float64, len(p.W)), m: make([]float64, len(p.W)), v: make([]float64, len(p.W)),
 			dw: m.mat(p.Rows, p.Cols), dg: m.mat(p.Rows, p.Cols), decay: p.Decay}
+		if m.mixed() {
+			q.db, q.hasDB = device.MatrixBF16(device.Alloc[uint16](dev, p.Rows*p.Cols), p.Rows, p.Cols), true
+		}
 		q.upload(dev)
 		m.Params = append(m.Params, q)
 		index[p.Name] = i
@@ -242,18 +271,22 @@ func (p *Param) upload(dev device.Device) {
 		p.w32[k] = float32(v)
 	}
 	device.UploadMat(dev, p.dw, p.w32)
+	if p.hasDB {
+		dev.PackMatBF16(p.db, p.dw)
+	}
 }
 
 // aggregate computes dst = Σ_k blocks[k]·H_k summed over the process
 // row: the staged broadcasts of Algorithm 2. h is this rank's block row of
-// H (rows_i × w), which it broadcasts when its process row's stage comes.
-// The first stage's product lands in dst, later ones in a scratch buffer
-// added to it; stage buffers are reused from call to call.
-func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) error {
-	w := h.Cols()
+// H (rows_i × w), which it broadcasts when its process row's stage comes:
+// float32, or in mixed precision bfloat16 (operand). The first stage's
+// product lands in dst, later ones in a scratch buffer added to it; stage
+// buffers are reused from call to call.
+func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h operand) error {
+	w := h.cols()
 	k0, _ := m.L.Stages()
 	if len(m.bufs) < len(blocks) {
-		m.bufs, m.reqs = make([]device.Mat, len(blocks)), make([]collectives.Request, len(blocks))
+		m.bufs, m.reqs = make([]operand, len(blocks)), make([]collectives.Request, len(blocks))
 		m.bcastHost, m.bcastReqs = make([][]uint16, len(blocks)), make([]bf16Bcast, len(blocks))
 	}
 	bufs, reqs := m.bufs[:len(blocks)], m.reqs[:len(blocks)]
@@ -262,13 +295,16 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 		bufs[s] = h
 		if k != m.L.Row {
 			c0, c1 := m.blockRows(k) // uneven in a mini-batch
-			bufs[s] = m.stageBuf(s, c1-c0, w)
+			bufs[s] = m.stageOperand(s, c1-c0, w, h.isB)
 		}
 		var err error
-		if m.bf16 {
-			reqs[s], err = ibcastBF16(m.dev, m.col, bufs[s].Flat(), m.pack, k, &m.bcastHost[s], &m.bcastReqs[s])
-		} else {
-			reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].Flat(), k)
+		switch {
+		case bufs[s].isB:
+			reqs[s], err = ibcastHalfwords(m.dev, m.col, bufs[s].b.Flat(), k, &m.bcastHost[s], &m.bcastReqs[s])
+		case m.bf16:
+			reqs[s], err = ibcastBF16(m.dev, m.col, bufs[s].f.Flat(), m.pack, k, &m.bcastHost[s], &m.bcastReqs[s])
+		default:
+			reqs[s], err = device.IBcast(m.dev, m.col, bufs[s].f.Flat(), k)
 		}
 		return err
 	}
@@ -290,11 +326,11 @@ func (m *Model) aggregate(dst device.Mat, blocks []*device.CSR, h device.Mat) er
 			return err
 		}
 		if s == 0 {
-			m.dev.SpMM(dst, a, bufs[s])
+			bufs[s].spmm(m.dev, dst, a)
 			continue
 		}
 		tmp := m.buf("stage.tmp", w, dst.Rows(), w)
-		m.dev.SpMM(tmp, a, bufs[s])
+		bufs[s].spmm(m.dev, tmp, a)
 		m.dev.Add(dst, dst, tmp)
 	}
 	if m.bf16 {
@@ -351,10 +387,31 @@ func (m *Model) inBuf(l, rows, w int) device.Mat {
 // applies dropout. A SAGE layer adds its input's own rows times W_self
 // (every rank holds its block row of the input).
 func (m *Model) Forward(training bool) (device.Mat, error) {
+	return m.forwardTo(training, len(m.specs)-1)
+}
+
+// forwardTo is Forward through layer last, whose output it returns (in
+// float32: a pass that ends there keeps it so, mixed.go's keepsOut).
+func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 	specs := m.specs
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
+	m.ahb, m.zb, m.zbOK, m.pos = m.ahb[:0], m.zb[:0], m.zbOK[:0], m.pos[:0]
 	h, rows := m.x, m.hi-m.lo
-	for l, s := range specs {
+	for l, s := range specs[:last+1] {
+		if m.mixed() && s.Heads == 0 {
+			// mixed.go; the input is the previous layer's output, kept
+			// in bfloat16 with this layer's dropout already applied, or
+			// float32, which layerMixed drops.
+			in := operand{f: h}
+			if l > 0 && m.zbOK[l-1] {
+				in = operand{b: m.zb[l-1], isB: true}
+			}
+			if err := m.layerMixed(l, s, in, training, last); err != nil {
+				return h, err
+			}
+			h = m.act[l]
+			continue
+		}
 		if training {
 			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l)
 		}
@@ -366,11 +423,12 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 				return h, err
 			}
 			m.in, m.ah, m.z, m.act = append(m.in, h), append(m.ah, y), append(m.z, o), append(m.act, out)
+			m.ahb, m.zb, m.zbOK, m.pos = append(m.ahb, device.MatBF16{}), append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
 			h = out
 			continue
 		}
 		ah := m.buf("ah", l, rows, s.In)
-		if err := m.aggregate(ah, m.a, h); err != nil {
+		if err := m.aggregate(ah, m.a, operand{f: h}); err != nil {
 			return h, err
 		}
 		z := m.buf("z", l, rows, s.Out)
@@ -379,6 +437,7 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 			m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
 		}
 		m.in, m.ah, m.z = append(m.in, h), append(m.ah, ah), append(m.z, z)
+		m.ahb, m.zb, m.zbOK, m.pos = append(m.ahb, device.MatBF16{}), append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
 		if s.Hidden {
 			// In place: the backward pass's ReLUBackward reads the
 			// output as well as the input (both > 0 at once).
@@ -453,6 +512,17 @@ func (m *Model) LossAndGrad() (float64, error) {
 			dz = m.dropout(din, din, l) // in place: din is the pass's own
 			continue
 		}
+		if m.mixed() {
+			din, err := m.backwardMixed(l, s, dz)
+			if err != nil {
+				return 0, err
+			}
+			if !s.NeedInputGrad {
+				break
+			}
+			dz = din
+			continue
+		}
 		if s.Hidden {
 			m.dev.ReLUBackward(dz, dz, m.z[l])
 		}
@@ -475,7 +545,7 @@ func (m *Model) LossAndGrad() (float64, error) {
 		gw := m.buf("gw", s.In, rows, s.In)
 		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, p.dw, 0, gw)
 		din := m.buf(dzNames[l&1], s.In, rows, s.In)
-		if err = m.aggregate(din, m.at, gw); err != nil {
+		if err = m.aggregate(din, m.at, operand{f: gw}); err != nil {
 			return 0, err
 		}
 		if m.self[l] >= 0 {
@@ -500,6 +570,11 @@ var dzNames = [2]string{"dz.even", "dz.odd"}
 // replica then holds the same gradient).
 func (m *Model) weightGrad(p *Param, x, dz device.Mat) error {
 	m.dev.Gemm(spmm.Trans, spmm.NoTrans, 1, x, dz, 0, p.dg)
+	return m.reduceGrad(p)
+}
+
+// reduceGrad sums p.dg over the process column and downloads it into p.G.
+func (m *Model) reduceGrad(p *Param) error {
 	if err := device.AllReduce(m.dev, m.col, p.dg.Flat(), collectives.Sum); err != nil {
 		return err
 	}

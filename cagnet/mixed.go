@@ -1,0 +1,251 @@
+package cagnet
+
+import (
+	"unsafe"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/spmm"
+)
+
+// Mixed precision (train.precision = "bf16") in 1.5D. The device runs
+// every product on bfloat16 operands (device.WithPrecision), which it
+// would otherwise round into its staging product by product; here the
+// GCN and SAGE layers keep in bfloat16 what only products read:
+//
+//   - (ÂH)_i, read by the layer's GEMM with W and by its weight gradient,
+//     in ahb instead of a float32 ah;
+//   - a hidden GCN layer's output, when the next layer is a GCN layer
+//     (keepsOut): Z_i = (ÂH)_i·W is computed a block of rows at a time
+//     through a float32 scratch, rectified (positions recorded in pos, one
+//     bit an element, for the backward pass), put through the next
+//     layer's dropout in training, and rounded into zb, which the next
+//     layer broadcasts and multiplies as it is;
+//   - every aggregation operand (the input after dropout, the backward
+//     pass's dZ·Wᵀ), which therefore travels as bfloat16 over the process
+//     column whatever train.comm_dtype says: its bytes are what the SpMM
+//     reads, so sending them rounded changes no bit. The all-reduce of the
+//     partial sums still follows comm_dtype.
+//
+// Every value is rounded where the staged products rounded it, once: the
+// bits of the losses, gradients and weights are those of the same job on
+// the same device with Precision float32 (TestMixedTapeExact). The loss
+// and the gradients between operations stay float32.
+
+// mixed reports whether the model trains in mixed precision.
+func (m *Model) mixed() bool { return m.prec == device.BF16 }
+
+// keepsOut reports whether, in mixed precision, layer l's output is kept
+// in bfloat16 only in a pass that ends at layer last: a hidden GCN layer
+// (a SAGE layer's self term adds into Z before the ReLU; GAT has its own
+// tape) whose output the next layer, a GCN layer, reads only through its
+// dropout and its aggregation. A pass that ends at l keeps the output in
+// float32 (Embeddings). perfmodel's memory and trace follow it.
+func KeepsOut(specs []gcn.LayerSpec, l, last int, prec device.Precision) bool {
+	if prec != device.BF16 || l >= last || l+1 >= len(specs) {
+		return false
+	}
+	s, next := specs[l], specs[l+1]
+	return s.Heads == 0 && !s.Self && s.Hidden && next.Heads == 0 && !next.Self
+}
+
+// operand is an aggregation's dense operand: float32 (f), or bfloat16
+// (b, isB) in mixed precision.
+type operand struct {
+	f   device.Mat
+	b   device.MatBF16
+	isB bool
+}
+
+func (o operand) cols() int {
+	if o.isB {
+		return o.b.Cols()
+	}
+	return o.f.Cols()
+}
+
+// spmm computes dst = a·o with float32 sums.
+func (o operand) spmm(dev device.Device, dst device.Mat, a *device.CSR) {
+	if o.isB {
+		dev.SpMMBF16(dst, a, o.b)
+		return
+	}
+	dev.SpMM(dst, a, o.f)
+}
+
+// stageOperand is the reused receive buffer of stage s at width w, in
+// bfloat16 when b.
+func (m *Model) stageOperand(s, rows, w int, b bool) operand {
+	if !b {
+		return operand{f: m.stageBuf(s, rows, w)}
+	}
+	k := [2]int{s, w}
+	buf, ok := m.stageB[k]
+	if !ok || buf.Rows() < rows {
+		buf = device.MatrixBF16(device.Alloc[uint16](m.dev, max(rows, m.rowsCap)*w), max(rows, m.rowsCap), w)
+		m.stageB[k] = buf
+	}
+	return operand{b: device.MatrixBF16(buf.Flat().Slice(0, rows*w), rows, w), isB: true}
+}
+
+// bufBF16 is buf for a bfloat16 buffer.
+func (m *Model) bufBF16(name string, layer, rows, cols int) device.MatBF16 {
+	k := wsKey{name, layer}
+	b, ok := m.wsB[k]
+	if !ok || b.Rows() < rows || b.Cols() != cols {
+		r := max(rows, m.rowsCap)
+		b = device.MatrixBF16(device.Alloc[uint16](m.dev, r*cols), r, cols)
+		m.wsB[k] = b
+	}
+	return device.MatrixBF16(b.Flat().Slice(0, rows*cols), rows, cols)
+}
+
+// bufWords is buf for n mask words of at most capRows rows of wpr words.
+func (m *Model) bufWords(name string, layer, rows, wpr int) device.Buffer[uint64] {
+	k := wsKey{name, layer}
+	b, ok := m.wsU[k]
+	if !ok || b.Len() < rows*wpr {
+		b = device.Alloc[uint64](m.dev, max(rows, m.rowsCap)*wpr)
+		m.wsU[k] = b
+	}
+	return b.Slice(0, rows*wpr)
+}
+
+// scratch is the float32 scratch, shared by every product of width w,
+// through which a bfloat16 result is computed a block of rows at a time.
+func (m *Model) scratch(rows, w int) device.Mat {
+	r := max(1, min(max(rows, m.rowsCap), ScratchElems/max(w, 1)))
+	return m.bufCap("scratch", w, r, w, r)
+}
+
+// ScratchElems bounds that scratch: 4 MiB of float32 (8,192 rows at width
+// 128), as gcn's. A variable so that tests cut small matrices into many
+// blocks.
+var ScratchElems = 1 << 20
+
+// layerMixed is Forward's GCN or SAGE layer l in mixed precision. in is
+// its input: float32 (x, or a GAT or SAGE layer's output), which training
+// drops here, or the previous layer's bfloat16 output, already dropped.
+func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, last int) error {
+	rows := m.hi - m.lo
+	h := in.f // SAGE's self term reads the float32 input
+	if !in.isB {
+		if training {
+			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l)
+		}
+		hb := m.bufBF16("in.b", s.In, rows, s.In)
+		m.dev.PackMatBF16(hb, h)
+		in = operand{b: hb, isB: true}
+	}
+	ahb := m.bufBF16("ah", l, rows, s.In)
+	if m.col.Size() == 1 && m.row.Size() == 1 {
+		// One rank: one stage, its own block row, no partial sums: each
+		// sum rounded once as the SpMM writes it.
+		m.dev.SpMMBF16ToBF16(ahb, m.a[0], in.b)
+	} else {
+		acc := m.buf("ah.sum", s.In, rows, s.In)
+		if err := m.aggregate(acc, m.a, in); err != nil {
+			return err
+		}
+		m.dev.PackMatBF16(ahb, acc)
+	}
+	w := m.Params[m.w[l]]
+	m.in, m.ah, m.ahb = append(m.in, h), append(m.ah, device.Mat{}), append(m.ahb, ahb)
+	if KeepsOut(m.specs, l, last, m.prec) {
+		zb := m.bufBF16("z", l, rows, s.Out)
+		wpr := spmm.MaskWords(s.Out)
+		pos := m.bufWords("pos", l, rows, wpr)
+		drop := device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l + 1, P: m.cfg.Dropout, Verts: m.verts}
+		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, ahb, w.db, zb, m.scratch(rows, s.Out), func(r0, r1 int, blk device.Mat) {
+			m.dev.ReLURecord(blk, blk, pos.Slice(r0*wpr, r1*wpr))
+			if training && drop.P > 0 {
+				d := drop
+				d.Verts = drop.Verts.Slice(r0, r1)
+				m.dev.Dropout(blk, blk, d)
+			}
+		})
+		m.z, m.act = append(m.z, device.Mat{}), append(m.act, device.Mat{})
+		m.zb, m.zbOK, m.pos = append(m.zb, zb), append(m.zbOK, true), append(m.pos, pos)
+		return nil
+	}
+	z := m.buf("z", l, rows, s.Out)
+	m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, ahb, w.db, 0, z)
+	if m.self[l] >= 0 {
+		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
+	}
+	if s.Hidden {
+		m.dev.ReLU(z, z) // in place, as Forward's float32 layer
+	}
+	m.z, m.act = append(m.z, z), append(m.act, z)
+	m.zb, m.zbOK, m.pos = append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
+	return nil
+}
+
+// backwardMixed is LossAndGrad's GCN or SAGE layer l in mixed precision:
+// from the float32 gradient dz of its output (which it rectifies in
+// place) it sets the layer's weight gradients and returns the gradient of
+// its input after the layer's dropout (float32, summed over its stages
+// and the process row), or an empty matrix when the layer needs none.
+func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz device.Mat) (device.Mat, error) {
+	rows, p := m.hi-m.lo, m.Params[m.w[l]]
+	if s.Hidden {
+		if m.zbOK[l] {
+			m.dev.ReLUBackwardBits(dz, dz, m.pos[l])
+		} else {
+			m.dev.ReLUBackward(dz, dz, m.z[l])
+		}
+	}
+	dzb := m.bufBF16("dz.b", s.Out, rows, s.Out)
+	m.dev.PackMatBF16(dzb, dz)
+	m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, m.ahb[l], dzb, 0, p.dg)
+	if err := m.reduceGrad(p); err != nil {
+		return device.Mat{}, err
+	}
+	if m.self[l] >= 0 {
+		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz); err != nil {
+			return device.Mat{}, err
+		}
+	}
+	if !s.NeedInputGrad {
+		return device.Mat{}, nil
+	}
+	// dZ·Wᵀ, rounded once as the aggregation's operand: one per width, as
+	// the float32 pass's gw.
+	gwb := m.bufBF16("gw", s.In, rows, s.In)
+	device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, dzb, p.db, gwb, m.scratch(rows, s.In), nil)
+	din := m.buf(dzNames[l&1], s.In, rows, s.In)
+	if err := m.aggregate(din, m.at, operand{b: gwb, isB: true}); err != nil {
+		return device.Mat{}, err
+	}
+	if m.self[l] >= 0 {
+		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, m.Params[m.self[l]].dw, 1, din)
+	}
+	return m.dropout(din, din, l), nil // in place: din is the pass's own
+}
+
+// ibcastHalfwords starts a broadcast of the bfloat16 buf over c from
+// root, two halfwords to a float32 word as ibcastBF16 sends them (the
+// same calls and bytes), without a conversion: the root downloads buf,
+// the others upload what they receive into buf on Wait. host and req are
+// ibcastBF16's.
+func ibcastHalfwords(dev device.Device, c collectives.Comm, buf device.Buffer[uint16], root int, host *[]uint16, req *bf16Bcast) (collectives.Request, error) {
+	n := buf.Len()
+	if c.Size() == 1 || n == 0 {
+		return doneRequest{}, nil
+	}
+	if cap(*host) < n+n%2 {
+		*host = make([]uint16, n+n%2)
+	}
+	h := (*host)[:n+n%2]
+	if c.Rank() == root {
+		device.Download(dev, h[:n], buf, 0)
+	}
+	words := unsafe.Slice((*float32)(unsafe.Pointer(&h[0])), len(h)/2)
+	r, err := c.IBcastF32(words, root)
+	if err != nil {
+		return nil, err
+	}
+	*req = bf16Bcast{r: r, dev: dev, st: buf, host: h[:n], upload: c.Rank() != root}
+	return req, nil
+}

@@ -1,0 +1,126 @@
+package cagnet
+
+import (
+	"fmt"
+	"math"
+	"testing"
+
+	"scalegnn/collectives"
+	"scalegnn/device"
+	"scalegnn/gcn"
+	"scalegnn/permute"
+)
+
+// mixedRun is what TestMixedTapeExact compares of one rank's run: the
+// losses, every parameter's gradients and weights after each step, the
+// hidden layers' embeddings and the probabilities afterwards, as float64
+// bits, and which layers kept their output in bfloat16.
+type mixedRun struct {
+	bits []uint64
+	kept []bool
+}
+
+// runMixed trains 3 steps of 1.5D on P ranks with the bf16 products and
+// returns each rank's mixedRun; prec is the model's Options.Precision
+// (Float32: every product rounds its operands in the device's staging).
+func runMixed(t *testing.T, p int, c Case, prec device.Precision) []mixedRun {
+	t.Helper()
+	cfg, opt, g := conformanceModel(c)
+	runs := make([]mixedRun, p)
+	errs := collectives.RunLocal(p, func(w collectives.Comm) error {
+		dev := device.WithPrecision(device.Host(1), device.BF16)
+		m, err := New(w, dev, Options{Replication: c.C, Permutation: c.Scheme, PermSeed: 3, BF16: c.BF16, Precision: prec}, cfg, opt, g)
+		if err != nil {
+			return err
+		}
+		r := &runs[w.Rank()]
+		add := func(v ...float64) {
+			for _, x := range v {
+				r.bits = append(r.bits, math.Float64bits(x))
+			}
+		}
+		for range 3 {
+			loss, err := m.LossAndGrad()
+			if err != nil {
+				return err
+			}
+			add(loss)
+			r.kept = append(r.kept[:0], m.zbOK...)
+			for _, q := range m.Params {
+				add(q.G...)
+			}
+			m.Step()
+			for _, q := range m.Params {
+				add(q.W...)
+			}
+		}
+		for l := 0; l < gcn.LastHidden(cfg)+1; l++ {
+			b, err := m.Embeddings(l)
+			if err != nil {
+				return err
+			}
+			for _, x := range b.Data {
+				add(float64(x))
+			}
+		}
+		b, err := m.Probabilities()
+		if err != nil {
+			return err
+		}
+		for _, x := range b.Data {
+			add(float64(x))
+		}
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return runs
+}
+
+// TestMixedTapeExact: in mixed precision, 1.5D keeping its tape in
+// bfloat16 and broadcasting bfloat16 operands (mixed.go) trains bit for
+// bit as the same job whose device rounds every operand in its staging
+// (Options.Precision float32 on the bf16 products): losses, gradients and
+// weights over 3 steps, embeddings and probabilities, on grids of 1 to 6
+// ranks (P/c process rows of c replicas), GCN and SAGE, with and without
+// dropout and bfloat16 communication. The GCN layers whose next layer is
+// a GCN layer must keep their output in bfloat16 (the path under test),
+// the others not.
+func TestMixedTapeExact(t *testing.T) {
+	old := ScratchElems
+	ScratchElems = 3 * 5 // blocks of 3 rows at the hidden width: many blocks
+	defer func() { ScratchElems = old }()
+	grids := [][2]int{{1, 1}, {2, 1}, {3, 3}, {4, 2}, {6, 2}, {5, 1}}
+	for _, pc := range grids {
+		for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+			for _, drop := range []float64{0, 0.5} {
+				for _, bf16 := range []bool{false, true} {
+					c := Case{C: pc[1], Scheme: permute.Single, Dropout: drop, Layer: layer, BF16: bf16}
+					t.Run(fmt.Sprintf("P=%d/%v", pc[0], c), func(t *testing.T) {
+						want := runMixed(t, pc[0], c, device.Float32)
+						got := runMixed(t, pc[0], c, device.BF16)
+						for rank := range got {
+							g, w := got[rank], want[rank]
+							if len(g.bits) != len(w.bits) {
+								t.Fatalf("rank %d: %d values, want %d", rank, len(g.bits), len(w.bits))
+							}
+							for k := range w.bits {
+								if g.bits[k] != w.bits[k] {
+									t.Fatalf("rank %d: value %d = %v, staged %v", rank, k, math.Float64frombits(g.bits[k]), math.Float64frombits(w.bits[k]))
+								}
+							}
+							for l, k := range g.kept {
+								if want := layer == gcn.GCNLayer && l < len(g.kept)-1; k != want {
+									t.Errorf("rank %d: layer %d kept its output in bfloat16: %v, want %v", rank, l, k, want)
+								}
+							}
+						}
+					})
+				}
+			}
+		}
+	}
+}

@@ -125,7 +125,8 @@ func losses(ms []record.EpochMetrics) []float64 {
 // within the memory model's (plan.RankMemory's Staging) on every rank
 // (by half again where it trains random mini-batches, predicted on the
 // expected block), and equal to it in 3D full-graph training, which the
-// model plans product by product (0 where no product stages).
+// model plans product by product (0 where no product stages), and in
+// 1.5D of GCN layers (0).
 func TestStagingWithinPrediction(t *testing.T) {
 	jobs := midEpochJobsOf(gcn.GCNLayer)
 	for _, j := range jobs {
@@ -167,7 +168,10 @@ func TestStagingWithinPrediction(t *testing.T) {
 					t.Fatal(err)
 				}
 				got := device.StagingBytes(dev)
-				exact := cfg.Method() == method.Plexus3D
+				// 1.5D of GCN layers reads every operand in bfloat16
+				// (cagnet/mixed.go): nothing to stage, exactly.
+				gcn15 := cfg.Method().Algorithm() == method.CAGNET && mem.Staging == 0
+				exact := cfg.Method() == method.Plexus3D || gcn15
 				// Mini-batches (4D, isolated partitions' batches) are
 				// predicted on the expected block, as their arenas are,
 				// and a random batch of Cora's exceeds it by up to a

@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 )
 
@@ -98,7 +99,8 @@ type cagnetTracer struct {
 	k0, k1       int
 	nnz          float64         // expected nonzeros of one block Â_ik
 	block        func(k int) int // rows of block row k (the graph's, or a mini-batch's)
-	payloadBytes int             // element bytes of the broadcasts and partial sums
+	payloadBytes int             // element bytes of the partial sums
+	bcastBytes   int             // element bytes of the GCN and SAGE broadcasts
 }
 
 func newCAGNETTracer(j Job, p, c, rank int) *cagnetTracer {
@@ -111,6 +113,12 @@ func newCAGNETTracer(j Job, p, c, rank int) *cagnetTracer {
 	t.block = func(k int) int { return blockLen(j.N, q, k) }
 	if j.CommDType == collectives.BF16 {
 		t.payloadBytes = 2
+	}
+	t.bcastBytes = t.payloadBytes
+	if j.Precision == device.BF16 {
+		// The aggregation operands are bfloat16 in mixed precision
+		// (cagnet/mixed.go) and travel so whatever comm_dtype says.
+		t.bcastBytes = 2
 	}
 	return t
 }
@@ -133,7 +141,7 @@ func (t *cagnetTracer) elementwise(ph Phase, name string, l int, elems float64) 
 func (t *cagnetTracer) aggregate(ph Phase, name string, l, w int) {
 	for k := t.k0; k < t.k1; k++ {
 		inner := t.block(k)
-		if t.payloadBytes == 2 {
+		if t.bcastBytes == 2 {
 			// bfloat16 halfwords travel two to a float32 word (cagnet's
 			// ibcastBF16).
 			t.add(ph, name, l, collectives.KindBcast, GroupCol, t.q, int64(inner*w+1)/2, 4)

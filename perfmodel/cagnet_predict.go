@@ -3,12 +3,14 @@ package perfmodel
 import (
 	"fmt"
 	"math"
-	"scalegnn/device"
 	"sort"
 
+	"scalegnn/cagnet"
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
 	"scalegnn/method"
+	"scalegnn/spmm"
 )
 
 // CAGNETGrid formats a 1.5D arrangement as predictions list it:
@@ -77,8 +79,14 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	var weights, maxW, widest int64
 	// The buffers the model keeps one of per width, not per layer:
 	// GCN layers' input after dropout (cagnet's inBuf), and the backward
-	// pass's gw, dz.even and dz.odd of layers with an input gradient.
+	// pass's gw, dz.even and dz.odd of layers with an input gradient; in
+	// mixed precision (cagnet/mixed.go) also the bfloat16 aggregation
+	// operands packed from a float32 input (in.b), the partial sums of an
+	// aggregation (ah.sum, not on one rank), the bfloat16 dZ (dz.b) and
+	// the scratch of the products rounded a block of rows at a time.
 	sharedIn, sharedGrad := map[int]bool{}, map[int]bool{}
+	packedIn, sums, dzb, scratch := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	mixed, gcnOnly := j.Precision == device.BF16, true
 	specs := j.gcnConfig().LayerSpecs()
 	for l, s := range specs {
 		widest = max(widest, int64(s.In), int64(s.Out), int64(s.ProjWidth+s.Heads))
@@ -88,17 +96,41 @@ func CAGNETMemory(j Job, p, c int) Memory {
 			mem.Attention += edges
 			weights += int64(s.In*s.ProjWidth + 2*s.ProjWidth)
 			maxW = max(maxW, int64(s.In), int64(s.ProjWidth+s.Heads))
+			gcnOnly = false
 			continue
 		}
-		mem.Activations += 4 * rows * int64(s.In+s.Out) // ÂH, Z (the ReLU in place)
+		gcnOnly = gcnOnly && !s.Self
+		inKept := mixed && l > 0 && cagnet.KeepsOut(specs, l-1, len(specs)-1, j.Precision)
+		switch {
+		case !mixed:
+			mem.Activations += 4 * rows * int64(s.In+s.Out) // ÂH, Z (the ReLU in place)
+		case cagnet.KeepsOut(specs, l, len(specs)-1, j.Precision):
+			// ÂH and the output in bfloat16, the ReLU's positions in bits.
+			mem.Activations += 2*rows*int64(s.In+s.Out) + 8*rows*int64(spmm.MaskWords(s.Out))
+			scratch[s.Out] = true
+		default:
+			mem.Activations += 2*rows*int64(s.In) + 4*rows*int64(s.Out)
+		}
+		if mixed {
+			dzb[s.Out] = true
+			if !inKept {
+				packedIn[s.In] = true
+			}
+			if p > 1 {
+				sums[s.In] = true
+			}
+		}
 		switch {
 		case j.Dropout > 0 && s.Self:
 			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
-		case j.Dropout > 0:
+		case j.Dropout > 0 && !inKept:
 			sharedIn[s.In] = true
 		}
 		if s.NeedInputGrad {
 			sharedGrad[s.In] = true
+			if mixed {
+				scratch[s.In] = true
+			}
 		}
 		if l == len(specs)-1 {
 			mem.Activations += 4 * rows * int64(s.Out) // the loss's gradient
@@ -112,19 +144,45 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	for w := range sharedIn {
 		mem.Activations += 4 * rows * int64(w)
 	}
-	for w := range sharedGrad {
-		mem.Activations += 3 * 4 * rows * int64(w)
+	gradBytes := int64(3 * 4) // gw, dz.even, dz.odd
+	if mixed {
+		gradBytes = 2 + 2*4 // gw in bfloat16
 	}
-	mem.Activations += 4 * (stages + 2) * (int64(j.N)/int64(q) + 1) * maxW // broadcast buffers, partial sums
+	for w := range sharedGrad {
+		mem.Activations += gradBytes * rows * int64(w)
+	}
+	for w := range packedIn {
+		mem.Activations += 2 * rows * int64(w)
+	}
+	for w := range sums {
+		mem.Activations += 4 * rows * int64(w)
+	}
+	for w := range dzb {
+		mem.Activations += 2 * rows * int64(w)
+	}
+	for w := range scratch {
+		mem.Activations += 4 * int64(w) * max(1, min(rows, int64(cagnet.ScratchElems/max(w, 1))))
+	}
+	stageBytes := int64(4)
+	if mixed {
+		stageBytes = 2 // the stages receive bfloat16 operands
+	}
+	// Broadcast buffers (one per stage) and the partial sums' two.
+	mem.Activations += (stageBytes*stages + 4*2) * (int64(j.N)/int64(q) + 1) * maxW
 	mem.Weights = weights * (4*4 + 4*8)
-	if j.Precision == device.BF16 {
+	if mixed {
+		mem.Weights += 2 * weights // the weights rounded to bfloat16 on the device
 		// The device's staging holds the largest first operand of a GEMM
 		// (a block row of an activation or a gradient: rows × a width)
 		// and the largest second operand of a GEMM or dense operand of
 		// an SpMM (a weight, or a stage's block row, up to N/q+1 rows):
-		// at most the widest layer's width for both.
+		// at most the widest layer's width for both. A model of GCN
+		// layers reads every operand in bfloat16 and stages none.
 		stage := max(int64(j.N)/int64(max(q, 1))+1, widest)
 		mem.Staging, mem.stagingKnown = 2*(rows+stage)*widest, true
+		if gcnOnly {
+			mem.Staging = 0
+		}
 	}
 	if !j.ShardedLoad {
 		mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)

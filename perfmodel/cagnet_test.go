@@ -15,27 +15,30 @@ import (
 
 // TestCAGNETVolumeMatchesCounters: for every tested (P, c) the predicted
 // calls and bytes of one 1.5D training step and of one evaluation, per
-// kind, equal what the collectives of every rank counted.
+// kind, equal what the collectives of every rank counted, in float32 and
+// in mixed precision (whose aggregation operands travel as bfloat16).
 func TestCAGNETVolumeMatchesCounters(t *testing.T) {
 	g := smallGraph(4, 43, 7, 3, 4)
 	type variant struct {
 		layer gcn.Layer
 		bf16  bool
+		prec  device.Precision
 	}
 	for _, pc := range [][2]int{{1, 1}, {4, 1}, {4, 2}, {8, 2}, {6, 3}, {8, 4}, {16, 4}} {
-		for _, v := range []variant{{gcn.GCNLayer, false}, {gcn.SAGELayer, false}, {gcn.GCNLayer, true}, {gcn.SAGELayer, true},
-			{gcn.GATLayer, false}, {gcn.GATLayer, true}} {
+		for _, v := range []variant{{layer: gcn.GCNLayer}, {layer: gcn.SAGELayer}, {layer: gcn.GCNLayer, bf16: true}, {layer: gcn.SAGELayer, bf16: true},
+			{layer: gcn.GATLayer}, {layer: gcn.GATLayer, bf16: true},
+			{layer: gcn.GCNLayer, prec: device.BF16}, {layer: gcn.SAGELayer, bf16: true, prec: device.BF16}} {
 			if v != (variant{}) && pc[0] == 16 {
 				continue // the largest case once is enough
 			}
-			cagnetVolumeCase(t, g, pc[0], pc[1], v.layer, v.bf16)
+			cagnetVolumeCase(t, g, pc[0], pc[1], v.layer, v.bf16, v.prec)
 		}
 	}
 }
 
 // cagnetVolumeCase runs one (P, c, layer, dtype) of
 // TestCAGNETVolumeMatchesCounters.
-func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf16 bool) {
+func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf16 bool, prec device.Precision) {
 	t.Helper()
 	cfg := gcn.Config{Features: 7, Hidden: 5, Classes: 3, Layers: 3, Seed: 2, Layer: layer, Dropout: 0.5}
 	if layer == gcn.GATLayer {
@@ -45,9 +48,10 @@ func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf1
 	if bf16 {
 		j.CommDType = collectives.BF16
 	}
+	j.Precision = prec
 	{
 		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
-			m, err := cagnet.New(w, device.Host(1), cagnet.Options{Replication: c, BF16: bf16}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := cagnet.New(w, device.WithPrecision(device.Host(1), prec), cagnet.Options{Replication: c, BF16: bf16, Precision: prec}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}
@@ -67,7 +71,7 @@ func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf1
 					calls := row.Counters().Calls(k) + col.Counters().Calls(k)
 					bytes := row.Counters().Bytes(k) + col.Counters().Bytes(k)
 					if calls != wantCalls[k] || bytes != wantBytes[k] {
-						return fmt.Errorf("P=%d c=%d %v bf16 %v rank %d %s %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, layer, bf16, w.Rank(), what, k, calls, bytes, wantCalls[k], wantBytes[k])
+						return fmt.Errorf("P=%d c=%d %v bf16 %v precision %v rank %d %s %v: counted %d calls %d bytes, predicted %d calls %d bytes", p, c, layer, bf16, prec, w.Rank(), what, k, calls, bytes, wantCalls[k], wantBytes[k])
 					}
 				}
 				return nil

@@ -21,7 +21,8 @@ func scaledProducts(m *Machine, f float64) Products {
 // costs, in every method, and nothing else: with bf16 costs half the
 // float32 ones, a GCN job's SpMM and GEMM times halve and its
 // communication (but neighbor sampling's, whose feature exchange moves
-// bfloat16 rows: less), element-wise and disk times stay; a GAT layer's
+// bfloat16 rows, and 1.5D's, whose broadcasts move bfloat16 operands:
+// less), element-wise and disk times stay; a GAT layer's
 // per-head kernels stay float32 (with bf16 costs of zero, its SpMM time
 // does not move while its GEMMs vanish); a profile without bf16 costs
 // prices a bf16 job as float32.
@@ -30,8 +31,9 @@ func TestBF16CostsPriceTheProducts(t *testing.T) {
 		name string
 		f    func(Job, *Machine) Prediction
 	}
-	// Where bf16 moves fewer bytes: neighbor sampling's bfloat16 feature rows.
-	lessComm := map[string]bool{"neighbor 5": true}
+	// Where bf16 moves fewer bytes: neighbor sampling's bfloat16 feature
+	// rows, 1.5D's bfloat16 broadcasts (cagnet/mixed.go).
+	lessComm := map[string]bool{"neighbor 5": true, "1.5d 6x2": true, "1.5d mini-batch d=2 3x1": true}
 	must := func(p Prediction, err error) Prediction {
 		if err != nil {
 			t.Fatal(err)

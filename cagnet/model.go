@@ -123,10 +123,10 @@ type Param struct {
 	dw, dg     device.Mat
 	// db is dw rounded to bfloat16, in mixed precision (upload packs
 	// it), for the products that read it as a bfloat16 operand.
-	db         device.MatBF16
-	hasDB      bool
-	decay      bool
-	g32, w32   []float32 // host staging of the gradient and weights
+	db       device.MatBF16
+	hasDB    bool
+	decay    bool
+	g32, w32 []float32 // host staging of the gradient and weights
 }
 
 // Options are the 1.5D settings of a job.

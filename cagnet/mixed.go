@@ -131,11 +131,26 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 	rows := m.hi - m.lo
 	h := in.f // SAGE's self term reads the float32 input
 	if !in.isB {
-		if training {
-			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l)
-		}
 		hb := m.bufBF16("in.b", s.In, rows, s.In)
-		m.dev.PackMatBF16(hb, h)
+		switch {
+		case training && m.cfg.Dropout > 0 && s.Self:
+			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l) // read back by the self term
+			m.dev.PackMatBF16(hb, h)
+		case training && m.cfg.Dropout > 0:
+			// Dropped a block of rows at a time through the scratch:
+			// no float32 copy of the input.
+			drop := device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts}
+			scr := m.scratch(rows, s.In)
+			for r0 := 0; r0 < rows; r0 += scr.Rows() {
+				r1 := min(r0+scr.Rows(), rows)
+				blk, d := scr.Slice(0, r1-r0, 0, s.In), drop
+				d.Verts = drop.Verts.Slice(r0, r1)
+				m.dev.Dropout(blk, h.Slice(r0, r1, 0, s.In), d)
+				m.dev.PackMatBF16(hb.Slice(r0, r1, 0, s.In), blk)
+			}
+		default:
+			m.dev.PackMatBF16(hb, h)
+		}
 		in = operand{b: hb, isB: true}
 	}
 	ahb := m.bufBF16("ah", l, rows, s.In)
@@ -157,16 +172,20 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 		wpr := spmm.MaskWords(s.Out)
 		pos := m.bufWords("pos", l, rows, wpr)
 		drop := device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l + 1, P: m.cfg.Dropout, Verts: m.verts}
+		var keep device.Buffer[uint64]
+		if training && drop.P > 0 {
+			keep = m.bufWords("keep", l, rows, wpr)
+		}
 		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, ahb, w.db, zb, m.scratch(rows, s.Out), func(r0, r1 int, blk device.Mat) {
 			m.dev.ReLURecord(blk, blk, pos.Slice(r0*wpr, r1*wpr))
-			if training && drop.P > 0 {
+			if keep.Len() > 0 {
 				d := drop
 				d.Verts = drop.Verts.Slice(r0, r1)
-				m.dev.Dropout(blk, blk, d)
+				m.dev.DropoutRecord(blk, blk, keep.Slice(r0*wpr, r1*wpr), d)
 			}
 		})
 		m.z, m.act = append(m.z, device.Mat{}), append(m.act, device.Mat{})
-		m.zb, m.zbOK, m.pos = append(m.zb, zb), append(m.zbOK, true), append(m.pos, pos)
+		m.zb, m.zbOK, m.pos, m.keep = append(m.zb, zb), append(m.zbOK, true), append(m.pos, pos), append(m.keep, keep)
 		return nil
 	}
 	z := m.buf("z", l, rows, s.Out)
@@ -178,50 +197,92 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 		m.dev.ReLU(z, z) // in place, as Forward's float32 layer
 	}
 	m.z, m.act = append(m.z, z), append(m.act, z)
-	m.zb, m.zbOK, m.pos = append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
+	m.appendUnkept()
 	return nil
 }
 
-// backwardMixed is LossAndGrad's GCN or SAGE layer l in mixed precision:
-// from the float32 gradient dz of its output (which it rectifies in
-// place) it sets the layer's weight gradients and returns the gradient of
-// its input after the layer's dropout (float32, summed over its stages
-// and the process row), or an empty matrix when the layer needs none.
-func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz device.Mat) (device.Mat, error) {
+// appendUnkept records in the tape that the current layer's output is not
+// kept in bfloat16.
+func (m *Model) appendUnkept() {
+	m.zb, m.zbOK = append(m.zb, device.MatBF16{}), append(m.zbOK, false)
+	m.pos, m.keep = append(m.pos, device.Buffer[uint64]{}), append(m.keep, device.Buffer[uint64]{})
+}
+
+// backwardMixed is LossAndGrad's GCN or SAGE layer l in mixed precision.
+// From the gradient of its output, float32 (which it rectifies in place),
+// or already rectified and rounded (dz.b, from the layer after it), it
+// sets the layer's weight gradients and returns the gradient of its input
+// after the layer's dropout: when the previous layer kept its output in
+// bfloat16, rectified by that layer's ReLU and rounded (the bits its own
+// pass would round them to), else float32; an empty operand when the
+// layer needs none. On one rank the SpMM masks and rounds each float32
+// sum as it writes it (device.SpMMBF16ToBF16Masked): the input gradient
+// never exists in float32.
+func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, error) {
 	rows, p := m.hi-m.lo, m.Params[m.w[l]]
-	if s.Hidden {
-		if m.zbOK[l] {
-			m.dev.ReLUBackwardBits(dz, dz, m.pos[l])
-		} else {
-			m.dev.ReLUBackward(dz, dz, m.z[l])
+	dzb := dz.b
+	if !dz.isB {
+		if s.Hidden {
+			if m.zbOK[l] {
+				m.dev.ReLUBackwardBits(dz.f, dz.f, m.pos[l])
+			} else {
+				m.dev.ReLUBackward(dz.f, dz.f, m.z[l])
+			}
 		}
+		dzb = m.bufBF16("dz.b", s.Out, rows, s.Out)
+		m.dev.PackMatBF16(dzb, dz.f)
 	}
-	dzb := m.bufBF16("dz.b", s.Out, rows, s.Out)
-	m.dev.PackMatBF16(dzb, dz)
 	m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, m.ahb[l], dzb, 0, p.dg)
 	if err := m.reduceGrad(p); err != nil {
-		return device.Mat{}, err
+		return operand{}, err
 	}
 	if m.self[l] >= 0 {
-		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz); err != nil {
-			return device.Mat{}, err
+		// A SAGE layer's gradient comes in float32 (keepsOut).
+		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz.f); err != nil {
+			return operand{}, err
 		}
 	}
 	if !s.NeedInputGrad {
-		return device.Mat{}, nil
+		return operand{}, nil
 	}
 	// dZ·Wᵀ, rounded once as the aggregation's operand: one per width, as
 	// the float32 pass's gw.
 	gwb := m.bufBF16("gw", s.In, rows, s.In)
 	device.GemmBF16ToBF16(m.dev, spmm.Trans, 1, dzb, p.db, gwb, m.scratch(rows, s.In), nil)
+	if l > 0 && m.zbOK[l-1] {
+		// Layer l-1 reads only its rounded, rectified output gradient;
+		// dz.b of its width is dead here (this layer's dzb was read by
+		// both products above).
+		prev := m.bufBF16("dz.b", s.In, rows, s.In)
+		pos, keep := m.pos[l-1], m.keep[l-1]
+		if m.col.Size() == 1 && m.row.Size() == 1 {
+			if keep.Len() > 0 {
+				m.dev.SpMMBF16ToBF16Masked(prev, m.at[0], gwb, keep, pos, m.cfg.Dropout)
+			} else {
+				m.dev.SpMMBF16ToBF16(prev, m.at[0], gwb)
+				m.dev.ReLUBackwardBitsBF16(prev, prev, pos)
+			}
+			return operand{b: prev, isB: true}, nil
+		}
+		din := m.buf("din.sum", s.In, rows, s.In)
+		if err := m.aggregate(din, m.at, operand{b: gwb, isB: true}); err != nil {
+			return operand{}, err
+		}
+		if keep.Len() > 0 {
+			m.dev.ApplyMask(din, din, keep, m.cfg.Dropout)
+		}
+		m.dev.ReLUBackwardBits(din, din, pos)
+		m.dev.PackMatBF16(prev, din)
+		return operand{b: prev, isB: true}, nil
+	}
 	din := m.buf(dzNames[l&1], s.In, rows, s.In)
 	if err := m.aggregate(din, m.at, operand{b: gwb, isB: true}); err != nil {
-		return device.Mat{}, err
+		return operand{}, err
 	}
 	if m.self[l] >= 0 {
-		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz, m.Params[m.self[l]].dw, 1, din)
+		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz.f, m.Params[m.self[l]].dw, 1, din)
 	}
-	return m.dropout(din, din, l), nil // in place: din is the pass's own
+	return operand{f: m.dropout(din, din, l)}, nil // in place: din is the pass's own
 }
 
 // ibcastHalfwords starts a broadcast of the bfloat16 buf over c from

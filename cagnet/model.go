@@ -50,9 +50,11 @@ type Model struct {
 	// kept in bfloat16 only (ahb; its ah entry is empty), and where
 	// keepsOut allows, its output too (zb, with the ReLU's positions in
 	// pos; its z and act entries are empty).
-	ahb, zb []device.MatBF16
-	zbOK    []bool
-	pos     []device.Buffer[uint64]
+	// keep holds the mask of the next layer's dropout applied to zb, in
+	// training with dropout.
+	ahb, zb   []device.MatBF16
+	zbOK      []bool
+	pos, keep []device.Buffer[uint64]
 
 	// ws holds the buffers reused from step to step (bufs): the tape's,
 	// the backward pass's and the aggregation's, so that a step allocates
@@ -395,7 +397,7 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 	specs := m.specs
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
-	m.ahb, m.zb, m.zbOK, m.pos = m.ahb[:0], m.zb[:0], m.zbOK[:0], m.pos[:0]
+	m.ahb, m.zb, m.zbOK, m.pos, m.keep = m.ahb[:0], m.zb[:0], m.zbOK[:0], m.pos[:0], m.keep[:0]
 	h, rows := m.x, m.hi-m.lo
 	for l, s := range specs[:last+1] {
 		if m.mixed() && s.Heads == 0 {
@@ -423,7 +425,8 @@ func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 				return h, err
 			}
 			m.in, m.ah, m.z, m.act = append(m.in, h), append(m.ah, y), append(m.z, o), append(m.act, out)
-			m.ahb, m.zb, m.zbOK, m.pos = append(m.ahb, device.MatBF16{}), append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
+			m.ahb = append(m.ahb, device.MatBF16{})
+			m.appendUnkept()
 			h = out
 			continue
 		}
@@ -437,7 +440,8 @@ func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 			m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
 		}
 		m.in, m.ah, m.z = append(m.in, h), append(m.ah, ah), append(m.z, z)
-		m.ahb, m.zb, m.zbOK, m.pos = append(m.ahb, device.MatBF16{}), append(m.zb, device.MatBF16{}), append(m.zbOK, false), append(m.pos, device.Buffer[uint64]{})
+		m.ahb = append(m.ahb, device.MatBF16{})
+		m.appendUnkept()
 		if s.Hidden {
 			// In place: the backward pass's ReLUBackward reads the
 			// output as well as the input (both > 0 at once).
@@ -499,6 +503,9 @@ func (m *Model) LossAndGrad() (float64, error) {
 	dz := m.buf("dz", len(m.z)-1, rows, c)
 	device.UploadMat(m.dev, dz, d)
 	specs := m.specs
+	// pending is, in mixed precision, the next layer's gradient when it
+	// came in bfloat16 (backwardMixed).
+	var pending operand
 	for l := len(specs) - 1; l >= 0; l-- {
 		s, p := specs[l], m.Params[m.w[l]]
 		if s.Heads > 0 {
@@ -513,14 +520,18 @@ func (m *Model) LossAndGrad() (float64, error) {
 			continue
 		}
 		if m.mixed() {
-			din, err := m.backwardMixed(l, s, dz)
+			g := operand{f: dz}
+			if pending.isB {
+				g = pending
+			}
+			din, err := m.backwardMixed(l, s, g)
 			if err != nil {
 				return 0, err
 			}
 			if !s.NeedInputGrad {
 				break
 			}
-			dz = din
+			dz, pending = din.f, din
 			continue
 		}
 		if s.Hidden {

@@ -79,13 +79,16 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	var weights, maxW, widest int64
 	// The buffers the model keeps one of per width, not per layer:
 	// GCN layers' input after dropout (cagnet's inBuf), and the backward
-	// pass's gw, dz.even and dz.odd of layers with an input gradient; in
-	// mixed precision (cagnet/mixed.go) also the bfloat16 aggregation
-	// operands packed from a float32 input (in.b), the partial sums of an
-	// aggregation (ah.sum, not on one rank), the bfloat16 dZ (dz.b) and
-	// the scratch of the products rounded a block of rows at a time.
+	// pass's gw, dz.even and dz.odd of layers with an input gradient. In
+	// mixed precision (cagnet/mixed.go) a GCN layer's input is dropped
+	// through the scratch (no float32 copy) and gw is bfloat16; there are
+	// also the bfloat16 aggregation operands packed from a float32 input
+	// (in.b), the partial sums of an aggregation (ah.sum, din.sum; not on
+	// one rank), the bfloat16 dZ (dz.b) and the scratch of the products
+	// rounded a block of rows at a time; dz.even and dz.odd only where
+	// the previous layer's output is not kept in bfloat16.
 	sharedIn, sharedGrad := map[int]bool{}, map[int]bool{}
-	packedIn, sums, dzb, scratch := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
+	packedIn, sums, dzb, scratch, dzPair := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	mixed, gcnOnly := j.Precision == device.BF16, true
 	specs := j.gcnConfig().LayerSpecs()
 	for l, s := range specs {
@@ -105,8 +108,12 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		case !mixed:
 			mem.Activations += 4 * rows * int64(s.In+s.Out) // ÂH, Z (the ReLU in place)
 		case cagnet.KeepsOut(specs, l, len(specs)-1, j.Precision):
-			// ÂH and the output in bfloat16, the ReLU's positions in bits.
+			// ÂH and the output in bfloat16, the ReLU's positions in
+			// bits, and the next layer's dropout mask.
 			mem.Activations += 2*rows*int64(s.In+s.Out) + 8*rows*int64(spmm.MaskWords(s.Out))
+			if j.Dropout > 0 {
+				mem.Activations += 8 * rows * int64(spmm.MaskWords(s.Out))
+			}
 			scratch[s.Out] = true
 		default:
 			mem.Activations += 2*rows*int64(s.In) + 4*rows*int64(s.Out)
@@ -123,13 +130,23 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		switch {
 		case j.Dropout > 0 && s.Self:
 			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
-		case j.Dropout > 0 && !inKept:
+		case j.Dropout > 0 && mixed && !inKept:
+			scratch[s.In] = true
+		case j.Dropout > 0 && !mixed:
 			sharedIn[s.In] = true
 		}
-		if s.NeedInputGrad {
+		switch {
+		case s.NeedInputGrad && !mixed:
 			sharedGrad[s.In] = true
-			if mixed {
-				scratch[s.In] = true
+		case s.NeedInputGrad:
+			sharedGrad[s.In], scratch[s.In] = true, true
+			if inKept {
+				dzb[s.In] = true
+				if p > 1 {
+					sums[s.In] = true
+				}
+			} else {
+				dzPair[s.In] = true
 			}
 		}
 		if l == len(specs)-1 {
@@ -146,10 +163,13 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	}
 	gradBytes := int64(3 * 4) // gw, dz.even, dz.odd
 	if mixed {
-		gradBytes = 2 + 2*4 // gw in bfloat16
+		gradBytes = 2 // gw in bfloat16; dz.even and dz.odd in dzPair
 	}
 	for w := range sharedGrad {
 		mem.Activations += gradBytes * rows * int64(w)
+	}
+	for w := range dzPair {
+		mem.Activations += 2 * 4 * rows * int64(w)
 	}
 	for w := range packedIn {
 		mem.Activations += 2 * rows * int64(w)

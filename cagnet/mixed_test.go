@@ -8,6 +8,7 @@ import (
 	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
+	"scalegnn/grid"
 	"scalegnn/permute"
 )
 
@@ -123,4 +124,86 @@ func TestMixedTapeExact(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestMixedBatchExact is TestMixedTapeExact for 1.5D mini-batches on d
+// data-parallel replicas: the batches' uneven block rows and the full
+// graph's evaluation share the bfloat16 buffers (rowsCap).
+func TestMixedBatchExact(t *testing.T) {
+	for _, dq := range [][3]int{{1, 1, 1}, {2, 1, 1}, {1, 3, 1}, {2, 2, 2}, {1, 6, 2}} {
+		for _, drop := range []float64{0, 0.5} {
+			c := Case{C: dq[2], Scheme: permute.Single, Dropout: drop, Layer: gcn.GCNLayer}
+			t.Run(fmt.Sprintf("d=%d/P=%d/%v", dq[0], dq[1], c), func(t *testing.T) {
+				want := runMixedBatch(t, dq[0], dq[1], c, device.Float32)
+				got := runMixedBatch(t, dq[0], dq[1], c, device.BF16)
+				for rank := range got {
+					if len(got[rank]) != len(want[rank]) {
+						t.Fatalf("rank %d: %d values, want %d", rank, len(got[rank]), len(want[rank]))
+					}
+					for k, w := range want[rank] {
+						if got[rank][k] != w {
+							t.Fatalf("rank %d: value %d = %v, staged %v", rank, k, math.Float64frombits(got[rank][k]), math.Float64frombits(w))
+						}
+					}
+				}
+			})
+		}
+	}
+}
+
+// runMixedBatch trains 3 mini-batch steps on d replicas of p ranks with
+// the bf16 products and returns each rank's losses, gradients, weights
+// and accuracies as float64 bits; prec is Options.Precision.
+func runMixedBatch(t *testing.T, d, p int, c Case, prec device.Precision) [][]uint64 {
+	t.Helper()
+	cfg, opt, g := conformanceModel(c)
+	src, err := gcn.NewMemorySource(g, gcn.NewOrders(g.Adj.Rows, permute.New(g.Adj.Rows, permute.Single, 3).P1, nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]uint64, d*p)
+	errs := collectives.RunLocal(d*p, func(w collectives.Comm) error {
+		gr, err := grid.New(w, grid.Shape{D: d, X: p, Y: 1, Z: 1})
+		if err != nil {
+			return err
+		}
+		dev := device.WithPrecision(device.Host(1), device.BF16)
+		m, err := NewMiniBatch(gr.Cube, dev, Options{Replication: c.C, Precision: prec},
+			BatchOptions{Size: conformanceBatch, Seed: conformanceBatchSeed, DP: gr.DP}, cfg, opt, src)
+		if err != nil {
+			return err
+		}
+		defer m.Close()
+		add := func(v ...float64) {
+			for _, x := range v {
+				out[w.Rank()] = append(out[w.Rank()], math.Float64bits(x))
+			}
+		}
+		for step := range 3 {
+			loss, err := m.LossAndGrad(step)
+			if err != nil {
+				return err
+			}
+			add(loss)
+			for _, q := range m.Params {
+				add(q.G...)
+			}
+			m.Step()
+			for _, q := range m.Params {
+				add(q.W...)
+			}
+		}
+		acc, err := m.Accuracy()
+		if err != nil {
+			return err
+		}
+		add(acc[:]...)
+		return nil
+	})
+	for _, err := range errs {
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	return out
 }

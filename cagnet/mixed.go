@@ -17,7 +17,7 @@ import (
 //   - (ÂH)_i, read by the layer's GEMM with W and by its weight gradient,
 //     in ahb instead of a float32 ah;
 //   - a hidden GCN layer's output, when the next layer is a GCN layer
-//     (keepsOut): Z_i = (ÂH)_i·W is computed a block of rows at a time
+//     (KeepsOut): Z_i = (ÂH)_i·W is computed a block of rows at a time
 //     through a float32 scratch, rectified (positions recorded in pos, one
 //     bit an element, for the backward pass), put through the next
 //     layer's dropout in training, and rounded into zb, which the next
@@ -36,7 +36,7 @@ import (
 // mixed reports whether the model trains in mixed precision.
 func (m *Model) mixed() bool { return m.prec == device.BF16 }
 
-// keepsOut reports whether, in mixed precision, layer l's output is kept
+// KeepsOut reports whether, in mixed precision, layer l's output is kept
 // in bfloat16 only in a pass that ends at layer last: a hidden GCN layer
 // (a SAGE layer's self term adds into Z before the ReLU; GAT has its own
 // tape) whose output the next layer, a GCN layer, reads only through its
@@ -237,7 +237,7 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 		return operand{}, err
 	}
 	if m.self[l] >= 0 {
-		// A SAGE layer's gradient comes in float32 (keepsOut).
+		// A SAGE layer's gradient comes in float32 (KeepsOut).
 		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz.f); err != nil {
 			return operand{}, err
 		}

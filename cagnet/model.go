@@ -48,7 +48,7 @@ type Model struct {
 	in, ah, z, act []device.Mat
 	// In mixed precision (mixed.go) a GCN or SAGE layer's (ÂH)_i is
 	// kept in bfloat16 only (ahb; its ah entry is empty), and where
-	// keepsOut allows, its output too (zb, with the ReLU's positions in
+	// KeepsOut allows, its output too (zb, with the ReLU's positions in
 	// pos; its z and act entries are empty).
 	// keep holds the mask of the next layer's dropout applied to zb, in
 	// training with dropout.
@@ -393,7 +393,7 @@ func (m *Model) Forward(training bool) (device.Mat, error) {
 }
 
 // forwardTo is Forward through layer last, whose output it returns (in
-// float32: a pass that ends there keeps it so, mixed.go's keepsOut).
+// float32: a pass that ends there keeps it so, KeepsOut).
 func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 	specs := m.specs
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]

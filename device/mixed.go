@@ -30,9 +30,11 @@ import (
 // dense operand of an SpMM and the two of a Gemm at once: StagingBytes
 // reports it, and the memory model counts it (perfmodel). Where a model
 // reads one operand in several products, it may round it once itself and
-// call the BF16Ops directly (gcn's GCN and SAGE layers keep H in bfloat16
-// only, gcn/mixed.go). Storing every activation in bfloat16, which would
-// halve their memory and drop the packing, is not done.
+// call the BF16Ops directly, and keep in bfloat16 what only products read:
+// gcn's GCN and SAGE layers keep H (and GCN hidden outputs) in bfloat16
+// only (gcn/mixed.go), and so does 1.5D's tape (cagnet/mixed.go), with
+// the same bits. The other activations (norms, residuals, GAT) stay
+// float32 and are packed here.
 
 // Precision is the arithmetic of a training step's products: the one
 // type the job file's train.precision, the memory model and summary.json

@@ -25,12 +25,12 @@ func TestMemoryCheck(t *testing.T) {
 		// model's arena plan, so they are matched to their magnitude.
 		want []string
 	}{
-		{"rmat27.toml", "", []string{`rank 0's predicted peak memory on grid 1x1x1 \(d=1\) is 2\d\dGiB, more than the`,
+		{"rmat27.toml", "", []string{`rank 0's predicted peak memory on grid 1x1x1 \(d=1\) is 1\d\dGiB, more than the`,
 			`prepare the dataset \(scalegnn prepare\) to load it sharded: then the fastest grid that fits in`, `or set runtime\.mem_check = false`}},
-		{"rmat22.toml", "", []string{`rank 0's predicted peak memory on grid 1x1x1 \(d=1\) is 24\.\dGiB, more than the `,
+		{"rmat22.toml", "", []string{`rank 0's predicted peak memory on grid 1x1x1 \(d=1\) is 21\.\dGiB, more than the `,
 			`the fastest grid that fits in `}},
-		{"rmat22-nocheck.toml", "--as=8589934592", []string{`is 24\.\dGiB, more than the`, `\(ulimit -v less the address space mapped`, `or raise ulimit -v`}},
-		{"rmat27-nocheck.toml", "--as=8589934592", []string{`is 2\d\dGiB, more than the`, `\(ulimit -v less the address space mapped`}},
+		{"rmat22-nocheck.toml", "--as=8589934592", []string{`is 21\.\dGiB, more than the`, `\(ulimit -v less the address space mapped`, `or raise ulimit -v`}},
+		{"rmat27-nocheck.toml", "--as=8589934592", []string{`is 1\d\dGiB, more than the`, `\(ulimit -v less the address space mapped`}},
 	} {
 		t.Run(c.job, func(t *testing.T) {
 			args := []string{"-config", filepath.Join("testdata", "memcheck", c.job)}

@@ -10,9 +10,9 @@ import (
 )
 
 // TestIsolatedPartitionsFromMemory: an isolated job whose one partition
-// per rank does not fit grid.mem_per_rank (167MiB predicted against
-// 120MiB: the memory check refused it before) is given the fewest
-// partitions that fit by the launcher (8, 112MiB; 4 need 130MiB), trains them in phases,
+// per rank does not fit grid.mem_per_rank (138MiB predicted against
+// 100MiB: the memory check refused it before) is given the fewest
+// partitions that fit by the launcher (8, 94.7MiB; 4 need 109MiB), trains them in phases,
 // logs the choice and records it in the effective job file.
 func TestIsolatedPartitionsFromMemory(t *testing.T) {
 	dir := t.TempDir()
@@ -27,7 +27,7 @@ hidden = 256
 mode = "isolated"
 epochs = 1
 [grid]
-mem_per_rank = "120MiB"
+mem_per_rank = "100MiB"
 [runtime]
 threads = 1
 [output]

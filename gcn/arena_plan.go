@@ -46,6 +46,12 @@ func (u ArenaUse) After(pass ArenaUse) ArenaUse {
 	return ArenaUse{grow(u.F32, pass.F32), grow(u.U64, pass.U64), grow(u.U16, pass.U16), grow(u.I64, pass.I64)}
 }
 
+// Most returns the larger of u and v in each pool: an arena that holds
+// either pass.
+func (u ArenaUse) Most(v ArenaUse) ArenaUse {
+	return ArenaUse{max(u.F32, v.F32), max(u.U64, v.U64), max(u.U16, v.U16), max(u.I64, v.I64)}
+}
+
 // ArenaStep returns what a training step (forward with dropout, loss,
 // backward) of the model c takes from its arena on blocks s.
 func (c Config) ArenaStep(s BlockShape, run Options) ArenaUse { return c.planStep(s, run).use }
@@ -126,6 +132,11 @@ func (p *arenaPlan) dropout() bool { return p.training && p.cfg.Dropout > 0 }
 
 // mixed is the model's mixed-precision layers (mixed.go).
 func (p *arenaPlan) mixed() bool { return p.run.Precision == device.BF16 }
+
+// selfInInput is reuse.go's rule on the plan's grid.
+func (p *arenaPlan) selfInInput() bool {
+	return selfInInput(p.s.Size(grid.X)*p.s.Size(grid.Y)*p.s.Size(grid.Z), p.run.SingleOrder)
+}
 
 // pmm is pmmAllReduce's (and startAllReduce's) bfloat16 staging.
 func (p *arenaPlan) pmm(a grid.Axis, elems int) {
@@ -237,7 +248,7 @@ func (p *arenaPlan) forward() {
 		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nIn) && !zInH(hDead, nR*dOut) {
 			p.mat(nR, dOut) // Z, unless in its input's memory or H's float32 sum
 		}
-		if sp.self {
+		if sp.self && !p.selfInInput() {
 			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
 		}
 		switch {
@@ -377,7 +388,7 @@ func (p *arenaPlan) backward() {
 			p.mat(nP, dIn) // dF̃
 		}
 		p.pmm(ra, nP*dIn)
-		if sp.self {
+		if sp.self && !p.selfInInput() {
 			p.mat(nP, dIn) // dS redistributed back
 		}
 		if sp.residual {
@@ -438,22 +449,25 @@ func (m *Model) ArenaUse() (full, batch ArenaUse) {
 }
 
 // arenaPlan is what forward reserves in b's arena before the first pass
-// on it, the capacity the growth rule would leave after the passes b
-// will run (ArenaUse.After), so that they leave no garbage: a training
-// pass on the full graph, then evaluations (jobs evaluates at least after
-// the last epoch), as perfmodel predicts; a first mini-batch, which later
-// batches of about its size fit with the rule's quarter; an evaluation
-// alone (mini-batch training's full graph, predict).
+// on it, so that the passes b will run leave no garbage, as perfmodel
+// predicts: on the full graph, whose passes are the same from step to
+// step, exactly what a training step or an evaluation takes, whichever
+// is more in each pool (jobs evaluates at least after the last epoch),
+// or an evaluation's alone (mini-batch training's full graph, predict);
+// for a mini-batch, the first batch and the growth rule's quarter
+// (ArenaUse.After), which later batches of about its size fit. Before
+// (2026-11-28) the full graph's arena took the quarter too: a quarter of
+// its largest pass unused in every step.
 func (m *Model) arenaPlan(b *bound, training bool) ArenaUse {
 	s := shardShape{m.g, b.sh}
-	if !training {
-		return ArenaUse{}.After(m.Cfg.ArenaEval(s, m.Options))
+	switch {
+	case b != &m.full:
+		return ArenaUse{}.After(m.Cfg.ArenaStep(s, m.Options))
+	case training:
+		return m.Cfg.ArenaStep(s, m.Options).Most(m.Cfg.ArenaEval(s, m.Options))
+	default:
+		return m.Cfg.ArenaEval(s, m.Options)
 	}
-	u := ArenaUse{}.After(m.Cfg.ArenaStep(s, m.Options))
-	if b == &m.full {
-		u = u.After(m.Cfg.ArenaEval(s, m.Options))
-	}
-	return u
 }
 
 // shardShape shows the arena plan the blocks of a model's shards.

@@ -212,7 +212,10 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
 		}
-		if dm.spec.self {
+		if dm.spec.self && m.selfInInput() {
+			// F̃_R was F̃: dS is in dF̃'s layout and order (reuse.go).
+			m.dev.Add(df, df, ds)
+		} else if dm.spec.self {
 			// The self term's input gradient flows back through the
 			// inverse of the forward redistribution; the dropout mask
 			// applies to the sum, as F̃ fed both terms.

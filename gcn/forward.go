@@ -196,11 +196,15 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 			// (after dropout) in H's layout, rows R of the output order
 			// and columns Q: both products are partial sums over Q, so
 			// the one all-reduce below sums them together.
-			lt.self = ar.mat(d.nR, d.dIn)
-			src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
-			dst := sh.layout(grid.OutputOrder(l), d.r, d.q, d.spec.in)
-			if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
-				return nil, err
+			if m.selfInInput() {
+				lt.self = lt.inDrop // reuse.go
+			} else {
+				lt.self = ar.mat(d.nR, d.dIn)
+				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
+				dst := sh.layout(grid.OutputOrder(l), d.r, d.q, d.spec.in)
+				if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
+					return nil, err
+				}
 			}
 		}
 		m.transform(d, lt, z)
@@ -250,6 +254,11 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 	}
 	tp.logits = x
 	return tp, nil
+}
+
+// selfInInput is reuse.go's rule on this model's grid and shards.
+func (m *Model) selfInInput() bool {
+	return selfInInput(m.g.X*m.g.Y*m.g.Z, m.Options.SingleOrder)
 }
 
 // rmsNormReLU normalises each row of z (rows R, cols P) by its root mean

@@ -36,6 +36,10 @@ type Options struct {
 	// (Shards.FeaturesToBF16; mixed precision only). NewModel sets it from
 	// its shards; every batch must agree.
 	FeaturesBF16 bool
+	// SingleOrder: the shards' two vertex orders are one (no double
+	// permutation), so that on a grid of one rank a redistribution moves
+	// nothing (reuse.go's selfInInput). NewModel sets it from its shards.
+	SingleOrder bool
 }
 
 // Model is one rank's part of the 3D-parallel model. Its parameters and
@@ -106,6 +110,7 @@ func NewModel(g *grid.Grid, dev device.Device, cfg Config, opt Optimizer, sh *Sh
 	}
 	run.Precision = device.PrecisionOf(dev)
 	run.FeaturesBF16 = sh.XB != nil
+	run.SingleOrder = sh.sameOrders
 	m := &Model{Cfg: cfg, Opt: opt, g: g, dev: dev, specs: cfg.layers(), Options: run,
 		total: new([2]float64), hits: new([6]int64)}
 	shapes := paramShapes(cfg)

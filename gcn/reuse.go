@@ -77,6 +77,17 @@ func reuse(specs []layerSpec, l int, prec device.Precision, overlap bool, pSize,
 	return r
 }
 
+// selfInInput reports whether a SAGE layer's redistributed input F̃_R
+// is its input after dropout itself rather than a copy: on a grid of one
+// rank (ranks = X·Y·Z) whose two vertex orders are one (singleOrder), the
+// redistribution would copy every row in place. F̃ is then read by the
+// backward pass's dW_self, which runs before dF̃ is written into the
+// previous layer's output (dfInAct; F̃'s memory without dropout), and the
+// self term's input gradient dS, in F̃'s layout and order already, adds
+// into dF̃ without its copy back. One matrix of the input's width less in
+// each pass per SAGE layer: 2 GiB each at R-MAT scale 22, width 128.
+func selfInInput(ranks int, singleOrder bool) bool { return ranks == 1 && singleOrder }
+
 // actBF16 reports whether, in mixed precision, hidden layer l's output
 // (the ReLU's) is kept in bfloat16 only, in a pass that ends at layer
 // last: Z = H·W is computed a block of rows at a time through the pass's

@@ -184,10 +184,11 @@ func adjacencyBytes(s grid.Shape, full *tracer, keys []grid.Shard, transposed ma
 
 // arenas returns the elements of gcn's full-graph and mini-batch arenas
 // once training has run its steps, on the blocks of the tracers steps in
-// turn, and an evaluation on the blocks of the tracer full. Each arena's
-// pools grow by gcn's rule (gcn.ArenaUse.After) in the order training
-// runs the passes: steps, then an evaluation (jobs evaluates at least
-// after the last epoch). EstimateMemory passes one step: the graph's, or
+// turn, and an evaluation on the blocks of the tracer full (jobs
+// evaluates at least after the last epoch), as gcn's Model.arenaPlan
+// reserves them: the full graph's exactly the most a step or an
+// evaluation takes in each pool; the mini-batches' grown by gcn's rule
+// (gcn.ArenaUse.After) in turn. EstimateMemory passes one step: the graph's, or
 // in mini-batch mode a batch whose blocks have the tracer's ceil(B/parts)
 // rows — the expected block, which a batch's random blocks exceed by a
 // few rows; the tests pass every step's exact blocks and get the model's
@@ -199,11 +200,11 @@ func arenas(j Job, full *tracer, steps []*tracer) (fullArena, batchArena gcn.Are
 		if j.Mode == gcn.MiniBatch {
 			batchArena = batchArena.After(cfg.ArenaStep(blockShape{step}, run))
 		} else {
-			fullArena = fullArena.After(cfg.ArenaStep(blockShape{step}, run))
+			fullArena = fullArena.Most(cfg.ArenaStep(blockShape{step}, run))
 		}
 	}
 	// Training evaluates at least after its last epoch.
-	fullArena = fullArena.After(cfg.ArenaEval(blockShape{full}, run))
+	fullArena = fullArena.Most(cfg.ArenaEval(blockShape{full}, run))
 	return fullArena, batchArena
 }
 
@@ -229,10 +230,10 @@ func staging(j Job, full *tracer, steps []*tracer) gcn.Staging {
 }
 
 // runOptions are the model's run-time options that change its arenas:
-// bfloat16 sums and mixed precision.
+// bfloat16 sums, mixed precision and one vertex order.
 func (j Job) runOptions() gcn.Options {
 	return gcn.Options{BF16: j.CommDType == collectives.BF16, Precision: j.Precision, Overlap: !j.NoOverlap,
-		FeaturesBF16: gcn.FeaturesInBF16(j.Precision)}
+		FeaturesBF16: gcn.FeaturesInBF16(j.Precision), SingleOrder: j.Permutation != permute.Double}
 }
 
 // heldFeatureBytes is the bytes of a feature held in memory, in a gcn

@@ -63,9 +63,9 @@ func TestResolveAutoGrid(t *testing.T) {
 
 // TestAutoGridOnDetectedLimits: grid.auto fits the grid in the memory
 // check's limit (MemoryLimit), not grid.mem_per_rank alone: on the
-// profile's 6 ranks the fastest grid, 1x2x3, needs 4.15 MB per rank; a
-// cgroup of 8.0 MB for 2 ranks per node leaves 4.0 MB, in which 1x6x1
-// (3.95 MB) is the fastest, as with grid.mem_per_rank = 4.0 MB.
+// profile's 6 ranks the fastest grid, 1x2x3, needs 3.84 MB per rank; a
+// cgroup of 7.5 MB for 2 ranks per node leaves 3.75 MB, in which 1x6x1
+// (3.69 MB) is the fastest, as with grid.mem_per_rank = 3.75 MB.
 func TestAutoGridOnDetectedLimits(t *testing.T) {
 	job := func(extra string) *jobfile.Config {
 		t.Helper()
@@ -77,7 +77,7 @@ func TestAutoGridOnDetectedLimits(t *testing.T) {
 		}
 		return cfg
 	}
-	cgroup := []memlimit.Limit{{Bytes: 8_000_000, From: "cgroup memory.max", PerNode: true}}
+	cgroup := []memlimit.Limit{{Bytes: 7_500_000, From: "cgroup memory.max", PerNode: true}}
 	for _, c := range []struct {
 		name   string
 		extra  string
@@ -85,7 +85,7 @@ func TestAutoGridOnDetectedLimits(t *testing.T) {
 		want   string
 	}{
 		{"no limit", "", nil, "1x2x3"},
-		{"grid.mem_per_rank", "mem_per_rank = \"4000000B\"\n", nil, "1x6x1"},
+		{"grid.mem_per_rank", "mem_per_rank = \"3750000B\"\n", nil, "1x6x1"},
 		{"cgroup per rank", "", cgroup, "1x6x1"},
 		{"the smaller of both", "mem_per_rank = \"5000000B\"\n", cgroup, "1x6x1"},
 	} {

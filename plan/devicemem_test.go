@@ -50,8 +50,8 @@ func TestRuntimeDeviceKeys(t *testing.T) {
 	}
 }
 
-// rmat22 is a job whose rank on one GPU is predicted to need 21.3GiB of
-// device memory, 24.9GiB in all: the 3.6GiB of the whole graph read before
+// rmat22 is a job whose rank on one GPU is predicted to need 17.6GiB of
+// device memory, 21.2GiB in all: the 3.6GiB of the whole graph read before
 // sharding stay on the host.
 const rmat22 = "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = 22\nfeatures = 128\n[model]\nlayers = 3\nhidden = 128\n[runtime]\ndevice = \"cuda\"\n"
 
@@ -70,9 +70,9 @@ func TestCheckDeviceMemory(t *testing.T) {
 	}{
 		{"cora fits", "", 0, 1, gpu(78*gib, 1), nil},
 		{"the dataset stays on the host", rmat22, 0, 1, gpu(26*gib, 1), nil},
-		{"rmat 22 on a 21GiB GPU", rmat22, 0, 1, gpu(21*gib, 1),
-			[]string{"job.toml: rank 0's predicted device memory on grid 1x1x1 (d=1) is 21.3GiB, more than the 21GiB it may use (21GiB free on GPU 0 of 80GiB / 1 rank on it)",
-				"the fastest grid that fits in 21GiB per rank is ", "; or set runtime.mem_check = false to run anyway"}},
+		{"rmat 22 on a 17GiB GPU", rmat22, 0, 1, gpu(17*gib, 1),
+			[]string{"job.toml: rank 0's predicted device memory on grid 1x1x1 (d=1) is 17.6GiB, more than the 17GiB it may use (17GiB free on GPU 0 of 80GiB / 1 rank on it)",
+				"the fastest grid that fits in 17GiB per rank is ", "; or set runtime.mem_check = false to run anyway"}},
 		{"4 ranks share the GPU", rmat22 + "[grid]\nx = 2\ny = 2\n", 3, 4, gpu(40*gib, 4),
 			[]string{"rank 3's predicted device memory on grid 2x2x1 (d=1) is ", "more than the 10GiB it may use (40GiB free on GPU 0 of 80GiB / 4 ranks on it)",
 				"the fastest grid that fits in 10GiB per rank is "}},
@@ -124,17 +124,17 @@ func TestDeviceOutOfMemory(t *testing.T) {
 		{"the prediction was low", rmat22, GPUShare{Name: "GPU 0", Free: 30 * gib, Total: 32 * gib, Ranks: 1},
 			device.OutOfMemoryError{Bytes: 4 * gib, Free: gib, Total: 32 * gib, Device: "GPU 0 (H)"},
 			[]string{"job.toml: device: GPU 0 (H) is out of memory: 4294967296 bytes asked for with 1073741824 of 34359738368 free; ",
-				"rank 0's predicted device memory on grid 1x1x1 (d=1) is 21.3GiB and it may use 30GiB (30GiB free on GPU 0 of 32GiB / 1 rank on it)",
-				// 29GiB taken and 4GiB asked for: 33GiB, 1.55 times
-				// 21.3GiB, so a grid must be predicted 30GiB / 1.55.
-				"; it needed at least 33GiB (29GiB taken since the device was opened and 4GiB asked for), 1.55 times the prediction, so a grid must be predicted to need at most 19.3GiB per rank",
-				"; the fastest grid that fits in 19.3GiB per rank is "}},
+				"rank 0's predicted device memory on grid 1x1x1 (d=1) is 17.6GiB and it may use 30GiB (30GiB free on GPU 0 of 32GiB / 1 rank on it)",
+				// 29GiB taken and 4GiB asked for: 33GiB, 1.87 times
+				// 17.6GiB, so a grid must be predicted 30GiB / 1.87.
+				"; it needed at least 33GiB (29GiB taken since the device was opened and 4GiB asked for), 1.87 times the prediction, so a grid must be predicted to need at most 16GiB per rank",
+				"; the fastest grid that fits in 16GiB per rank is "}},
 		{"two ranks share the GPU", rmat22 + "[grid]\nx = 2\n", GPUShare{Name: "GPU 0", Free: 40 * gib, Total: 40 * gib, Ranks: 2},
 			device.OutOfMemoryError{Bytes: 4 * gib, Free: 0, Total: 40 * gib, Device: "GPU 0 (H)"},
 			[]string{"it may use 20GiB (40GiB free on GPU 0 of 40GiB / 2 ranks on it)", "it needed at least 24GiB (20GiB taken since the device was opened and 4GiB asked for)"}},
 		{"mem_check = false let a job too large start", rmat22 + "mem_check = false\n", GPUShare{Name: "GPU 0", Free: 15 * gib, Total: 16 * gib, Ranks: 1},
 			device.OutOfMemoryError{Bytes: gib, Free: 0, Total: 16 * gib, Device: "GPU 0 (H)"},
-			[]string{"GPU 0 (H) is out of memory", "is 21.3GiB and it may use 15GiB", "; the fastest grid that fits in 15GiB per rank is "}},
+			[]string{"GPU 0 (H) is out of memory", "is 17.6GiB and it may use 15GiB", "; the fastest grid that fits in 15GiB per rank is "}},
 	} {
 		cfg, err := jobfile.ParseConfig("job.toml", []byte(c.job))
 		if err != nil {

@@ -15,6 +15,7 @@ import (
 func TestCheckMemory(t *testing.T) {
 	gib := int64(1) << 30
 	node24 := []memlimit.Limit{{Bytes: 24 * gib, From: "MemAvailable", PerNode: true}}
+	node20 := []memlimit.Limit{{Bytes: 20 * gib, From: "MemAvailable", PerNode: true}}
 	rmat := func(scale int, extra string) string {
 		return "[dataset]\nsource = \"rmat\"\n[dataset.rmat]\nscale = " + strconv.Itoa(scale) + "\n" + extra
 	}
@@ -32,11 +33,11 @@ func TestCheckMemory(t *testing.T) {
 			[]string{"job.toml: rank 0's predicted peak memory on grid 1x1x1 (d=1) is ", "more than the 24GiB it may use (MemAvailable 24GiB / 1 rank on the node)",
 				"no grid of up to 4096 ranks fits in 24GiB per rank while every rank loads the whole graph; prepare the dataset (scalegnn prepare) to load it sharded: then the fastest grid that fits in 24GiB per rank is ",
 				"or set runtime.mem_check = false to run anyway"}},
-		{"rmat 22 on one rank", rmat(22, "features = 128\n[model]\nlayers = 3\nhidden = 128\n"), 0, 1, node24,
-			[]string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 24.9GiB", "the fastest grid that fits in 24GiB per rank is "}},
+		{"rmat 22 on one rank", rmat(22, "features = 128\n[model]\nlayers = 3\nhidden = 128\n"), 0, 1, node20,
+			[]string{"rank 0's predicted peak memory on grid 1x1x1 (d=1) is 21.2GiB", "the fastest grid that fits in 20GiB per rank is "}},
 		{"rmat 22 off", rmat(22, "features = 128\n[model]\nlayers = 3\nhidden = 128\n[runtime]\nmem_check = false\n"), 0, 1, node24, nil},
-		{"node shared by 8 ranks", rmat(20, "[grid]\nx = 2\ny = 2\nz = 2\n"), 5, 8, []memlimit.Limit{{Bytes: 4 * gib, From: "MemAvailable", PerNode: true}},
-			[]string{"rank 5's predicted", "grid 2x2x2 (d=1)", "the 512MiB it may use (MemAvailable 4GiB / 8 ranks on the node)",
+		{"node shared by 8 ranks", rmat(20, "[grid]\nx = 2\ny = 2\nz = 2\n"), 5, 8, []memlimit.Limit{{Bytes: 3 * gib, From: "MemAvailable", PerNode: true}},
+			[]string{"rank 5's predicted", "grid 2x2x2 (d=1)", "the 384MiB it may use (MemAvailable 3GiB / 8 ranks on the node)",
 				// More ranks than the node's 8 keep 512MiB each only on
 				// more nodes: the suggestion says so.
 				"per rank) over 2 nodes of 8 ranks"}},

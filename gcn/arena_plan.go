@@ -192,8 +192,8 @@ func (p *arenaPlan) forward() {
 		case prevB > 0: // the previous layer's bfloat16 output (reuse.go's actBF16)
 			direct = true
 		case l == 0 && p.run.FeaturesBF16 && !c.InputProjection: // features_bf16.go
-			direct = input0Direct(sp, p.dropout())
-			if input0DropBF16(sp, p.dropout()) {
+			direct = input0Direct(sp, p.dropout(), p.selfInInput())
+			if input0DropBF16(sp, p.dropout(), p.selfInInput()) {
 				// dropFeaturesBF16: the dropped copy, through the scratch.
 				p.use.U16 += int64(nP) * int64(dIn)
 				p.scratchFor(nP, dIn)
@@ -252,10 +252,13 @@ func (p *arenaPlan) forward() {
 			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
 		}
 		switch {
-		case p.mixed(): // W, and W_self with the SAGE input
+		case p.mixed(): // W, and W_self with the SAGE input (unless bfloat16 already)
 			p.use.U16 += int64(dIn) * int64(dOut)
 			if sp.self {
-				p.use.U16 += int64(nR)*int64(dIn) + int64(dIn)*int64(dOut)
+				p.use.U16 += int64(dIn) * int64(dOut)
+				if !direct {
+					p.use.U16 += int64(nR) * int64(dIn)
+				}
 			}
 		case sp.self:
 			p.gemmOp(nR, dIn, dIn, dOut) // H·W

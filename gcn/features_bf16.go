@@ -132,15 +132,18 @@ func featureColAxis(cfg Config) grid.Axis {
 func (sh *Shards) featureLen() int { return len(sh.X) + len(sh.XB) }
 
 // input0Direct reports whether layer 0 (d) aggregates the bfloat16
-// features themselves: a GCN layer (no self term, residual or
-// attention, which read its input as float32 too) without dropout in
-// this pass.
+// features themselves: a GCN layer (no residual or attention, which read
+// its input as float32 too) without dropout in this pass, or a SAGE
+// layer where its self term reads the input where it is (selfIn,
+// reuse.go's selfInInput): the self term's GEMM and weight gradient then
+// read the bfloat16 features as their operand, which they rounded into a
+// copy of their own before (the same bits).
 func (m *Model) input0Direct(d *layerDims, training bool) bool {
-	return input0Direct(d.spec, training && m.Cfg.Dropout > 0)
+	return input0Direct(d.spec, training && m.Cfg.Dropout > 0, m.selfInInput())
 }
 
-func input0Direct(sp layerSpec, dropout bool) bool {
-	return !dropout && !sp.self && !sp.residual && sp.heads == 0
+func input0Direct(sp layerSpec, dropout, selfIn bool) bool {
+	return !dropout && (!sp.self || selfIn) && !sp.residual && sp.heads == 0
 }
 
 // widenInput0 is layer 0's (d's) input in float32 from the bfloat16
@@ -169,7 +172,9 @@ func widenDropsInPlace(sp layerSpec, dropout bool) bool { return dropout && !sp.
 // widened, dropped copy into the device's staging before; the same bits
 // at the same place, in half the bytes of the float32 copy and none of
 // the staging.
-func input0DropBF16(sp layerSpec, dropout bool) bool { return dropout && input0Direct(sp, false) }
+func input0DropBF16(sp layerSpec, dropout, selfIn bool) bool {
+	return dropout && input0Direct(sp, false, selfIn)
+}
 
 // dropFeaturesBF16 is layer 0's (d's) input after dropout, in bfloat16:
 // each block of rows of the features xb widened into the pass's scratch,

@@ -129,7 +129,7 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		dropped := false
 		switch {
 		case !inBF16 || xbAct || m.input0Direct(d, training):
-		case input0DropBF16(d.spec, training && m.Cfg.Dropout > 0):
+		case input0DropBF16(d.spec, training && m.Cfg.Dropout > 0, m.selfInInput()):
 			// Dropped into bfloat16 a block at a time (features_bf16.go).
 			xb = m.dropFeaturesBF16(xb, d, verts, step)
 		default:

@@ -103,7 +103,13 @@ func (m *Model) transform(d *layerDims, lt *layerTape, z device.Mat) {
 		lt.wb = m.packed(d.weight.mat(d.weight.W))
 		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.hb, lt.wb, 0, z)
 		if d.spec.self {
-			lt.selfb, lt.wsb = m.packed(lt.self), m.packed(d.self.mat(d.self.W))
+			if lt.inBOK {
+				// F̃_R is F̃, in bfloat16 already (input0Direct).
+				lt.selfb = lt.inB
+			} else {
+				lt.selfb = m.packed(lt.self)
+			}
+			lt.wsb = m.packed(d.self.mat(d.self.W))
 			m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.selfb, lt.wsb, 1, z)
 		}
 	})

@@ -112,7 +112,7 @@ func actBF16(specs []layerSpec, l, last int, prec device.Precision, qSize int) b
 	}
 	sp := specs[l]
 	return sp.heads == 0 && !sp.self && sp.hidden && !sp.norm && !sp.residual && qSize == 1 &&
-		input0Direct(specs[l+1], false)
+		input0Direct(specs[l+1], false, false)
 }
 
 // actbInPrev reports whether layer l's bfloat16 output (n elements) goes

@@ -26,21 +26,41 @@ func ibcastBF16(dev device.Device, c collectives.Comm, buf device.Buffer[float32
 	if c.Size() == 1 || n == 0 {
 		return doneRequest{}, nil
 	}
+	st := pack.Slice(0, n)
+	if c.Rank() == root {
+		dev.PackBF16(st, buf)
+	}
+	r, err := ibcastHalfwords(dev, c, st, root, host, req)
+	if err != nil {
+		return nil, err
+	}
+	req.buf, req.unpack = buf, true
+	return r, nil
+}
+
+// ibcastHalfwords starts a broadcast of the bfloat16 buf over c from
+// root, two halfwords to a float32 word as ibcastBF16 sends them (the
+// same calls and bytes), without a conversion: the root downloads buf,
+// the others upload what they receive into buf on Wait. host and req are
+// ibcastBF16's.
+func ibcastHalfwords(dev device.Device, c collectives.Comm, buf device.Buffer[uint16], root int, host *[]uint16, req *bf16Bcast) (collectives.Request, error) {
+	n := buf.Len()
+	if c.Size() == 1 || n == 0 {
+		return doneRequest{}, nil
+	}
 	if cap(*host) < n+n%2 {
 		*host = make([]uint16, n+n%2)
 	}
 	h := (*host)[:n+n%2]
-	st := pack.Slice(0, n)
 	if c.Rank() == root {
-		dev.PackBF16(st, buf)
-		device.Download(dev, h[:n], st, 0)
+		device.Download(dev, h[:n], buf, 0)
 	}
 	words := unsafe.Slice((*float32)(unsafe.Pointer(&h[0])), len(h)/2)
 	r, err := c.IBcastF32(words, root)
 	if err != nil {
 		return nil, err
 	}
-	*req = bf16Bcast{r: r, dev: dev, buf: buf, st: st, host: h[:n], upload: c.Rank() != root, unpack: true}
+	*req = bf16Bcast{r: r, dev: dev, st: buf, host: h[:n], upload: c.Rank() != root}
 	return req, nil
 }
 

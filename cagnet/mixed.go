@@ -1,9 +1,6 @@
 package cagnet
 
 import (
-	"unsafe"
-
-	"scalegnn/collectives"
 	"scalegnn/device"
 	"scalegnn/gcn"
 	"scalegnn/spmm"
@@ -283,30 +280,4 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz.f, m.Params[m.self[l]].dw, 1, din)
 	}
 	return operand{f: m.dropout(din, din, l)}, nil // in place: din is the pass's own
-}
-
-// ibcastHalfwords starts a broadcast of the bfloat16 buf over c from
-// root, two halfwords to a float32 word as ibcastBF16 sends them (the
-// same calls and bytes), without a conversion: the root downloads buf,
-// the others upload what they receive into buf on Wait. host and req are
-// ibcastBF16's.
-func ibcastHalfwords(dev device.Device, c collectives.Comm, buf device.Buffer[uint16], root int, host *[]uint16, req *bf16Bcast) (collectives.Request, error) {
-	n := buf.Len()
-	if c.Size() == 1 || n == 0 {
-		return doneRequest{}, nil
-	}
-	if cap(*host) < n+n%2 {
-		*host = make([]uint16, n+n%2)
-	}
-	h := (*host)[:n+n%2]
-	if c.Rank() == root {
-		device.Download(dev, h[:n], buf, 0)
-	}
-	words := unsafe.Slice((*float32)(unsafe.Pointer(&h[0])), len(h)/2)
-	r, err := c.IBcastF32(words, root)
-	if err != nil {
-		return nil, err
-	}
-	*req = bf16Bcast{r: r, dev: dev, st: buf, host: h[:n], upload: c.Rank() != root}
-	return req, nil
 }

@@ -23,12 +23,17 @@ import (
 //     pass's dZ·Wᵀ), which therefore travels as bfloat16 over the process
 //     column whatever train.comm_dtype says: its bytes are what the SpMM
 //     reads, so sending them rounded changes no bit. The all-reduce of the
-//     partial sums still follows comm_dtype.
+//     partial sums still follows comm_dtype;
+//   - dZ, rounded once for the weight gradient and dZ·Wᵀ, and the input
+//     gradient into a layer that kept its output, masked by that layer's
+//     dropout and ReLU and rounded (backwardMixed).
 //
-// Every value is rounded where the staged products rounded it, once: the
-// bits of the losses, gradients and weights are those of the same job on
-// the same device with Precision float32 (TestMixedTapeExact). The loss
-// and the gradients between operations stay float32.
+// A GCN layer's float32 input is dropped through the scratch a block of
+// rows at a time into its bfloat16 operand. Every value is rounded where
+// the staged products rounded it, once: the bits of the losses,
+// gradients and weights are those of the same job on the same device
+// with Precision float32 (TestMixedTapeExact). The loss's gradient and
+// the gradients into SAGE and GAT layers stay float32.
 
 // mixed reports whether the model trains in mixed precision.
 func (m *Model) mixed() bool { return m.prec == device.BF16 }

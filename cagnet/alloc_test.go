@@ -36,7 +36,7 @@ func testSteadyStep(t *testing.T, prec device.Precision) {
 		}
 		g := gcn.RandomGraph(3, 2000, cfg.Features, cfg.Classes, 8)
 		errs := collectives.RunLocal(1, func(w collectives.Comm) error {
-			m, err := New(w, device.WithPrecision(device.NewCPU(1), prec), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2, Precision: prec}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := New(w, device.WithPrecision(device.NewCPU(1), prec), Options{Replication: 1, Permutation: permute.Single, PermSeed: 2}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}

@@ -158,7 +158,7 @@ func CheckCase(world collectives.Comm, dev device.Device, c Case) error {
 		ref.(gcnSerial).BF16 = true
 		tol = PrecisionTol
 	}
-	m, err := New(world, dev, Options{Replication: c.C, Permutation: c.Scheme, PermSeed: 3, BF16: c.BF16, Precision: c.Precision}, cfg, opt, g)
+	m, err := New(world, dev, Options{Replication: c.C, Permutation: c.Scheme, PermSeed: 3, BF16: c.BF16}, cfg, opt, g)
 	if err != nil {
 		return err
 	}

@@ -56,7 +56,7 @@
 // With Options.BF16 the broadcasts and the process row's all-reduce of
 // the partial sums travel as bfloat16 (ibcastBF16: packed halfwords two to
 // a float32 word); the loss and weight gradients stay float32/float64.
-// With Options.Precision bf16 (mixed.go) the GCN and SAGE layers keep
+// On a mixed-precision device (device.WithPrecision bf16; mixed.go) the GCN and SAGE layers keep
 // their tape and aggregation operands in bfloat16 and broadcast them so,
 // with the bits of a device that rounds every operand where its product
 // reads it.

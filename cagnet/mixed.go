@@ -82,44 +82,43 @@ func (m *Model) stageOperand(s, rows, w int, b bool) operand {
 	if !b {
 		return operand{f: m.stageBuf(s, rows, w)}
 	}
-	k := [2]int{s, w}
-	buf, ok := m.stageB[k]
-	if !ok || buf.Rows() < rows {
-		buf = device.MatrixBF16(device.Alloc[uint16](m.dev, max(rows, m.rowsCap)*w), max(rows, m.rowsCap), w)
-		m.stageB[k] = buf
+	buf := reused(m, m.stageB, [2]int{s, w}, rows, w)
+	return operand{b: device.MatrixBF16(buf, rows, w), isB: true}
+}
+
+// reused returns the first rows·cols elements of the buffer cache holds
+// under k, allocated for max(rows, rowsCap) rows on first use or when it
+// is too small, as buf's: the rule of the bfloat16 and mask buffers.
+func reused[K comparable, T device.Elem](m *Model, cache map[K]device.Buffer[T], k K, rows, cols int) device.Buffer[T] {
+	b, ok := cache[k]
+	if !ok || b.Len() < rows*cols {
+		b = device.Alloc[T](m.dev, max(rows, m.rowsCap)*cols)
+		cache[k] = b
 	}
-	return operand{b: device.MatrixBF16(buf.Flat().Slice(0, rows*w), rows, w), isB: true}
+	return b.Slice(0, rows*cols)
 }
 
 // bufBF16 is buf for a bfloat16 buffer.
 func (m *Model) bufBF16(name string, layer, rows, cols int) device.MatBF16 {
-	k := wsKey{name, layer}
-	b, ok := m.wsB[k]
-	if !ok || b.Rows() < rows || b.Cols() != cols {
-		r := max(rows, m.rowsCap)
-		b = device.MatrixBF16(device.Alloc[uint16](m.dev, r*cols), r, cols)
-		m.wsB[k] = b
-	}
-	return device.MatrixBF16(b.Flat().Slice(0, rows*cols), rows, cols)
+	return device.MatrixBF16(reused(m, m.wsB, wsKey{name, layer}, rows, cols), rows, cols)
 }
 
-// bufWords is buf for n mask words of at most capRows rows of wpr words.
+// bufWords is buf for mask words: rows of wpr words.
 func (m *Model) bufWords(name string, layer, rows, wpr int) device.Buffer[uint64] {
-	k := wsKey{name, layer}
-	b, ok := m.wsU[k]
-	if !ok || b.Len() < rows*wpr {
-		b = device.Alloc[uint64](m.dev, max(rows, m.rowsCap)*wpr)
-		m.wsU[k] = b
-	}
-	return b.Slice(0, rows*wpr)
+	return reused(m, m.wsU, wsKey{name, layer}, rows, wpr)
 }
 
 // scratch is the float32 scratch, shared by every product of width w,
 // through which a bfloat16 result is computed a block of rows at a time.
 func (m *Model) scratch(rows, w int) device.Mat {
-	r := max(1, min(max(rows, m.rowsCap), ScratchElems/max(w, 1)))
+	r := ScratchRows(max(rows, m.rowsCap), w)
 	return m.bufCap("scratch", w, r, w, r)
 }
+
+// ScratchRows is the rows of that scratch for products of up to rows
+// rows at width w: ScratchElems elements, at least one row, at most
+// rows (perfmodel's CAGNETMemory counts it).
+func ScratchRows(rows, w int) int { return max(1, min(rows, ScratchElems/max(w, 1))) }
 
 // ScratchElems bounds that scratch: 4 MiB of float32 (8,192 rows at width
 // 128), as gcn's. A variable so that tests cut small matrices into many

@@ -22,18 +22,19 @@ type mixedRun struct {
 }
 
 // runMixed trains 3 steps of 1.5D on P ranks with the bf16 products and
-// returns each rank's mixedRun; prec is the model's Options.Precision
-// (Float32: every product rounds its operands in the device's staging).
+// returns each rank's mixedRun; prec is the model's precision (Float32:
+// every product rounds its operands in the device's staging).
 func runMixed(t *testing.T, p int, c Case, prec device.Precision) []mixedRun {
 	t.Helper()
 	cfg, opt, g := conformanceModel(c)
 	runs := make([]mixedRun, p)
 	errs := collectives.RunLocal(p, func(w collectives.Comm) error {
 		dev := device.WithPrecision(device.Host(1), device.BF16)
-		m, err := New(w, dev, Options{Replication: c.C, Permutation: c.Scheme, PermSeed: 3, BF16: c.BF16, Precision: prec}, cfg, opt, g)
+		m, err := New(w, dev, Options{Replication: c.C, Permutation: c.Scheme, PermSeed: 3, BF16: c.BF16}, cfg, opt, g)
 		if err != nil {
 			return err
 		}
+		m.prec = prec
 		r := &runs[w.Rank()]
 		add := func(v ...float64) {
 			for _, x := range v {
@@ -84,7 +85,7 @@ func runMixed(t *testing.T, p int, c Case, prec device.Precision) []mixedRun {
 // TestMixedTapeExact: in mixed precision, 1.5D keeping its tape in
 // bfloat16 and broadcasting bfloat16 operands (mixed.go) trains bit for
 // bit as the same job whose device rounds every operand in its staging
-// (Options.Precision float32 on the bf16 products): losses, gradients and
+// (the model's precision set to float32 on the bf16 products): losses, gradients and
 // weights over 3 steps, embeddings and probabilities, on grids of 1 to 6
 // ranks (P/c process rows of c replicas), GCN and SAGE, with and without
 // dropout and bfloat16 communication. The GCN layers whose next layer is
@@ -114,8 +115,8 @@ func TestMixedTapeExact(t *testing.T) {
 								}
 							}
 							for l, k := range g.kept {
-								if want := layer == gcn.GCNLayer && l < len(g.kept)-1; k != want {
-									t.Errorf("rank %d: layer %d kept its output in bfloat16: %v, want %v", rank, l, k, want)
+								if want := layer == gcn.GCNLayer && l < len(g.kept)-1; k != want || w.kept[l] {
+									t.Errorf("rank %d: layer %d kept its output in bfloat16: %v (staged run %v), want %v (staged false)", rank, l, k, w.kept[l], want)
 								}
 							}
 						}
@@ -153,7 +154,7 @@ func TestMixedBatchExact(t *testing.T) {
 
 // runMixedBatch trains 3 mini-batch steps on d replicas of p ranks with
 // the bf16 products and returns each rank's losses, gradients, weights
-// and accuracies as float64 bits; prec is Options.Precision.
+// and accuracies as float64 bits; prec is the model's precision.
 func runMixedBatch(t *testing.T, d, p int, c Case, prec device.Precision) [][]uint64 {
 	t.Helper()
 	cfg, opt, g := conformanceModel(c)
@@ -168,11 +169,12 @@ func runMixedBatch(t *testing.T, d, p int, c Case, prec device.Precision) [][]ui
 			return err
 		}
 		dev := device.WithPrecision(device.Host(1), device.BF16)
-		m, err := NewMiniBatch(gr.Cube, dev, Options{Replication: c.C, Precision: prec},
+		m, err := NewMiniBatch(gr.Cube, dev, Options{Replication: c.C},
 			BatchOptions{Size: conformanceBatch, Seed: conformanceBatchSeed, DP: gr.DP}, cfg, opt, src)
 		if err != nil {
 			return err
 		}
+		m.prec = prec
 		defer m.Close()
 		add := func(v ...float64) {
 			for _, x := range v {

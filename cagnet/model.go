@@ -39,8 +39,9 @@ type Model struct {
 	asrc, adst, bias []int
 	t                int
 	bf16             bool
-	// prec is the products' precision; in BF16 the GCN and SAGE layers
-	// keep their tape in bfloat16 (mixed.go).
+	// prec is the device's precision (device.PrecisionOf); in BF16 the
+	// GCN and SAGE layers keep their tape in bfloat16 (mixed.go). Tests
+	// set Float32 on a bf16 device to run the staged path beside it.
 	prec device.Precision
 
 	// tape of the last forward pass, per layer: the input after dropout,
@@ -62,9 +63,9 @@ type Model struct {
 	ws map[wsKey]device.Mat
 	// wsB and wsU are ws's bfloat16 and mask-word buffers (mixed.go), and
 	// stageB the bfloat16 broadcast buffers, as stage.
-	wsB    map[wsKey]device.MatBF16
+	wsB    map[wsKey]device.Buffer[uint16]
 	wsU    map[wsKey]device.Buffer[uint64]
-	stageB map[[2]int]device.MatBF16
+	stageB map[[2]int]device.Buffer[uint16]
 	// stage holds one broadcast buffer per stage and width; bf16 the
 	// packing staging of the bfloat16 collectives.
 	stage map[[2]int]device.Mat
@@ -147,12 +148,6 @@ type Options struct {
 	// bfloat16 (train.comm_dtype = "bf16"); the loss and the weight
 	// gradients stay float32/float64, as in 3D.
 	BF16 bool
-	// Precision is train.precision. With device.BF16 the device must run
-	// the bf16 products (device.WithPrecision), and the GCN and SAGE
-	// layers keep their tape in bfloat16 and broadcast their aggregation
-	// operands as bfloat16 (mixed.go): the same bits as rounding them
-	// where the products read them.
-	Precision device.Precision
 }
 
 // NewFromSource builds rank world.Rank()'s share of 1.5D training from
@@ -176,9 +171,9 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 	if err != nil {
 		return nil, err
 	}
-	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: src.Sizes().N, bf16: o.BF16, prec: o.Precision,
+	m := &Model{L: l, cfg: cfg, opt: opt, dev: dev, n: src.Sizes().N, bf16: o.BF16, prec: device.PrecisionOf(dev),
 		ws: map[wsKey]device.Mat{}, stage: map[[2]int]device.Mat{},
-		wsB: map[wsKey]device.MatBF16{}, wsU: map[wsKey]device.Buffer[uint64]{}, stageB: map[[2]int]device.MatBF16{}}
+		wsB: map[wsKey]device.Buffer[uint16]{}, wsU: map[wsKey]device.Buffer[uint64]{}, stageB: map[[2]int]device.Buffer[uint16]{}}
 	if m.row, err = world.Split(l.Row, l.Col); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,7 @@ func setupCAGNET(s setup) (Method, error) {
 	t0 := time.Now()
 	c := max(cfg.Grid.Replication, 1)
 	m, err := cagnet.NewFromSource(s.world, s.dev, cagnet.Options{Replication: c,
-		BF16: cfg.Train.CommDtype == collectives.BF16, Precision: cfg.Train.Precision}, s.mcfg, OptimizerFor(cfg), s.src)
+		BF16: cfg.Train.CommDtype == collectives.BF16}, s.mcfg, OptimizerFor(cfg), s.src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)
 	}

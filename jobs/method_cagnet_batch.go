@@ -42,7 +42,7 @@ func setupCAGNETMiniBatch(s setup) (Method, error) {
 		return nil, err
 	}
 	c := max(cfg.Grid.Replication, 1)
-	mb, err := cagnet.NewMiniBatch(g.Cube, dev, cagnet.Options{Replication: c, BF16: cfg.Train.CommDtype == collectives.BF16, Precision: cfg.Train.Precision},
+	mb, err := cagnet.NewMiniBatch(g.Cube, dev, cagnet.Options{Replication: c, BF16: cfg.Train.CommDtype == collectives.BF16},
 		cagnet.BatchOptions{Size: b, Seed: uint64(cfg.Train.Seed), DP: g.DP, Prefetch: cfg.Train.Prefetch}, mcfg, OptimizerFor(cfg), src)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", cfg.Label(), err)

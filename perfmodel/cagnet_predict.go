@@ -181,7 +181,7 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		mem.Activations += 2 * rows * int64(w)
 	}
 	for w := range scratch {
-		mem.Activations += 4 * int64(w) * max(1, min(rows, int64(cagnet.ScratchElems/max(w, 1))))
+		mem.Activations += 4 * int64(w) * int64(cagnet.ScratchRows(int(rows), w))
 	}
 	stageBytes := int64(4)
 	if mixed {

@@ -51,7 +51,7 @@ func cagnetVolumeCase(t *testing.T, g *gcn.Graph, p, c int, layer gcn.Layer, bf1
 	j.Precision = prec
 	{
 		errs := collectives.RunLocal(p, func(w collectives.Comm) error {
-			m, err := cagnet.New(w, device.WithPrecision(device.Host(1), prec), cagnet.Options{Replication: c, BF16: bf16, Precision: prec}, cfg, gcn.DefaultOptimizer(), g)
+			m, err := cagnet.New(w, device.WithPrecision(device.Host(1), prec), cagnet.Options{Replication: c, BF16: bf16}, cfg, gcn.DefaultOptimizer(), g)
 			if err != nil {
 				return err
 			}

@@ -113,6 +113,7 @@ type arenaPlan struct {
 	use      ArenaUse
 	stage    Staging
 	scratch  int64 // the pass's scratch so far (scratchFor)
+	df       int64 // the pass's dF̃ buffer so far (dfFor)
 	// actB[l]: layer l kept its output in bfloat16 only (actBF16); dzbIn[l]:
 	// its dZ came back in it (dfInActBF16).
 	actB, dzbIn []bool
@@ -220,12 +221,22 @@ func (p *arenaPlan) forward() {
 			p.mat(nR, dIn)    // H
 			p.pmm(pa, nR*dIn)
 		}
-		if actBF16(c.layers(), l, c.Layers-1, p.run.Precision, p.s.Size(qa)) {
+		if sp.self && !p.selfInInput() {
+			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
+		}
+		if actBF16(c.layers(), l, c.Layers-1, p.run.Precision, p.s.Size(qa), p.selfInInput()) {
 			// transformReLUBF16: the output, its positions and the next
-			// layer's dropout mask, W rounded, the scratch.
+			// layer's dropout mask, W rounded, the scratch; for SAGE
+			// W_self and the input rounded (selfOperands).
 			n := int64(nR) * int64(dOut)
-			if !actbInPrev(n, prevB) {
+			if !actbInPrev(sp, n, prevB) {
 				p.use.U16 += n
+			}
+			if sp.self {
+				p.use.U16 += int64(dIn) * int64(dOut)
+				if !direct {
+					p.use.U16 += int64(nR) * int64(dIn)
+				}
 			}
 			p.use.U64 += int64(nR) * int64((dOut+63)/64)
 			if p.dropout() {
@@ -247,9 +258,6 @@ func (p *arenaPlan) forward() {
 		}
 		if !zInInput(c.layers(), l, p.run.Precision, p.run.Overlap, p.s.Size(pa), dIn, dOut, nR, nIn) && !zInH(hDead, nR*dOut) {
 			p.mat(nR, dOut) // Z, unless in its input's memory or H's float32 sum
-		}
-		if sp.self && !p.selfInInput() {
-			p.mat(nR, dIn) // SAGE: the input redistributed to H's layout
 		}
 		switch {
 		case p.mixed(): // W, and W_self with the SAGE input (unless bfloat16 already)
@@ -361,9 +369,13 @@ func (p *arenaPlan) backward() {
 			_, _, _, _, _, ppa, _, _ := p.layer(l - 1)
 			dfb = dfInActBF16(c.layers(), l, p.s.Size(ra), p.s.Size(ppa))
 		}
+		dsAt := dsWhere(sp, p.s.Size(pa), p.selfInInput())
 		dh := nR
-		if sp.self {
+		if dsAt == dsStacked {
 			dh *= 2 // SAGE: dS stacked under dH
+		}
+		if dsAt == dsOwn {
+			p.mat(nR, dIn) // dS
 		}
 		switch {
 		case ru.dhbInH: // dH in bfloat16 in H, through a scratch
@@ -384,6 +396,9 @@ func (p *arenaPlan) backward() {
 			}
 		}
 		if dfb { // dF̃ in the previous layer's bfloat16 output
+			if dsAt == dsInDF {
+				p.dfFor(int64(nP) * int64(dIn)) // dfSelfBF16
+			}
 			p.dzbIn[l-1] = true
 			continue
 		}
@@ -391,7 +406,7 @@ func (p *arenaPlan) backward() {
 			p.mat(nP, dIn) // dF̃
 		}
 		p.pmm(ra, nP*dIn)
-		if sp.self && !p.selfInInput() {
+		if dsAt == dsStacked || dsAt == dsOwn {
 			p.mat(nP, dIn) // dS redistributed back
 		}
 		if sp.residual {

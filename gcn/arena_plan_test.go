@@ -30,6 +30,11 @@ func TestArenaPlanMatchesArenas(t *testing.T) {
 	nodropSAGE := configs["sage"]
 	nodropSAGE.Dropout = 0
 	configs["sage-nodrop"] = nodropSAGE // F̃_R is the previous layer's output itself on one rank (reuse.go's selfInInput)
+	sage3 := configs["deep"]
+	sage3.Layer = SAGELayer
+	configs["sage3"] = sage3 // hidden SAGE outputs kept in bfloat16, one the next's (reuse.go's actBF16)
+	sage3.Dropout = 0
+	configs["sage3-nodrop"] = sage3
 	perms := permute.New(p.n, permute.Double, 7)
 	// Double permutation, and one order (both the same permutation): on
 	// one rank SAGE's F̃_R is then its input (selfInInput).

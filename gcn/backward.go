@@ -101,13 +101,16 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		// computed and dW's while dH's SpMM runs (P and R are orthogonal);
 		// dW is complete before dF̃'s sum, which shares its group.
 		// SAGE also needs dS = AllReduce_P(dZ·W_selfᵀ), the gradient of
-		// the redistributed input: it is stacked under dH (same layout)
-		// so that one all-reduce over P sums both.
+		// the redistributed input: over a P group of several ranks it is
+		// stacked under dH (same layout) so that one all-reduce over P
+		// sums both; else it needs no sum (reuse.go's dsWhere).
 		prevActB := l > 0 && tp.layers[l-1].actbOK
-		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, g.Comm(dm.p).Size(), dm.dIn, dm.dOut, prevActB)
+		pSize := g.Comm(dm.p).Size()
+		ru := reuse(m.specs, l, m.Options.Precision, m.Options.Overlap, pSize, dm.dIn, dm.dOut, prevActB)
 		dfb := prevActB && dfInActBF16(m.specs, l, g.Comm(dm.r).Size(), g.Comm(b.layers[l-1].p).Size())
+		dsAt := dsWhere(dm.spec, pSize, m.selfInInput())
 		rows := dm.nR
-		if dm.spec.self {
+		if dsAt == dsStacked {
 			rows *= 2
 		}
 		var dhs device.Mat
@@ -128,13 +131,16 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			dhs = ar.mat(rows, dm.dIn)
 		}
 		var dh, ds device.Mat
+		switch dsAt {
+		case dsStacked:
+			ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
+		case dsOwn:
+			ds = ar.mat(dm.nR, dm.dIn)
+		}
 		if !ru.dhbInH {
 			dh = dhs.Slice(0, dm.nR, 0, dm.dIn)
-			if dm.spec.self {
-				ds = dhs.Slice(dm.nR, rows, 0, dm.dIn)
-			}
-			m.inputGrads(dm, lt, dz, dh, ds)
 		}
+		m.inputGrads(dm, lt, dz, dh, ds)
 		var reqDW collectives.Request
 		switch {
 		case m.Options.Overlap && !ru.dhInH && !ru.dhbInH:
@@ -175,6 +181,9 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 			// there as its dZ (reuse.go); nothing to sum.
 			prev := &tp.layers[l-1]
 			switch {
+			case dsAt == dsInDF:
+				// SAGE: dS adds before the masks, in float32.
+				m.dfSelfBF16(dm, lt, prev, dz, ru.dhbInH)
 			case lt.keep.ok:
 				// With dropout, masked before it is rounded (reuse.go).
 				m.dfMaskedBF16(dm, lt, prev, dh, ru.dhbInH)
@@ -212,10 +221,11 @@ func (m *Model) backward(tp *tape, dLogits device.Mat) error {
 		if err := m.pmmAllReduce(g.Comm(dm.r), df); err != nil {
 			return err
 		}
-		if dm.spec.self && m.selfInInput() {
+		switch dsAt {
+		case dsInDF:
 			// F̃_R was F̃: dS is in dF̃'s layout and order (reuse.go).
-			m.dev.Add(df, df, ds)
-		} else if dm.spec.self {
+			m.selfInputGradInto(dm, lt, dz, df)
+		case dsStacked, dsOwn:
 			// The self term's input gradient flows back through the
 			// inverse of the forward redistribution; the dropout mask
 			// applies to the sum, as F̃ fed both terms.

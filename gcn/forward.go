@@ -22,8 +22,10 @@ type tape struct {
 	logits     device.Mat
 	// scratch is the pass's float32 scratch through which a product is
 	// rounded a block of rows at a time (mixed.go), shared by the layers
-	// of both passes and taken again only where one needs more.
-	scratch device.Buffer[float32]
+	// of both passes and taken again only where one needs more; df the
+	// backward pass's float32 dF̃ of SAGE layers whose input is bfloat16
+	// (dfSelfBF16), shared likewise.
+	scratch, df device.Buffer[float32]
 }
 
 type layerTape struct {
@@ -81,7 +83,7 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 	ar.reset()
 	tp := &m.tp
 	tp.step, tp.training = step, training
-	tp.scratch = device.Buffer[float32]{}
+	tp.scratch, tp.df = device.Buffer[float32]{}, device.Buffer[float32]{}
 	r0, r1 := sh.rows(g, 1, grid.X)
 	width := 0
 	if cfg.InputProjection {
@@ -164,6 +166,23 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 		if err := m.aggregate(d, lt); err != nil {
 			return nil, err
 		}
+		if d.spec.self {
+			// SAGE: Z = H·W_neigh + F̃_R·W_self, where F̃_R is the input
+			// (after dropout) in H's layout, rows R of the output order
+			// and columns Q: both products are partial sums over Q, so
+			// the one all-reduce of Z sums them together. (F̃
+			// in bfloat16, lt.inB, is F̃_R too: selfInInput.)
+			if m.selfInInput() {
+				lt.self = lt.inDrop // reuse.go
+			} else {
+				lt.self = ar.mat(d.nR, d.dIn)
+				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
+				dst := sh.layout(grid.OutputOrder(l), d.r, d.q, d.spec.in)
+				if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
+					return nil, err
+				}
+			}
+		}
 		if m.actBF16(d, l, last) {
 			// Z a block at a time, rectified, dropped and rounded into
 			// the bfloat16 output, which the next layer aggregates
@@ -190,22 +209,6 @@ func (m *Model) forwardTo(training bool, step, last int) (*tape, error) {
 			z = device.Matrix(lt.hDead.Flat().Slice(0, d.nR*d.dOut), d.nR, d.dOut)
 		default:
 			z = ar.mat(d.nR, d.dOut)
-		}
-		if d.spec.self {
-			// SAGE: Z = H·W_neigh + F̃_R·W_self, where F̃_R is the input
-			// (after dropout) in H's layout, rows R of the output order
-			// and columns Q: both products are partial sums over Q, so
-			// the one all-reduce below sums them together.
-			if m.selfInInput() {
-				lt.self = lt.inDrop // reuse.go
-			} else {
-				lt.self = ar.mat(d.nR, d.dIn)
-				src := sh.layout(grid.InputOrder(l), d.p, d.q, d.spec.in)
-				dst := sh.layout(grid.OutputOrder(l), d.r, d.q, d.spec.in)
-				if err := m.redistribute(lt.self, dst, lt.inDrop, src, grid.InputOrder(l)); err != nil {
-					return nil, err
-				}
-			}
 		}
 		m.transform(d, lt, z)
 		if err := m.pmmAllReduce(g.Comm(d.q), z); err != nil {

@@ -103,33 +103,56 @@ func (m *Model) transform(d *layerDims, lt *layerTape, z device.Mat) {
 		lt.wb = m.packed(d.weight.mat(d.weight.W))
 		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.hb, lt.wb, 0, z)
 		if d.spec.self {
-			if lt.inBOK {
-				// F̃_R is F̃, in bfloat16 already (input0Direct).
-				lt.selfb = lt.inB
-			} else {
-				lt.selfb = m.packed(lt.self)
-			}
-			lt.wsb = m.packed(d.self.mat(d.self.W))
+			m.selfOperands(d, lt)
 			m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.selfb, lt.wsb, 1, z)
 		}
 	})
 }
 
+// selfOperands rounds a SAGE layer's self-term operands once: F̃_R into
+// lt.selfb (unless F̃ is bfloat16 already and F̃_R is F̃: input0Direct,
+// or the previous layer's bfloat16 output) and W_self into lt.wsb.
+func (m *Model) selfOperands(d *layerDims, lt *layerTape) {
+	if lt.inBOK {
+		lt.selfb = lt.inB
+	} else {
+		lt.selfb = m.packed(lt.self)
+	}
+	lt.wsb = m.packed(d.self.mat(d.self.W))
+}
+
 // inputGrads computes dH = dZ·Wᵀ into dh and for SAGE dS = dZ·W_selfᵀ
-// into ds (local partial sums over Q).
+// into ds (local partial sums over Q); an empty dh or ds is computed
+// elsewhere (reuse.go: dhbInH, dsInDF).
 func (m *Model) inputGrads(d *layerDims, lt *layerTape, dz, dh, ds device.Mat) {
 	if !m.mixed() {
-		m.gemm(spmm.NoTrans, spmm.Trans, dz, d.weight.mat(d.weight.W), dh)
-		if d.spec.self {
+		if dh.Rows() > 0 {
+			m.gemm(spmm.NoTrans, spmm.Trans, dz, d.weight.mat(d.weight.W), dh)
+		}
+		if ds.Rows() > 0 {
 			m.gemm(spmm.NoTrans, spmm.Trans, dz, d.self.mat(d.self.W), ds)
 		}
 		return
 	}
 	m.timed(&m.Times.GEMM, func() {
-		m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, 0, dh)
-		if d.spec.self {
-			m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, lt.dzb, lt.wsb, 0, ds)
+		if dh.Rows() > 0 {
+			m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wb, 0, dh)
 		}
+		if ds.Rows() > 0 {
+			m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wsb, 0, ds)
+		}
+	})
+}
+
+// selfInputGradInto adds a SAGE layer's dS = dZ·W_selfᵀ into df, dF̃,
+// by the GEMM that computes it (reuse.go's dsInDF): no matrix for dS.
+func (m *Model) selfInputGradInto(d *layerDims, lt *layerTape, dz, df device.Mat) {
+	if !m.mixed() {
+		m.gemmAdd(spmm.NoTrans, spmm.Trans, dz, d.self.mat(d.self.W), df)
+		return
+	}
+	m.timed(&m.Times.GEMM, func() {
+		m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, m.dzBF16(lt, dz), lt.wsb, 1, df)
 	})
 }
 
@@ -142,7 +165,8 @@ func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
 	})
 }
 
-// transformReLUBF16 computes layer d's output ReLU(H·W) in bfloat16 only
+// transformReLUBF16 computes layer d's output ReLU(H·W), for SAGE
+// ReLU(H·W + F̃_R·W_self), in bfloat16 only
 // (reuse.go's actBF16) into lt.actb, in prev's memory where it fits
 // (actbInPrev), a block of rows at a time through the pass's scratch
 // (device.GemmBF16ToBF16, the ReLU recording the positions of each block
@@ -154,7 +178,7 @@ func (m *Model) inputGradsBF16(d *layerDims, lt *layerTape, dz device.Mat) {
 // cache are a small part of it.
 func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffer[uint16], drop device.Dropout) mask {
 	ar := m.cur.ar
-	if n := d.nR * d.dOut; actbInPrev(int64(n), int64(prev.Len())) {
+	if n := d.nR * d.dOut; actbInPrev(d.spec, int64(n), int64(prev.Len())) {
 		lt.actb = device.MatrixBF16(prev.Slice(0, n), d.nR, d.dOut)
 	} else {
 		lt.actb = ar.matBF16(d.nR, d.dOut)
@@ -169,7 +193,15 @@ func (m *Model) transformReLUBF16(d *layerDims, lt *layerTape, prev device.Buffe
 	scratch := m.scratch(d.nR, d.dOut)
 	m.timed(&m.Times.GEMM, func() {
 		lt.wb = m.packed(d.weight.mat(d.weight.W))
+		if d.spec.self {
+			m.selfOperands(d, lt)
+		}
 		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, lt.hb, lt.wb, lt.actb, scratch, func(r0, r1 int, s device.Mat) {
+			if d.spec.self {
+				// SAGE: + F̃_R·W_self, the block's rows (a row's sums
+				// do not depend on the block: the same bits as whole).
+				m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, lt.selfb.Slice(r0, r1, 0, d.dIn), lt.wsb, 1, s)
+			}
 			m.dev.ReLURecord(s, s, lt.pos.bits.Slice(r0*wpr, r1*wpr))
 			if keep.ok {
 				blk := drop
@@ -215,7 +247,7 @@ func (p *arenaPlan) scratchFor(n, w int) {
 // actBF16 is reuse.go's rule for layer d (index l) of a pass ending at
 // layer last.
 func (m *Model) actBF16(d *layerDims, l, last int) bool {
-	return !m.actF32 && actBF16(m.specs, l, last, m.Options.Precision, m.g.Comm(d.q).Size())
+	return !m.actF32 && actBF16(m.specs, l, last, m.Options.Precision, m.g.Comm(d.q).Size(), m.selfInInput())
 }
 
 // weightGrads computes the local partial sums of layer dm's weight
@@ -287,4 +319,43 @@ func (m *Model) dfMaskedBF16(d *layerDims, lt, prev *layerTape, dh device.Mat, d
 		m.dev.SpMMBF16ToBF16Masked(prev.actb, d.at, b, lt.keep.bits, prev.pos.bits, m.Cfg.Dropout)
 	})
 	prev.dzbMasked = true
+}
+
+// dfSelfBF16 computes a SAGE layer d's dF̃ = Âᵀ·dH + dS into the
+// previous layer's bfloat16 output (reuse.go's dfInActBF16 with dsInDF):
+// the SpMM reads dH from the layer's bfloat16 H (dhbInH) into the pass's
+// one float32 dF̃ buffer (dfBuf), dS adds by its GEMM, and the sum is
+// masked by d's dropout (lt.keep) and the previous layer's ReLU and
+// rounded: the operations of the float32 path, in its order, so the
+// previous layer's rounded dZ has the same bits.
+func (m *Model) dfSelfBF16(d *layerDims, lt, prev *layerTape, dz device.Mat, dhbInH bool) {
+	if !dhbInH {
+		panic("gcn: a SAGE layer's dF̃ into a bfloat16 output without its dH in H")
+	}
+	df := m.dfBuf(d.nP, d.dIn)
+	m.timed(&m.Times.SpMM, func() { m.dev.SpMMBF16(df, d.at, lt.hb) })
+	m.selfInputGradInto(d, lt, dz, df)
+	m.applyKeep(df, lt.keep)
+	m.dev.ReLUBackwardBits(df, df, prev.pos.bits)
+	m.timed(&m.Times.GEMM, func() { m.dev.PackMatBF16(prev.actb, df) })
+	prev.dzbMasked = true
+}
+
+// dfBuf is the pass's float32 dF̃ buffer (tape.df) as a rows × cols
+// matrix, taken again only where it is smaller (arenaPlan.dfFor mirrors
+// this): the SAGE layers that compute dF̃ into a bfloat16 output share it.
+func (m *Model) dfBuf(rows, cols int) device.Mat {
+	b := &m.tp.df
+	if b.Len() < rows*cols {
+		*b = m.cur.ar.vec(rows * cols)
+	}
+	return device.Matrix(b.Slice(0, rows*cols), rows, cols)
+}
+
+// dfFor mirrors Model.dfBuf.
+func (p *arenaPlan) dfFor(n int64) {
+	if n > p.df {
+		p.use.F32 += n
+		p.df = n
+	}
 }

@@ -47,8 +47,21 @@ func TestBackwardReusesDeadBuffers(t *testing.T) {
 		{"gcn dropout", drop, Options{}, 0},
 		{"gcn bf16", cfg, Options{Precision: device.BF16}, 0}, // the scratch: the forward pass's
 		{"gcn bf16 dropout", drop, Options{Precision: device.BF16}, 0},
-		{"sage", sage, Options{}, 2 * (2*mat + mat)}, // layers 2 and 1: dH with dS, and dS redistributed back
-		{"gcn norm", norm, Options{}, 2*mat + 2*n},   // dF̃ of layers 2 and 1; the norms' dots
+		// Layers 2 and 1: dS and dS redistributed back (dsOwn); dH goes
+		// into H as a GCN layer's. With one vertex order dS adds into
+		// dF̃ (dsInDF).
+		{"sage", sage, Options{}, 2 * 2 * mat},
+		{"sage overlap", sage, Options{Overlap: true}, 2 * 2 * mat},
+		{"sage single order", sage, Options{SingleOrder: true}, 0},
+		// In mixed precision also the scratch dH is rounded through into
+		// H (dhbInH), which a SAGE model's forward pass did not take
+		// (here the whole matrix: scratchElems is more). With one vertex
+		// order the hidden outputs are bfloat16 (actBF16), the forward
+		// pass took the scratch, and the backward pass takes the one
+		// float32 dF̃ that dS adds into (dfSelfBF16).
+		{"sage bf16", sage, Options{Precision: device.BF16}, 2*2*mat + mat},
+		{"sage bf16 single order", sage, Options{Precision: device.BF16, SingleOrder: true}, mat},
+		{"gcn norm", norm, Options{}, 2*mat + 2*n}, // dF̃ of layers 2 and 1; the norms' dots
 	} {
 		step := c.cfg.planStep(oneRank{n}, c.run)
 		fwd := arenaPlan{cfg: c.cfg, s: oneRank{n}, run: c.run, training: true}
@@ -117,6 +130,42 @@ func TestBF16ScratchBounded(t *testing.T) {
 						t.Errorf("%s: layer %d's output in bfloat16 only: %v, want %v", name, l, step.actB[l], want)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestSAGEBF16Bounded: in mixed precision on one rank of one vertex
+// order a training step of a 3-layer SAGE model, with dropout or
+// without, takes one float32 matrix of the hidden width, the dF̃ that dS
+// adds into before it is masked and rounded (dfSelfBF16), beside the
+// scratch, the logits, the loss's gradient and vectors. Its bfloat16
+// matrices are H for each layer, the two hidden outputs (each the next
+// layer's self-term operand, so not in one memory: actbInPrev), the last
+// layer's dZ, W and W_self of each layer and, with dropout, the features
+// after it; its masks as a GCN model's (TestBF16ScratchBounded).
+func TestSAGEBF16Bounded(t *testing.T) {
+	const classes, w = 32, 128
+	for _, p := range []float64{0, 0.5} {
+		cfg := Config{Features: w, Hidden: w, Classes: classes, Layers: 3, Dropout: p, Seed: 1, Layer: SAGELayer}
+		for _, n := range []int{1 << 16, 1 << 22} {
+			run := Options{Precision: device.BF16, FeaturesBF16: true, SingleOrder: true}
+			step := cfg.planStep(oneRank{n}, run)
+			logits, mat := int64(n)*classes, int64(n)*w
+			f32 := int64(scratchElems) + mat + logits + 3*int64(n) + logits
+			u16 := 3*mat + 2*mat + logits + 2*(2*w*w+w*classes) // H, outputs, dZ, W and W_self
+			masks := 2 * int64(n) * 2
+			if p > 0 {
+				u16 += mat
+				masks += 2 * int64(n) * 2
+			}
+			name := fmt.Sprintf("dropout %g, %d rows", p, n)
+			if step.use.F32 != f32 || step.use.U16 != u16 || step.use.U64 != masks {
+				t.Errorf("%s: the step takes %d float32, %d bfloat16 and %d mask elements, want %d, %d and %d",
+					name, step.use.F32, step.use.U16, step.use.U64, f32, u16, masks)
+			}
+			if !step.actB[0] || !step.actB[1] || step.actB[2] {
+				t.Errorf("%s: outputs in bfloat16 only %v, want [true true false]", name, step.actB)
 			}
 		}
 	}

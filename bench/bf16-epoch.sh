@@ -8,8 +8,9 @@
 # features, 32 classes), prepared once into runs/bench-rmat18-prepared
 # as bench/vs-pytorch.sh prepares its graph, a 3-layer GCN
 # 128-128-128-32 without dropout (DROPOUT, default 0.0; the PyTorch model
-# has none, so DROPOUT other than 0 skips it), Adam, one rank on 2
-# threads (THREADS),
+# has none, so DROPOUT other than 0 skips it; LAYER=sage trains
+# GraphSAGE-mean layers instead, and skips PyTorch too), Adam, one rank
+# on 2 threads (THREADS),
 # EPOCHS epochs (12) without evaluation. The script builds scalegnn and
 # spmm/cpu's test binary, then under the timing lock (LOCK, default
 # /tmp/quiet.lock; LOCK= runs without one) runs ROUNDS rounds (default 2),
@@ -34,6 +35,7 @@ LOCK=${LOCK-/tmp/quiet.lock}
 THREADS=${THREADS:-2}
 EPOCHS=${EPOCHS:-12}
 DROPOUT=${DROPOUT:-0.0}
+LAYER=${LAYER:-gcn}
 cd "$(dirname "$0")/.."
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
@@ -50,8 +52,8 @@ if [ ! -f "$DS/meta.toml" ]; then
 fi
 PY=${PYTHON:-/usr/bin/python3}
 PYTORCH=${PYTORCH:-1}
-if [ "$DROPOUT" != 0 ] && [ "$DROPOUT" != 0.0 ]; then
-	PYTORCH=0 # bench/pytorch_gcn.py has no dropout
+if [ "$DROPOUT" != 0 ] && [ "$DROPOUT" != 0.0 ] || [ "$LAYER" != gcn ]; then
+	PYTORCH=0 # bench/pytorch_gcn.py is a GCN without dropout
 fi
 job() { # precision dir
 	cat <<TOML
@@ -59,6 +61,7 @@ job() { # precision dir
 source = "prepared"
 path = "$DS"
 [model]
+layer = "$LAYER"
 layers = 3
 hidden = 128
 dropout = $DROPOUT
@@ -115,7 +118,7 @@ PY
 }
 if [ -n "$LOCK" ]; then
 	export -f rounds job
-	export TMP ROUNDS THREADS EPOCHS DROPOUT DS PY PYTORCH
+	export TMP ROUNDS THREADS EPOCHS DROPOUT LAYER DS PY PYTORCH
 	flock "$LOCK" bash -c rounds >"$TMP/out"
 else
 	rounds >"$TMP/out"

@@ -46,10 +46,13 @@ func testSteadyStep(t *testing.T, prec device.Precision) {
 				}
 				m.Step()
 			}
-			h := m.x
-			dst := m.buf("alloc.test", 0, h.Rows(), h.Cols())
+			h := operand{f: m.x} // the features, in the precision the model holds them in
+			if m.featB {
+				h = operand{b: m.xb, isB: true}
+			}
+			dst := m.buf("alloc.test", 0, m.hi-m.lo, cfg.Features)
 			if n := testing.AllocsPerRun(5, func() {
-				if err := m.aggregate(dst, m.a, operand{f: h}); err != nil {
+				if err := m.aggregate(dst, m.a, h); err != nil {
 					t.Error(err)
 				}
 			}); n != 0 {

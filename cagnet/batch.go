@@ -79,6 +79,7 @@ type MiniBatch struct {
 	gPerm, gVerts device.Buffer[int32]
 	idx           device.Buffer[int32]
 	xb            device.Buffer[float32]
+	xbb           device.Buffer[uint16] // xb in bfloat16, for features in bfloat16
 	vb            device.Buffer[int32]
 	grads         device.Buffer[float32]
 	dpScale       float32
@@ -114,19 +115,20 @@ type graphView struct {
 	a, at             []*device.CSR
 	gv                gatBlock
 	x                 device.Mat
+	xb                device.MatBF16 // instead of x, for features in bfloat16
 	verts             device.Buffer[int32]
 	labels            []int32
 	train, val, test  []bool
 }
 
 func (m *Model) view() graphView {
-	return graphView{n: m.n, lo: m.lo, hi: m.hi, nTrain: m.nTrain, bounds: m.bounds, a: m.a, at: m.at, gv: m.gv, x: m.x,
+	return graphView{n: m.n, lo: m.lo, hi: m.hi, nTrain: m.nTrain, bounds: m.bounds, a: m.a, at: m.at, gv: m.gv, x: m.x, xb: m.xb,
 		verts: m.verts, labels: m.labels, train: m.train, val: m.val, test: m.test}
 }
 
 func (m *Model) bind(v *graphView) {
 	m.n, m.lo, m.hi, m.nTrain, m.bounds = v.n, v.lo, v.hi, v.nTrain, v.bounds
-	m.a, m.at, m.gv, m.x, m.verts = v.a, v.at, v.gv, v.x, v.verts
+	m.a, m.at, m.gv, m.x, m.xb, m.verts = v.a, v.at, v.gv, v.x, v.xb, v.verts
 	m.labels, m.train, m.val, m.test = v.labels, v.train, v.val, v.test
 }
 
@@ -167,7 +169,11 @@ func NewMiniBatch(replica collectives.Comm, dev device.Device, o Options, bo Bat
 	rows := m.hi - m.lo
 	b.prefetch = bo.Prefetch
 	b.idx, b.vb = device.Alloc[int32](dev, rows), device.Alloc[int32](dev, rows)
-	b.xb = device.Alloc[float32](dev, rows*cfg.Features)
+	if m.featB {
+		b.xbb = device.Alloc[uint16](dev, rows*cfg.Features)
+	} else {
+		b.xb = device.Alloc[float32](dev, rows*cfg.Features)
+	}
 	b.full = m.view()
 	if m.isGAT() {
 		b.gA, b.gAT = new(device.CSR), new(device.CSR)
@@ -361,12 +367,19 @@ func (b *MiniBatch) bindBatch(h *hostBatch) {
 	}
 	idx := b.idx.Slice(0, r)
 	device.Upload(b.dev, idx, 0, h.idx[:r])
-	x := device.Matrix(b.xb.Slice(0, r*f), r, f)
-	b.dev.GatherRows(x, b.full.x, idx)
+	var x device.Mat
+	var xb device.MatBF16
+	if b.featB {
+		xb = device.MatrixBF16(b.xbb.Slice(0, r*f), r, f)
+		b.dev.GatherRowsBF16(xb, b.full.xb, idx)
+	} else {
+		x = device.Matrix(b.xb.Slice(0, r*f), r, f)
+		b.dev.GatherRows(x, b.full.x, idx)
+	}
 	vb := b.vb.Slice(0, r)
 	device.Upload(b.dev, vb, 0, h.ids[r0:r1])
 	b.batch = graphView{n: len(h.pos), lo: r0, hi: r1, nTrain: h.nTrain, bounds: h.bounds, a: b.dA, at: b.dAT,
-		x: x, verts: vb, labels: h.labels, train: h.train}
+		x: x, xb: xb, verts: vb, labels: h.labels, train: h.train}
 	if b.isGAT() {
 		k0, _ := l.Stages()
 		c0, c1 := h.bounds[k0], h.bounds[k0+len(b.ex)]

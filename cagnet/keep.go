@@ -82,10 +82,14 @@ func (m *Model) UploadParam(k int, w, mo, v []float32) {
 func (m *Model) Fingerprint(world collectives.Comm) (gcn.Fingerprint, error) {
 	s := []int64{m.nnz, 0, 0}
 	if m.L.Col == 0 {
-		f := m.cfg.Features
-		x := make([]float32, (m.hi-m.lo)*f)
-		device.DownloadMat(m.dev, x, m.x)
-		s[1] = gcn.HashFeatures(m.ids, 0, f, x)
+		if m.featB {
+			s[1] = m.featHash // of the float32 values, as read
+		} else {
+			f := m.cfg.Features
+			x := make([]float32, (m.hi-m.lo)*f)
+			device.DownloadMat(m.dev, x, m.x)
+			s[1] = gcn.HashFeatures(m.ids, 0, f, x)
+		}
 		s[2] = gcn.HashLabels(m.ids, m.labels[m.lo:m.hi], m.train[m.lo:m.hi], m.val[m.lo:m.hi], m.test[m.lo:m.hi])
 	}
 	if err := world.AllReduceI64(s, collectives.Sum); err != nil {

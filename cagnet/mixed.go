@@ -58,6 +58,9 @@ type operand struct {
 	f   device.Mat
 	b   device.MatBF16
 	isB bool
+	// raw: b is the bfloat16 features, not yet through the layer's
+	// dropout (features_bf16.go).
+	raw bool
 }
 
 func (o operand) cols() int {
@@ -131,24 +134,21 @@ var ScratchElems = 1 << 20
 func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, last int) error {
 	rows := m.hi - m.lo
 	h := in.f // SAGE's self term reads the float32 input
-	if !in.isB {
+	switch {
+	case in.raw:
+		// The bfloat16 features (features_bf16.go): SAGE's self term
+		// reads the operand too.
+		in = operand{b: m.featuresOperand(l, s, training), isB: true}
+		m.in0b, m.in0bOK = in.b, true
+	case !in.isB:
 		hb := m.bufBF16("in.b", s.In, rows, s.In)
 		switch {
 		case training && m.cfg.Dropout > 0 && s.Self:
 			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l) // read back by the self term
 			m.dev.PackMatBF16(hb, h)
 		case training && m.cfg.Dropout > 0:
-			// Dropped a block of rows at a time through the scratch:
-			// no float32 copy of the input.
-			drop := device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts}
-			scr := m.scratch(rows, s.In)
-			for r0 := 0; r0 < rows; r0 += scr.Rows() {
-				r1 := min(r0+scr.Rows(), rows)
-				blk, d := scr.Slice(0, r1-r0, 0, s.In), drop
-				d.Verts = drop.Verts.Slice(r0, r1)
-				m.dev.Dropout(blk, h.Slice(r0, r1, 0, s.In), d)
-				m.dev.PackMatBF16(hb.Slice(r0, r1, 0, s.In), blk)
-			}
+			// No float32 copy of the input.
+			m.dropBlocks(l, hb, in)
 		default:
 			m.dev.PackMatBF16(hb, h)
 		}
@@ -191,7 +191,10 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 	}
 	z := m.buf("z", l, rows, s.Out)
 	m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, ahb, w.db, 0, z)
-	if m.self[l] >= 0 {
+	switch {
+	case m.self[l] >= 0 && l == 0 && m.in0bOK:
+		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, m.in0b, m.Params[m.self[l]].db, 1, z)
+	case m.self[l] >= 0:
 		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
 	}
 	if s.Hidden {
@@ -200,6 +203,28 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 	m.z, m.act = append(m.z, z), append(m.act, z)
 	m.appendUnkept()
 	return nil
+}
+
+// dropBlocks puts in, layer l's input (float32, or bfloat16 widened),
+// through the layer's dropout into the bfloat16 out, a block of rows at a
+// time through the scratch: no float32 copy of the input.
+func (m *Model) dropBlocks(l int, out device.MatBF16, in operand) {
+	rows, w := out.Rows(), out.Cols()
+	drop := device.Dropout{Seed: m.cfg.Seed, Step: m.t, Site: l, P: m.cfg.Dropout, Verts: m.verts}
+	scr := m.scratch(rows, w)
+	for r0 := 0; r0 < rows; r0 += scr.Rows() {
+		r1 := min(r0+scr.Rows(), rows)
+		blk, d := scr.Slice(0, r1-r0, 0, w), drop
+		d.Verts = drop.Verts.Slice(r0, r1)
+		src := blk
+		if in.isB {
+			m.dev.UnpackMatBF16(blk, in.b.Slice(r0, r1, 0, w))
+		} else {
+			src = in.f.Slice(r0, r1, 0, w)
+		}
+		m.dev.Dropout(blk, src, d)
+		m.dev.PackMatBF16(out.Slice(r0, r1, 0, w), blk)
+	}
 }
 
 // appendUnkept records in the tape that the current layer's output is not
@@ -237,7 +262,15 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 	if err := m.reduceGrad(p); err != nil {
 		return operand{}, err
 	}
-	if m.self[l] >= 0 {
+	switch {
+	case m.self[l] >= 0 && l == 0 && m.in0bOK:
+		// The bfloat16 features, or their dropped copy.
+		q := m.Params[m.self[l]]
+		m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, m.in0b, dzb, 0, q.dg)
+		if err := m.reduceGrad(q); err != nil {
+			return operand{}, err
+		}
+	case m.self[l] >= 0:
 		// A SAGE layer's gradient comes in float32 (KeepsOut).
 		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz.f); err != nil {
 			return operand{}, err

@@ -17,8 +17,35 @@ import (
 // hidden layers' embeddings and the probabilities afterwards, as float64
 // bits, and which layers kept their output in bfloat16.
 type mixedRun struct {
-	bits []uint64
-	kept []bool
+	bits  []uint64
+	kept  []bool
+	featB bool // the features were bfloat16
+}
+
+// staged makes m the model the mixed-precision tests compare with: its
+// precision float32 on the bfloat16 products (every product rounds its
+// operands in the device's staging), its bfloat16 features
+// (FeaturesInBF16) widened to float32, exactly: the staging rounds them
+// back to the same bits.
+func (m *Model) staged() {
+	m.prec = device.Float32
+	if !m.featB {
+		return
+	}
+	m.x = m.mat(m.xb.Rows(), m.xb.Cols())
+	m.dev.UnpackMatBF16(m.x, m.xb)
+	m.xb, m.featB = device.MatBF16{}, false
+}
+
+// staged is Model.staged for mini-batches: the full graph's view and the
+// batches' gathers take the widened features.
+func (b *MiniBatch) staged() {
+	featB := b.featB
+	b.Model.staged()
+	if featB {
+		b.full.x, b.full.xb = b.x, device.MatBF16{}
+		b.xb = device.Alloc[float32](b.dev, b.xbb.Len())
+	}
 }
 
 // runMixed trains 3 steps of 1.5D on P ranks with the bf16 products and
@@ -34,8 +61,11 @@ func runMixed(t *testing.T, p int, c Case, prec device.Precision) []mixedRun {
 		if err != nil {
 			return err
 		}
-		m.prec = prec
+		if prec == device.Float32 {
+			m.staged()
+		}
 		r := &runs[w.Rank()]
+		r.featB = m.featB
 		add := func(v ...float64) {
 			for _, x := range v {
 				r.bits = append(r.bits, math.Float64bits(x))
@@ -114,6 +144,9 @@ func TestMixedTapeExact(t *testing.T) {
 									t.Fatalf("rank %d: value %d = %v, staged %v", rank, k, math.Float64frombits(g.bits[k]), math.Float64frombits(w.bits[k]))
 								}
 							}
+							if !g.featB || w.featB {
+								t.Errorf("rank %d: features in bfloat16 %v (staged run %v), want true (staged false)", rank, g.featB, w.featB)
+							}
 							for l, k := range g.kept {
 								if want := layer == gcn.GCNLayer && l < len(g.kept)-1; k != want || w.kept[l] {
 									t.Errorf("rank %d: layer %d kept its output in bfloat16: %v (staged run %v), want %v (staged false)", rank, l, k, w.kept[l], want)
@@ -133,21 +166,23 @@ func TestMixedTapeExact(t *testing.T) {
 func TestMixedBatchExact(t *testing.T) {
 	for _, dq := range [][3]int{{1, 1, 1}, {2, 1, 1}, {1, 3, 1}, {2, 2, 2}, {1, 6, 2}} {
 		for _, drop := range []float64{0, 0.5} {
-			c := Case{C: dq[2], Scheme: permute.Single, Dropout: drop, Layer: gcn.GCNLayer}
-			t.Run(fmt.Sprintf("d=%d/P=%d/%v", dq[0], dq[1], c), func(t *testing.T) {
-				want := runMixedBatch(t, dq[0], dq[1], c, device.Float32)
-				got := runMixedBatch(t, dq[0], dq[1], c, device.BF16)
-				for rank := range got {
-					if len(got[rank]) != len(want[rank]) {
-						t.Fatalf("rank %d: %d values, want %d", rank, len(got[rank]), len(want[rank]))
-					}
-					for k, w := range want[rank] {
-						if got[rank][k] != w {
-							t.Fatalf("rank %d: value %d = %v, staged %v", rank, k, math.Float64frombits(got[rank][k]), math.Float64frombits(w))
+			for _, layer := range []gcn.Layer{gcn.GCNLayer, gcn.SAGELayer} {
+				c := Case{C: dq[2], Scheme: permute.Single, Dropout: drop, Layer: layer}
+				t.Run(fmt.Sprintf("d=%d/P=%d/%v", dq[0], dq[1], c), func(t *testing.T) {
+					want := runMixedBatch(t, dq[0], dq[1], c, device.Float32)
+					got := runMixedBatch(t, dq[0], dq[1], c, device.BF16)
+					for rank := range got {
+						if len(got[rank]) != len(want[rank]) {
+							t.Fatalf("rank %d: %d values, want %d", rank, len(got[rank]), len(want[rank]))
+						}
+						for k, w := range want[rank] {
+							if got[rank][k] != w {
+								t.Fatalf("rank %d: value %d = %v, staged %v", rank, k, math.Float64frombits(got[rank][k]), math.Float64frombits(w))
+							}
 						}
 					}
-				}
-			})
+				})
+			}
 		}
 	}
 }
@@ -174,7 +209,9 @@ func runMixedBatch(t *testing.T, d, p int, c Case, prec device.Precision) [][]ui
 		if err != nil {
 			return err
 		}
-		m.prec = prec
+		if prec == device.Float32 {
+			m.staged()
+		}
 		defer m.Close()
 		add := func(v ...float64) {
 			for _, x := range v {

@@ -29,6 +29,11 @@ type Model struct {
 	train  []bool
 	val    []bool
 	test   []bool
+	// xb holds the features instead of x where featB (FeaturesInBF16;
+	// features_bf16.go), featHash their fingerprint term.
+	xb       device.MatBF16
+	featB    bool
+	featHash int64
 
 	Params []*Param
 	// w and self index Params per layer: W (gcn<l>.weight) and, for SAGE
@@ -56,6 +61,10 @@ type Model struct {
 	ahb, zb   []device.MatBF16
 	zbOK      []bool
 	pos, keep []device.Buffer[uint64]
+	// in0b is layer 0's input when it is the bfloat16 features (in0bOK),
+	// dropped in training, which a SAGE self term reads.
+	in0b   device.MatBF16
+	in0bOK bool
 
 	// ws holds the buffers reused from step to step (bufs): the tape's,
 	// the backward pass's and the aggregation's, so that a step allocates
@@ -394,13 +403,17 @@ func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
 	m.ahb, m.zb, m.zbOK, m.pos, m.keep = m.ahb[:0], m.zb[:0], m.zbOK[:0], m.pos[:0], m.keep[:0]
 	h, rows := m.x, m.hi-m.lo
+	m.in0bOK = false
 	for l, s := range specs[:last+1] {
 		if m.mixed() && s.Heads == 0 {
 			// mixed.go; the input is the previous layer's output, kept
 			// in bfloat16 with this layer's dropout already applied, or
-			// float32, which layerMixed drops.
+			// float32, or the bfloat16 features, which layerMixed drops.
 			in := operand{f: h}
-			if l > 0 && m.zbOK[l-1] {
+			switch {
+			case l == 0 && m.featB:
+				in = operand{b: m.xb, isB: true, raw: true}
+			case l > 0 && m.zbOK[l-1]:
 				in = operand{b: m.zb[l-1], isB: true}
 			}
 			if err := m.layerMixed(l, s, in, training, last); err != nil {

@@ -99,10 +99,6 @@ func (m *Model) readLocal(src gcn.Source) error {
 	if m.isGAT() {
 		m.uploadGAT(gat, src.Orders().Order[0])
 	}
-	x, err := src.FeatureBlock(0, m.lo, m.hi, 0, f)
-	if err != nil {
-		return err
-	}
 	lab, tr, va, te, err := src.Labels(0, m.lo, m.hi)
 	if err != nil {
 		return err
@@ -118,7 +114,6 @@ func (m *Model) readLocal(src gcn.Source) error {
 	m.ids = src.Orders().Order[0][m.lo:m.hi]
 	m.verts = device.Alloc[int32](dev, m.hi-m.lo)
 	device.Upload(dev, m.verts, 0, m.ids)
-	m.x = m.mat(m.hi-m.lo, f)
-	device.UploadMat(dev, m.x, x)
-	return nil
+	m.featB = FeaturesInBF16(m.cfg.LayerSpecs(), m.prec)
+	return m.readFeatures(src)
 }

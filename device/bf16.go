@@ -86,6 +86,9 @@ type BF16Ops interface {
 	// may be grad. A select, so it commutes with rounding: on a rounded
 	// gradient it gives the rounded ReLUBackwardBits, bit for bit.
 	ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64])
+	// GatherRowsBF16 is GatherRows on bfloat16 views: row i of dst is
+	// row idx[i] of src, copied (a mini-batch's bfloat16 features).
+	GatherRowsBF16(dst, src MatBF16, idx Buffer[int32])
 }
 
 // The argument checks of the bfloat16 operations, the same on every

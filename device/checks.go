@@ -79,6 +79,11 @@ func checkOptim(w, g, m, v Buffer[float32], st OptimStep) {
 // checkGather checks a row gather (scatter false: dst row i = src row
 // idx[i]) or scatter (scatter true: dst row idx[i] += src row i).
 func checkGather(name string, dst, src Mat, idx Buffer[int32], scatter bool) {
+	checkGatherViews(name, dst.view, src.view, idx, scatter)
+}
+
+// checkGatherViews is checkGather for views of any element type.
+func checkGatherViews[T Elem](name string, dst, src view[T], idx Buffer[int32], scatter bool) {
 	dst.check(name, "dst")
 	src.check(name, "src")
 	if dst.cols != src.cols {

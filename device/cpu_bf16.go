@@ -84,3 +84,10 @@ func (d *CPU) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
 	j.drop.Keep, j.drop.WordsPerRow = pos.host, maskWords(dst.cols)
 	d.runRows(j)
 }
+
+// GatherRowsBF16 sets row i of dst to row idx[i] of src: a copy, on the
+// calling goroutine (a batch's rows are a small part of an epoch).
+func (d *CPU) GatherRowsBF16(dst, src MatBF16, idx Buffer[int32]) {
+	checkGatherViews("GatherRowsBF16", dst.view, src.view, idx, false)
+	gatherRows(dst.view, src.view, idx.host)
+}

@@ -172,4 +172,11 @@ func (d *CUDA) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
 		argBuf(pos), argInt(maskWords(dst.cols)), argInt(dst.rows), argInt(dst.cols))
 }
 
+// GatherRowsBF16 sets row i of dst to row idx[i] of src.
+func (d *CUDA) GatherRowsBF16(dst, src MatBF16, idx Buffer[int32]) {
+	d.checkIndices(idx, func(idx Buffer[int32]) { checkGatherViews("GatherRowsBF16", dst.view, src.view, idx, false) })
+	d.run2(kGatherRowsBF16, dst.rows, dst.cols, argBF16(dst), argInt(dst.strid), argBF16(src), argInt(src.strid), argBuf(idx),
+		argInt(dst.rows), argInt(dst.cols))
+}
+
 func argBF16(m MatBF16) uint64 { return uint64(m.addr()) }

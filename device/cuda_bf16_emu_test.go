@@ -15,7 +15,8 @@ import (
 // TestCUDABF16Emulated runs the CUDA device's bfloat16 kernels without a
 // GPU, as TestCUDAGATEmulated does: PackMatBF16 and UnpackMatBF16 on
 // contiguous views (the flat kernels) and strided ones (the view
-// kernels), ReLUBackwardBitsBF16 out of place and in place, and the two
+// kernels), ReLUBackwardBitsBF16 out of place and in place,
+// GatherRowsBF16, and the two
 // bfloat16 SpMMs of a matrix without nonzeros (the
 // fills; cuSPARSE is not called). The results must be Native's bit for
 // bit, and nothing outside the views may change. The library products
@@ -79,6 +80,17 @@ func TestCUDABF16Emulated(t *testing.T) {
 			host.PackMatBF16(hin, hs)
 			e.d.ReLUBackwardBitsBF16(ein, ein, ep)
 			host.ReLUBackwardBitsBF16(hin, hin, hp)
+			// Rows of the packed values gathered, repeats included.
+			idx := make([]int32, c.rows+2)
+			for k := range idx {
+				idx[k] = r.Int32N(int32(c.rows))
+			}
+			ei, hi := emuAlloc(e, idx), Alloc[int32](host, len(idx))
+			ei.shadow = idx // checkIndices reads them there (no GPU to download from)
+			Upload(host, hi, 0, idx)
+			eg, hg := emuMatBF16(e, host, len(idx), c.cols, c.padD+1)
+			e.d.GatherRowsBF16(eg, eh, ei)
+			host.GatherRowsBF16(hg, hh, hi)
 			e.run(t, emu, dir)
 
 			checkULP(t, "UnpackMatBF16", emuMatRead(e, eb), hostMatRead(hb), 0)
@@ -87,7 +99,7 @@ func TestCUDABF16Emulated(t *testing.T) {
 				name string
 				e, h MatBF16
 			}{{"PackMatBF16", eh, hh}, {"SpMMBF16ToBF16 without nonzeros", ezh, hzh},
-				{"ReLUBackwardBitsBF16", erb, hrb}, {"ReLUBackwardBitsBF16 in place", ein, hin}} {
+				{"ReLUBackwardBitsBF16", erb, hrb}, {"ReLUBackwardBitsBF16 in place", ein, hin}, {"GatherRowsBF16", eg, hg}} {
 				all := emuRead(e, p.e.buf)
 				for i := range p.e.rows {
 					for j := range p.e.cols {

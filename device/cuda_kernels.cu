@@ -386,6 +386,13 @@ extern "C" __global__ void k_relu_backward_bits_bf16(u16 *d, i64 ldd, const u16 
 	}
 }
 
+extern "C" __global__ void k_gather_rows_bf16(u16 *d, i64 ldd, const u16 *s, i64 lds, const int *idx, i64 rows, i64 cols) {
+	ROWS_LOOP(i) {
+		i64 r = idx[i];
+		COLS_LOOP(j) d[i * ldd + j] = s[r * lds + j];
+	}
+}
+
 extern "C" __global__ void k_fill_bf16(u16 *d, i64 ldd, u16 v, i64 rows, i64 cols) {
 	ROWS_LOOP(i) COLS_LOOP(j) d[i * ldd + j] = v;
 }

@@ -52,7 +52,7 @@ var kernelNames = [...]string{
 	kGATScoresW: "k_gat_scores_w", kGATExpSumW: "k_gat_exp_sum_w", kGATRowDotW: "k_gat_row_dot_w",
 	kGATLogitGradW: "k_gat_logit_grad_w", kEdgeSumsW: "k_edge_sums_w",
 	kPackBF16Mat: "k_pack_bf16_mat", kUnpackBF16Mat: "k_unpack_bf16_mat", kFillBF16: "k_fill_bf16",
-	kReLUBackwardBitsBF16: "k_relu_backward_bits_bf16",
+	kReLUBackwardBitsBF16: "k_relu_backward_bits_bf16", kGatherRowsBF16: "k_gather_rows_bf16",
 }
 
 type kern int
@@ -114,6 +114,7 @@ const (
 	kUnpackBF16Mat
 	kFillBF16
 	kReLUBackwardBitsBF16
+	kGatherRowsBF16
 	numKernels
 )
 

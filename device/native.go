@@ -418,9 +418,7 @@ func (d *Native) UnpackBF16(dst Buffer[float32], src Buffer[uint16]) {
 // GatherRows sets row i of dst to row idx[i] of src.
 func (d *Native) GatherRows(dst, src Mat, idx Buffer[int32]) {
 	checkGather("GatherRows", dst, src, idx, false)
-	for i, r := range idx.host {
-		copy(dst.row(i), src.row(int(r)))
-	}
+	gatherRows(dst.view, src.view, idx.host)
 }
 
 // ScatterAddRows adds row i of src to row idx[i] of dst.

@@ -60,3 +60,16 @@ func (d *Native) ReLUBackwardBitsBF16(dst, grad MatBF16, pos Buffer[uint64]) {
 	checkReLUBitsBF16(dst, grad, pos)
 	selectBits(dst.view, grad.view, pos)
 }
+
+// GatherRowsBF16 sets row i of dst to row idx[i] of src.
+func (d *Native) GatherRowsBF16(dst, src MatBF16, idx Buffer[int32]) {
+	checkGatherViews("GatherRowsBF16", dst.view, src.view, idx, false)
+	gatherRows(dst.view, src.view, idx.host)
+}
+
+// gatherRows copies row idx[i] of src to row i of dst, on the host.
+func gatherRows[T Elem](dst, src view[T], idx []int32) {
+	for i, r := range idx {
+		copy(dst.row(i), src.row(int(r)))
+	}
+}

@@ -407,8 +407,8 @@ func TestCAGNETSaveModelFiles(t *testing.T) {
 
 // TestCAGNETFingerprintIs3D: a 1.5D job's dataset fingerprint (which a
 // resume checks) is the 3D job's on the same dataset, for GCN and SAGE
-// (whose nonzeros are D^-1 A's), so checkpoints move between them; and a
-// different permutation seed changes it.
+// (whose nonzeros are D^-1 A's), so checkpoints move between them, and
+// in bf16 too; a different permutation seed changes it.
 func TestCAGNETFingerprintIs3D(t *testing.T) {
 	fingerprint := func(cfg jobfile.Config) checkpoint.Dataset {
 		var out checkpoint.Dataset
@@ -446,6 +446,13 @@ func TestCAGNETFingerprintIs3D(t *testing.T) {
 		}
 		if got[2] == got[0] {
 			t.Errorf("%v: permutation seeds 5 and 6 give the same fingerprint %+v", layer, got[0])
+		}
+		// In bf16 the features are held in bfloat16 (cagnet's
+		// FeaturesInBF16), hashed as float32 when read.
+		cfg := keepConfig(keepGrid{p: 6, c: 3}, filepath.Join(tmp, "unused"))
+		cfg.Model.Layer, cfg.Train.Precision = layer, device.BF16
+		if b := fingerprint(cfg); b != got[0] {
+			t.Errorf("%v: 1.5D fingerprint in bf16 %+v, in float32 %+v", layer, b, got[0])
 		}
 	}
 }

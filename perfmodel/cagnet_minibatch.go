@@ -94,7 +94,7 @@ func CAGNETBatchMemory(j Job, p, c int) Memory {
 	brows := min(b, (b+int64(q)-1)/int64(q))
 	bnnz := 1.25 * j.stepNNZ() / float64(q) / float64(q)
 	mem.Adjacency += 2 * stages * csrBytes(int(brows), bnnz)
-	mem.Features += rows*int64(j.Features)*4 + 2*4*rows
+	mem.Features += rows*int64(j.Features)*j.cagnetFeatureBytes() + 2*4*rows // a batch's features, positions and ids
 	mem.Dataset += int64(j.N) + 8*b
 	return mem
 }

@@ -75,7 +75,9 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	nnz := float64(j.NNZ) * float64(stages) / float64(q) / float64(q)
 	var mem Memory
 	mem.Adjacency = 2 * stages * csrBytes(int(rows), nnz/float64(max(stages, 1)))
-	mem.Features = rows*int64(j.Features)*4 + 4*rows + 7*int64(j.N)
+	specs := j.gcnConfig().LayerSpecs()
+	featB := cagnet.FeaturesInBF16(specs, j.Precision)
+	mem.Features = rows*int64(j.Features)*j.cagnetFeatureBytes() + 4*rows + 7*int64(j.N)
 	var weights, maxW, widest int64
 	// The buffers the model keeps one of per width, not per layer:
 	// GCN layers' input after dropout (cagnet's inBuf), and the backward
@@ -90,7 +92,6 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	sharedIn, sharedGrad := map[int]bool{}, map[int]bool{}
 	packedIn, sums, dzb, scratch, dzPair := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
 	mixed, gcnOnly := j.Precision == device.BF16, true
-	specs := j.gcnConfig().LayerSpecs()
 	for l, s := range specs {
 		widest = max(widest, int64(s.In), int64(s.Out), int64(s.ProjWidth+s.Heads))
 		if s.Heads > 0 {
@@ -118,9 +119,18 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		default:
 			mem.Activations += 2*rows*int64(s.In) + 4*rows*int64(s.Out)
 		}
+		// Layer 0 reads the bfloat16 features themselves, or in training
+		// with dropout its own bfloat16 copy of them, dropped through
+		// the scratch (cagnet/features_bf16.go), which a SAGE self term
+		// reads too.
+		feat0 := l == 0 && featB
+		if feat0 && j.Dropout > 0 {
+			mem.Activations += 2 * rows * int64(s.In)
+			scratch[s.In] = true
+		}
 		if mixed {
 			dzb[s.Out] = true
-			if !inKept {
+			if !inKept && !feat0 {
 				packedIn[s.In] = true
 			}
 			if p > 1 {
@@ -128,6 +138,7 @@ func CAGNETMemory(j Job, p, c int) Memory {
 			}
 		}
 		switch {
+		case feat0:
 		case j.Dropout > 0 && s.Self:
 			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
 		case j.Dropout > 0 && mixed && !inKept:
@@ -208,6 +219,15 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		mem.Dataset = 8*int64(j.N+1) + csrBytes(j.N, float64(j.NNZ)) + 4*int64(j.N)*int64(j.Features) + 7*int64(j.N)
 	}
 	return mem
+}
+
+// cagnetFeatureBytes is the bytes of a feature a 1.5D rank holds:
+// cagnet.FeaturesInBF16's rule.
+func (j Job) cagnetFeatureBytes() int64 {
+	if cagnet.FeaturesInBF16(j.gcnConfig().LayerSpecs(), j.Precision) {
+		return 2
+	}
+	return 4
 }
 
 // CAGNETShape is the Shape of a 1.5D prediction: X = P/c process rows,

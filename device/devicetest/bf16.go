@@ -55,6 +55,23 @@ func testBF16Mat(t *testing.T, dev device.Device) {
 			want[k] = spmm.FromBF16(b)
 		}
 		exact(t, "UnpackMatBF16 "+name, back.get(t, dev, "UnpackMatBF16"), want)
+
+		// Rows of h gathered (repeats included) into a view padded
+		// otherwise: its bits copied, nothing around it written.
+		idx := make([]int32, min(s.rows, 1)*(s.rows+2)) // none from no rows
+		for i := range idx {
+			idx[i] = r.Int32N(int32(s.rows))
+		}
+		g := newBF16(dev, len(idx), s.cols, s.pad+3, r, nil)
+		dev.GatherRowsBF16(g.m, h.m, upload(dev, idx))
+		gathered := g.get(t, dev, "GatherRowsBF16")
+		for i, k := range idx {
+			for j := range s.cols {
+				if a, b := gathered[i*s.cols+j], got[int(k)*s.cols+j]; a != b {
+					t.Fatalf("GatherRowsBF16 %s: element (%d, %d) = %#x, want row %d's %#x", name, i, j, a, k, b)
+				}
+			}
+		}
 	}
 }
 

@@ -22,6 +22,10 @@ func testPanics(t *testing.T, dev device.Device) {
 		{"Add shapes", func() { dev.Add(m44, m44, m43) }},
 		{"Copy shapes", func() { dev.Copy(m43, m44) }},
 		{"GatherRows index", func() { dev.GatherRows(m44, m44, idx) }},
+		{"GatherRowsBF16 index", func() {
+			b := device.MatrixBF16(device.Alloc[uint16](dev, 16), 4, 4)
+			dev.GatherRowsBF16(b, b, idx)
+		}},
 		{"ScatterAddRows index", func() { dev.ScatterAddRows(m44, m44, idx) }},
 		{"Dropout p = 1", func() { dev.Dropout(m44, m44, device.Dropout{P: 1, Verts: verts}) }},
 		{"Dropout verts", func() { dev.Dropout(m44, m44, device.Dropout{P: 0.5, Verts: idx.Slice(0, 2)}) }},

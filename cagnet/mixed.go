@@ -13,12 +13,14 @@ import (
 //
 //   - (ÂH)_i, read by the layer's GEMM with W and by its weight gradient,
 //     in ahb instead of a float32 ah;
-//   - a hidden GCN layer's output, when the next layer is a GCN layer
-//     (KeepsOut): Z_i = (ÂH)_i·W is computed a block of rows at a time
-//     through a float32 scratch, rectified (positions recorded in pos, one
-//     bit an element, for the backward pass), put through the next
-//     layer's dropout in training, and rounded into zb, which the next
-//     layer broadcasts and multiplies as it is;
+//   - a hidden GCN or SAGE layer's output, when the next layer is one too
+//     (KeepsOut): Z_i = (ÂH)_i·W (+ H_i·W_self) is computed a block of
+//     rows at a time through a float32 scratch, rectified (positions
+//     recorded in pos, one bit an element, for the backward pass), put
+//     through the next layer's dropout in training, and rounded into zb,
+//     which the next layer broadcasts and multiplies as it is;
+//   - a SAGE layer's input (inb), its aggregation operand, which its self
+//     term and that term's weight gradient read too;
 //   - every aggregation operand (the input after dropout, the backward
 //     pass's dZ·Wᵀ), which therefore travels as bfloat16 over the process
 //     column whatever train.comm_dtype says: its bytes are what the SpMM
@@ -28,28 +30,30 @@ import (
 //     gradient into a layer that kept its output, masked by that layer's
 //     dropout and ReLU and rounded (backwardMixed).
 //
-// A GCN layer's float32 input is dropped through the scratch a block of
-// rows at a time into its bfloat16 operand. Every value is rounded where
-// the staged products rounded it, once: the bits of the losses,
-// gradients and weights are those of the same job on the same device
-// with Precision float32 (TestMixedTapeExact). The loss's gradient and
-// the gradients into SAGE and GAT layers stay float32.
+// A float32 input is dropped through the scratch a block of rows at a
+// time into its bfloat16 operand. Every value is rounded where the staged
+// products rounded it, once: the bits of the losses, gradients and
+// weights are those of the same job on the same device with Precision
+// float32 (TestMixedTapeExact). The loss's gradient and the gradients
+// into GAT layers stay float32.
 
 // mixed reports whether the model trains in mixed precision.
 func (m *Model) mixed() bool { return m.prec == device.BF16 }
 
 // KeepsOut reports whether, in mixed precision, layer l's output is kept
-// in bfloat16 only in a pass that ends at layer last: a hidden GCN layer
-// (a SAGE layer's self term adds into Z before the ReLU; GAT has its own
-// tape) whose output the next layer, a GCN layer, reads only through its
-// dropout and its aggregation. A pass that ends at l keeps the output in
+// in bfloat16 only in a pass that ends at layer last: a hidden GCN or
+// SAGE layer (whose self term adds into each block of Z before the ReLU;
+// GAT has its own tape) whose output the next layer, a GCN or SAGE
+// layer, reads only through its dropout and its products (the
+// aggregation, and a SAGE self term and its weight gradient, which read
+// the same bfloat16 operand). A pass that ends at l keeps the output in
 // float32 (Embeddings). perfmodel's memory and trace follow it.
 func KeepsOut(specs []gcn.LayerSpec, l, last int, prec device.Precision) bool {
 	if prec != device.BF16 || l >= last || l+1 >= len(specs) {
 		return false
 	}
 	s, next := specs[l], specs[l+1]
-	return s.Heads == 0 && !s.Self && s.Hidden && next.Heads == 0 && !next.Self
+	return s.Heads == 0 && s.Hidden && next.Heads == 0
 }
 
 // operand is an aggregation's dense operand: float32 (f), or bfloat16
@@ -133,26 +137,29 @@ var ScratchElems = 1 << 20
 // drops here, or the previous layer's bfloat16 output, already dropped.
 func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, last int) error {
 	rows := m.hi - m.lo
-	h := in.f // SAGE's self term reads the float32 input
+	h := in.f
 	switch {
 	case in.raw:
-		// The bfloat16 features (features_bf16.go): SAGE's self term
-		// reads the operand too.
+		// The bfloat16 features (features_bf16.go).
 		in = operand{b: m.featuresOperand(l, s, training), isB: true}
-		m.in0b, m.in0bOK = in.b, true
 	case !in.isB:
+		// Rounded once, dropped on the way in training (no float32
+		// copy): one buffer per width, or per layer for SAGE, whose self
+		// term's weight gradient reads it in the backward pass.
 		hb := m.bufBF16("in.b", s.In, rows, s.In)
-		switch {
-		case training && m.cfg.Dropout > 0 && s.Self:
-			h = m.dropout(m.inBuf(l, rows, h.Cols()), h, l) // read back by the self term
-			m.dev.PackMatBF16(hb, h)
-		case training && m.cfg.Dropout > 0:
-			// No float32 copy of the input.
+		if s.Self {
+			hb = m.bufBF16("self.in", l, rows, s.In)
+		}
+		if training && m.cfg.Dropout > 0 {
 			m.dropBlocks(l, hb, in)
-		default:
+		} else {
 			m.dev.PackMatBF16(hb, h)
 		}
 		in = operand{b: hb, isB: true}
+	}
+	var self *Param // SAGE: W_self, and the input its term reads
+	if m.self[l] >= 0 {
+		self, m.inb[l] = m.Params[m.self[l]], in.b
 	}
 	ahb := m.bufBF16("ah", l, rows, s.In)
 	if m.col.Size() == 1 && m.row.Size() == 1 {
@@ -178,6 +185,11 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 			keep = m.bufWords("keep", l, rows, wpr)
 		}
 		device.GemmBF16ToBF16(m.dev, spmm.NoTrans, 1, ahb, w.db, zb, m.scratch(rows, s.Out), func(r0, r1 int, blk device.Mat) {
+			if self != nil {
+				// + the block's rows of the self term (a row's sums do
+				// not depend on the block).
+				m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, in.b.Slice(r0, r1, 0, s.In), self.db, 1, blk)
+			}
 			m.dev.ReLURecord(blk, blk, pos.Slice(r0*wpr, r1*wpr))
 			if keep.Len() > 0 {
 				d := drop
@@ -191,11 +203,8 @@ func (m *Model) layerMixed(l int, s gcn.LayerSpec, in operand, training bool, la
 	}
 	z := m.buf("z", l, rows, s.Out)
 	m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, ahb, w.db, 0, z)
-	switch {
-	case m.self[l] >= 0 && l == 0 && m.in0bOK:
-		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, m.in0b, m.Params[m.self[l]].db, 1, z)
-	case m.self[l] >= 0:
-		m.dev.Gemm(spmm.NoTrans, spmm.NoTrans, 1, h, m.Params[m.self[l]].dw, 1, z)
+	if self != nil {
+		m.dev.GemmBF16(spmm.NoTrans, spmm.NoTrans, 1, in.b, self.db, 1, z)
 	}
 	if s.Hidden {
 		m.dev.ReLU(z, z) // in place, as Forward's float32 layer
@@ -262,17 +271,11 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 	if err := m.reduceGrad(p); err != nil {
 		return operand{}, err
 	}
-	switch {
-	case m.self[l] >= 0 && l == 0 && m.in0bOK:
-		// The bfloat16 features, or their dropped copy.
-		q := m.Params[m.self[l]]
-		m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, m.in0b, dzb, 0, q.dg)
-		if err := m.reduceGrad(q); err != nil {
-			return operand{}, err
-		}
-	case m.self[l] >= 0:
-		// A SAGE layer's gradient comes in float32 (KeepsOut).
-		if err := m.weightGrad(m.Params[m.self[l]], m.in[l], dz.f); err != nil {
+	var self *Param // SAGE: W_self's gradient reads the layer's bfloat16 input
+	if m.self[l] >= 0 {
+		self = m.Params[m.self[l]]
+		m.dev.GemmBF16(spmm.Trans, spmm.NoTrans, 1, m.inb[l], dzb, 0, self.dg)
+		if err := m.reduceGrad(self); err != nil {
 			return operand{}, err
 		}
 	}
@@ -289,7 +292,7 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 		// both products above).
 		prev := m.bufBF16("dz.b", s.In, rows, s.In)
 		pos, keep := m.pos[l-1], m.keep[l-1]
-		if m.col.Size() == 1 && m.row.Size() == 1 {
+		if m.col.Size() == 1 && m.row.Size() == 1 && self == nil {
 			if keep.Len() > 0 {
 				m.dev.SpMMBF16ToBF16Masked(prev, m.at[0], gwb, keep, pos, m.cfg.Dropout)
 			} else {
@@ -298,9 +301,14 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 			}
 			return operand{b: prev, isB: true}, nil
 		}
+		// Summed in float32 (over the stages and the process row, and
+		// for SAGE with dS = dZ·W_selfᵀ), then masked and rounded.
 		din := m.buf("din.sum", s.In, rows, s.In)
 		if err := m.aggregate(din, m.at, operand{b: gwb, isB: true}); err != nil {
 			return operand{}, err
+		}
+		if self != nil {
+			m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, dzb, self.db, 1, din)
 		}
 		if keep.Len() > 0 {
 			m.dev.ApplyMask(din, din, keep, m.cfg.Dropout)
@@ -313,8 +321,8 @@ func (m *Model) backwardMixed(l int, s gcn.LayerSpec, dz operand) (operand, erro
 	if err := m.aggregate(din, m.at, operand{b: gwb, isB: true}); err != nil {
 		return operand{}, err
 	}
-	if m.self[l] >= 0 {
-		m.dev.Gemm(spmm.NoTrans, spmm.Trans, 1, dz.f, m.Params[m.self[l]].dw, 1, din)
+	if self != nil {
+		m.dev.GemmBF16(spmm.NoTrans, spmm.Trans, 1, dzb, self.db, 1, din)
 	}
 	return operand{f: m.dropout(din, din, l)}, nil // in place: din is the pass's own
 }

@@ -61,10 +61,10 @@ type Model struct {
 	ahb, zb   []device.MatBF16
 	zbOK      []bool
 	pos, keep []device.Buffer[uint64]
-	// in0b is layer 0's input when it is the bfloat16 features (in0bOK),
-	// dropped in training, which a SAGE self term reads.
-	in0b   device.MatBF16
-	in0bOK bool
+	// inb is, in mixed precision, each SAGE layer's input in bfloat16
+	// (after dropout): its aggregation operand, which its self term and
+	// that term's weight gradient read too (mixed.go). Indexed by layer.
+	inb []device.MatBF16
 
 	// ws holds the buffers reused from step to step (bufs): the tape's,
 	// the backward pass's and the aggregation's, so that a step allocates
@@ -206,6 +206,7 @@ func NewFromSource(world collectives.Comm, dev device.Device, o Options, cfg gcn
 		index[p.Name] = i
 	}
 	m.specs, m.loss = cfg.LayerSpecs(), make([]float64, 1)
+	m.inb = make([]device.MatBF16, len(m.specs))
 	for l, s := range m.specs {
 		w, ok := index[fmt.Sprintf("gcn%d.weight", l)]
 		if !ok {
@@ -403,7 +404,6 @@ func (m *Model) forwardTo(training bool, last int) (device.Mat, error) {
 	m.in, m.ah, m.z, m.act = m.in[:0], m.ah[:0], m.z[:0], m.act[:0]
 	m.ahb, m.zb, m.zbOK, m.pos, m.keep = m.ahb[:0], m.zb[:0], m.zbOK[:0], m.pos[:0], m.keep[:0]
 	h, rows := m.x, m.hi-m.lo
-	m.in0bOK = false
 	for l, s := range specs[:last+1] {
 		if m.mixed() && s.Heads == 0 {
 			// mixed.go; the input is the previous layer's output, kept

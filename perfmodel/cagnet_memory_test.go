@@ -71,10 +71,11 @@ func TestCAGNETFeaturesBF16(t *testing.T) {
 	nodrop := CAGNETMemory(j, 8, 2)
 	j.Dropout = 0.5
 	drop := CAGNETMemory(j, 8, 2)
-	// Layer 1, reading layer 0's float32 output, keeps its float32 copy
-	// after dropout (16 wide).
-	want := 2*rows*f + 4*int64(cagnet.ScratchRows(int(rows), f))*f + 4*rows*16
+	// Layer 0 keeps its output in bfloat16 (cagnet.KeepsOut), already
+	// through layer 1's dropout, whose mask it records (a word a row):
+	// layer 1 keeps no copy.
+	want := 2*rows*f + 4*int64(cagnet.ScratchRows(int(rows), f))*f + 8*rows
 	if got := drop.Activations - nodrop.Activations; got != want {
-		t.Errorf("SAGE, dropout 0.5: %d more bytes of activations than without, want %d (layer 0's dropped copy and the scratch, layer 1's float32 copy)", got, want)
+		t.Errorf("SAGE, dropout 0.5: %d more bytes of activations than without, want %d (layer 0's dropped copy and the scratch, the mask of layer 1's dropout)", got, want)
 	}
 }

@@ -91,7 +91,7 @@ func CAGNETMemory(j Job, p, c int) Memory {
 	// the previous layer's output is not kept in bfloat16.
 	sharedIn, sharedGrad := map[int]bool{}, map[int]bool{}
 	packedIn, sums, dzb, scratch, dzPair := map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}, map[int]bool{}
-	mixed, gcnOnly := j.Precision == device.BF16, true
+	mixed, noGAT := j.Precision == device.BF16, true
 	for l, s := range specs {
 		widest = max(widest, int64(s.In), int64(s.Out), int64(s.ProjWidth+s.Heads))
 		if s.Heads > 0 {
@@ -100,10 +100,9 @@ func CAGNETMemory(j Job, p, c int) Memory {
 			mem.Attention += edges
 			weights += int64(s.In*s.ProjWidth + 2*s.ProjWidth)
 			maxW = max(maxW, int64(s.In), int64(s.ProjWidth+s.Heads))
-			gcnOnly = false
+			noGAT = false
 			continue
 		}
-		gcnOnly = gcnOnly && !s.Self
 		inKept := mixed && l > 0 && cagnet.KeepsOut(specs, l-1, len(specs)-1, j.Precision)
 		switch {
 		case !mixed:
@@ -130,7 +129,13 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		}
 		if mixed {
 			dzb[s.Out] = true
-			if !inKept && !feat0 {
+			switch {
+			case inKept || feat0:
+			case s.Self:
+				// SAGE's own rounded input, which its self term's weight
+				// gradient reads back (self.in).
+				mem.Activations += 2 * rows * int64(s.In)
+			default:
 				packedIn[s.In] = true
 			}
 			if p > 1 {
@@ -139,10 +144,10 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		}
 		switch {
 		case feat0:
-		case j.Dropout > 0 && s.Self:
-			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
 		case j.Dropout > 0 && mixed && !inKept:
 			scratch[s.In] = true
+		case j.Dropout > 0 && s.Self && !mixed:
+			mem.Activations += 4 * rows * int64(s.In) // SAGE's input after dropout, read back
 		case j.Dropout > 0 && !mixed:
 			sharedIn[s.In] = true
 		}
@@ -152,8 +157,10 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		case s.NeedInputGrad:
 			sharedGrad[s.In], scratch[s.In] = true, true
 			if inKept {
+				// Masked and rounded as the SpMM writes it on one rank,
+				// else (or with SAGE's dS to add) summed in float32 first.
 				dzb[s.In] = true
-				if p > 1 {
+				if p > 1 || s.Self {
 					sums[s.In] = true
 				}
 			} else {
@@ -207,11 +214,11 @@ func CAGNETMemory(j Job, p, c int) Memory {
 		// (a block row of an activation or a gradient: rows × a width)
 		// and the largest second operand of a GEMM or dense operand of
 		// an SpMM (a weight, or a stage's block row, up to N/q+1 rows):
-		// at most the widest layer's width for both. A model of GCN
-		// layers reads every operand in bfloat16 and stages none.
+		// at most the widest layer's width for both. A model of GCN and
+		// SAGE layers reads every operand in bfloat16 and stages none.
 		stage := max(int64(j.N)/int64(max(q, 1))+1, widest)
 		mem.Staging, mem.stagingKnown = 2*(rows+stage)*widest, true
-		if gcnOnly {
+		if noGAT {
 			mem.Staging = 0
 		}
 	}

@@ -1,8 +1,6 @@
 package cagnet
 
 import (
-	"unsafe"
-
 	"scalegnn/collectives"
 	"scalegnn/device"
 )
@@ -55,8 +53,7 @@ func ibcastHalfwords(dev device.Device, c collectives.Comm, buf device.Buffer[ui
 	if c.Rank() == root {
 		device.Download(dev, h[:n], buf, 0)
 	}
-	words := unsafe.Slice((*float32)(unsafe.Pointer(&h[0])), len(h)/2)
-	r, err := c.IBcastF32(words, root)
+	r, err := c.IBcastF32(collectives.Words(h), root)
 	if err != nil {
 		return nil, err
 	}

@@ -12,7 +12,9 @@ import (
 )
 
 // TestBF16RoundsTOnce: in mixed precision the engine rounds a layer's T
-// once into bfloat16 (Engine.tB) and every block's SpMM reads it; its
+// once into bfloat16 (Engine.tH, no float32 T: transformBF16, gathered
+// as halfwords, rows of odd lengths included) and every block's SpMM
+// reads it; its
 // logits and embeddings equal, bit for bit, those of the engine that lets
 // the device round all of T at each block's product (tF32), in every
 // layer type, on 1–3 ranks with several blocks each. And they are not
@@ -39,8 +41,11 @@ func TestBF16RoundsTOnce(t *testing.T) {
 						}
 						defer e.Close()
 						e.tF32 = k == 1
-						if k == 0 && e.tB.Len() == 0 && cfg.Layer != gcn.GATLayer {
+						if k == 0 && cap(e.tH) == 0 && cfg.Layer != gcn.GATLayer {
 							return fmt.Errorf("no bfloat16 T reserved")
+						}
+						if k == 0 && cap(e.tLocal)+cap(e.tFull) > 0 && cfg.Layer != gcn.GATLayer {
+							return fmt.Errorf("a float32 T reserved beside the bfloat16 one")
 						}
 						lg, err := e.Logits(w)
 						if err != nil {

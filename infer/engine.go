@@ -67,14 +67,17 @@ type Engine struct {
 	// is dead once its layer is done, and a new one every layer left
 	// gigabytes of garbage beside it (R-MAT scale 25: 4.3 GB a layer).
 	tLocal, tFull []float32
-	// tB: in mixed precision, every vertex's T of a GCN or SAGE layer
-	// rounded once to bfloat16 on the device, the dense operand of every
-	// block's SpMM (reserve.go). Through the device's own rounding each
-	// block's product rounded all of T again: at R-MAT 19 with 4 blocks
-	// a rank on 2 ranks, rank 0's compute took 1.76-1.87 s so and
-	// 1.29-1.40 s with tB. tF32 turns it off (tests compare the two bit
-	// for bit).
-	tB   device.Buffer[uint16]
+	// tH: in mixed precision, every vertex's T of a GCN or SAGE layer in
+	// bfloat16 only (transformBF16, halfT): each block's rows computed
+	// through tBlk and rounded once into their place, gathered so (half
+	// the bytes), and the device adopts it as the dense operand of every
+	// block's SpMM; no float32 T exists. Through the device's own
+	// rounding each block's product rounded all of T again: at R-MAT 19
+	// with 4 blocks a rank on 2 ranks, rank 0's compute took 1.76-1.87 s
+	// so and 1.29-1.40 s with T rounded once. tF32 turns it off (tests
+	// compare the two bit for bit).
+	tH   []uint16
+	tBlk []float32
 	tF32 bool
 	// x0 holds a block of features read for the first layer; acts are the
 	// two generations of the activations between layers, kept in memory,
@@ -187,6 +190,16 @@ func (e *Engine) takeStrip(k int, ch <-chan stripRead) (*spmm.CSR, error) {
 // nonzero (its column and value).
 func csrBytes(a *spmm.CSR) int64 { return 8*int64(a.Rows+1) + 8*int64(a.NNZ()) }
 
+// RankRows is the rows [lo, hi) that rank r of workers evaluates when n
+// vertices are cut into blocks row blocks: its whole blocks, contiguous
+// (perfmodel counts its memory by it).
+func RankRows(n, blocks, workers, r int) (lo, hi int) {
+	b0, b1 := grid.Block(blocks, workers, r)
+	lo, _ = grid.Block(n, blocks, b0)
+	_, hi = grid.Block(n, blocks, b1-1)
+	return lo, hi
+}
+
 // New returns this rank's engine over src for the model cfg, with the N
 // vertices cut into blocks row blocks (at least one per rank); dir, when
 // not empty, holds the layers' outputs between layers instead of memory,
@@ -206,12 +219,11 @@ func New(comm collectives.Comm, dev device.Device, cfg gcn.Config, src gcn.Sourc
 		e.meanStrips = e.meanStrips && s.Self && s.Heads == 0
 	}
 	for r := range m {
-		b0, b1 := grid.Block(blocks, m, r)
-		lo, _ := grid.Block(n, blocks, b0)
-		_, hi := grid.Block(n, blocks, b1-1)
+		lo, hi := RankRows(n, blocks, m, r)
 		e.counts[r] = hi - lo
 		if r == comm.Rank() {
 			e.lo, e.hi = lo, hi
+			b0, b1 := grid.Block(blocks, m, r)
 			for k := b0; k < b1; k++ {
 				r0, r1 := grid.Block(n, blocks, k)
 				e.blocks = append(e.blocks, [2]int{r0, r1})
@@ -273,41 +285,17 @@ func (e *Engine) forward(w Weights, last int, all, emb bool, visit func(rowsOut)
 		final := l == last
 		width := tWidth(s)
 		// Phase A: this rank's rows of T = H·W, gathered into every
-		// vertex's.
-		// On several ranks this rank's rows are written in their place
-		// in every vertex's T and gathered in place.
-		var local, full []float32
-		if len(e.counts) > 1 {
-			full = grow(&e.tFull, e.n*width)
-			local = full[e.lo*width : e.hi*width]
+		// vertex's (transform.go).
+		var lay *layerRun
+		var err error
+		if e.halfT(s) {
+			lay, err = e.transformBF16(w, l, s, width)
 		} else {
-			local = grow(&e.tLocal, e.n*width)
-			full = local
+			lay, err = e.transform(w, l, s, width)
 		}
-		for k, b := range e.blocks {
-			h, err := e.input(w, k, l)
-			if err != nil {
-				return err
-			}
-			rows := b[1] - b[0]
-			e.gemm(local[(b[0]-e.lo)*width:(b[1]-e.lo)*width], h, rows, s.In, w[weightName(l)], width, false)
+		if err != nil {
+			return err
 		}
-		if len(e.counts) > 1 {
-			counts := make([]int, len(e.counts))
-			for r, c := range e.counts {
-				counts[r] = c * width
-			}
-			t0 := time.Now()
-			err := e.comm.AllGatherVF32(full, local, counts)
-			e.Times.Gather += time.Since(t0)
-			if err != nil {
-				return fmt.Errorf("infer: gathering layer %d's transformed input: %w", l, err)
-			}
-			if s.Heads == 0 {
-				local = nil // only a GAT layer reads its own rows again
-			}
-		}
-		lay := &layerRun{e: e, w: w, l: l, s: s, width: width, full: full, local: local}
 		if err := lay.start(); err != nil {
 			return err
 		}

@@ -21,18 +21,21 @@ type layerRun struct {
 	full  []float32 // every vertex's T, n × width
 	local []float32 // this rank's rows of T
 	fullM device.Mat
-	fullB device.MatBF16 // T in bfloat16 (Engine.tB), where the engine rounds it
+	// half is every vertex's T in bfloat16 instead of full (halfT), fullB
+	// the device's view of it.
+	half  []uint16
+	fullB device.MatBF16
 	t     device.Buffer[float32]
 	csr   device.CSR // the block's rows of the adjacency, refilled block by block
 }
 
 func (lr *layerRun) start() error {
 	e := lr.e
-	lr.fullM = e.share(lr.full, e.n, lr.width)
-	if e.roundsT() && lr.s.Heads == 0 {
-		lr.fullB = device.MatrixBF16(e.tB.Slice(0, e.n*lr.width), e.n, lr.width)
-		e.dev.PackMatBF16(lr.fullB, lr.fullM)
+	if lr.half != nil {
+		lr.fullB = device.MatrixBF16(device.Share(e.dev, lr.half), e.n, lr.width)
+		return nil
 	}
+	lr.fullM = e.share(lr.full, e.n, lr.width)
 	if lr.s.Heads > 0 {
 		lr.t = device.Alloc[float32](e.dev, e.n*lr.s.Heads)
 		e.dev.HeadDot(lr.t, lr.fullM, lr.param("att_dst"), lr.s.Heads)
@@ -70,9 +73,9 @@ func (lr *layerRun) block(k int, b [2]int, rows []int32, strip *spmm.CSR, out []
 		return out, out, nil
 	}
 	z := e.share(out, n, s.Out)
-	if e.roundsT() {
-		// T rounded once (start): the product the device's SpMM would
-		// make on it, bit for bit.
+	if lr.half != nil {
+		// T rounded once (transformBF16): the product the device's SpMM
+		// would make on it, bit for bit.
 		e.dev.SpMMBF16(z, csr, lr.fullB)
 	} else {
 		e.dev.SpMM(z, csr, lr.fullM)

@@ -19,8 +19,10 @@ import (
 //     evaluation at R-MAT scale 20 on 2 ranks, which touched about 1.7 GB a
 //     rank for the first time, took 10.3–14.9 s against 2.0–2.6 s for the
 //     later ones.
-// In mixed precision T is also kept rounded to bfloat16 on the device
-// (tB), as wide as the widest GCN or SAGE layer's.
+// In mixed precision a GCN or SAGE layer's T is kept in bfloat16 only
+// (tH, with a halfword a rank for the gather's word boundaries, and tBlk,
+// one block's rows in float32 before they are rounded; transform.go), so
+// the float32 T is as wide as the widest GAT layer's, if any.
 // These are the buffers perfmodel's layerwiseEvalMemory counts, exactly
 // (perfmodel.TestLayerwiseReservation).
 
@@ -28,9 +30,10 @@ import (
 func (e *Engine) reserve() {
 	wT, wA, wB := 0, 0, 0
 	for _, s := range e.specs {
-		wT = max(wT, tWidth(s))
-		if s.Heads == 0 {
+		if e.halfT(s) {
 			wB = max(wB, tWidth(s))
+		} else {
+			wT = max(wT, tWidth(s))
 		}
 		if s.Hidden { // kept as the next layer's (or the output head's) input
 			wA = max(wA, s.Out)
@@ -43,14 +46,18 @@ func (e *Engine) reserve() {
 	for _, b := range e.blocks {
 		rows = max(rows, b[1]-b[0])
 	}
-	if len(e.counts) > 1 {
+	switch {
+	case wT == 0:
+	case len(e.counts) > 1:
 		grow(&e.tFull, e.n*wT)
-	} else {
+	default:
 		grow(&e.tLocal, e.n*wT)
 	}
 	grow(&e.x0, rows*e.src.Sizes().Features)
-	if e.roundsT() && wB > 0 {
-		e.tB = device.Alloc[uint16](e.dev, e.n*wB)
+	if wB > 0 {
+		padded, _ := e.hwOffsets(wB)
+		growHalf(&e.tH, padded[len(e.counts)])
+		grow(&e.tBlk, rows*wB)
 	}
 	if e.store.dir == "" {
 		for g := range e.acts {
@@ -60,7 +67,7 @@ func (e *Engine) reserve() {
 	}
 }
 
-// roundsT says T is rounded once per layer into tB (mixed precision).
+// roundsT says T is rounded once per layer (mixed precision: halfT).
 func (e *Engine) roundsT() bool { return device.PrecisionOf(e.dev) == device.BF16 && !e.tF32 }
 
 // tWidth is T's width in a layer: its output's, a GAT layer's projection.
@@ -103,9 +110,9 @@ func (e *Engine) readFeatures(k int, dst []float32) ([]float32, error) {
 // ReservedBytes is the memory reserve took: perfmodel's layer-wise
 // evaluation memory counts it (perfmodel.TestLayerwiseReservation).
 func (e *Engine) ReservedBytes() int64 {
-	n := cap(e.tLocal) + cap(e.tFull) + cap(e.x0)
+	n := cap(e.tLocal) + cap(e.tFull) + cap(e.x0) + cap(e.tBlk)
 	for _, a := range e.acts {
 		n += cap(a)
 	}
-	return 4*int64(n) + 2*int64(e.tB.Len())
+	return 4*int64(n) + 2*int64(cap(e.tH))
 }

@@ -31,6 +31,8 @@ func TestIsolatedBytesPredicted(t *testing.T) {
 		{"batches-halo", "batch_size = 12\n[grappa]\npartition = \"halo\"\nchunks = 5", 3},
 		{"phases-induced", "batch_size = 12\n[grappa]\npartition = \"induced\"\npartitions = 6\nchunks = 7\nepochs_per_super_epoch = 2", 3},
 		{"layerwise", "[grappa]\nevaluation = \"layerwise\"\nchunks = 5", 3},
+		// T of GCN layers gathered in bfloat16, ranks with odd halfwords.
+		{"layerwise-bf16", "precision = \"bf16\"\n[grappa]\nevaluation = \"layerwise\"\nchunks = 5", 3},
 	} {
 		cfg := isolatedConfig(t, "mode = \"isolated\"\n"+tc.extra, filepath.Join(tmp, tc.name))
 		cfg.Grid.D = tc.workers

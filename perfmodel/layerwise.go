@@ -2,10 +2,11 @@ package perfmodel
 
 import (
 	"math"
-	"scalegnn/device"
 
 	"scalegnn/collectives"
+	"scalegnn/device"
 	"scalegnn/grid"
+	"scalegnn/infer"
 )
 
 // Layer-wise evaluation (package infer; grappa.evaluation = "layerwise"):
@@ -33,13 +34,21 @@ func (j Job) layerwiseWidths() []int {
 // written in their place and gathered in place), the rank's activations between
 // layers (a layer's input and output, in memory unless kept in files),
 // one strip of the adjacency with the device's copy, a block of features,
-// a GAT strip's scores per head, and in mixed precision T in bfloat16.
+// and a GAT strip's scores per head. In mixed precision a GCN or SAGE
+// layer's T is bfloat16 only (infer's transformBF16: every vertex's, a
+// halfword of padding a rank where a rank's rows can be an odd number of
+// halfwords, and one block's rows in float32 before they are rounded).
 func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	n := float64(j.N)
-	wT, wH := 0, 0
+	rows := n / float64(max(1, blocks))
+	wT, wB, wH := 0, 0, 0
 	widths := j.layerwiseWidths()
 	for l, s := range j.gcnConfig().LayerSpecs() {
-		wT = max(wT, widths[l])
+		if j.Precision == device.BF16 && s.Heads == 0 {
+			wB = max(wB, widths[l])
+		} else {
+			wT = max(wT, widths[l])
+		}
 		if s.Hidden {
 			wH = max(wH, s.Out)
 		}
@@ -47,21 +56,22 @@ func (j Job) layerwiseEvalMemory(workers, blocks int, files bool) Memory {
 	own := n / float64(max(1, workers))
 	var mem Memory
 	mem.Activations = int64(4 * float64(wT) * n)
-	if j.Precision == device.BF16 {
-		// T rounded to bfloat16 once a layer, as wide as the widest GCN
-		// or SAGE layer's (infer's tB).
-		wB := 0
-		for l, s := range j.gcnConfig().LayerSpecs() {
-			if s.Heads == 0 {
-				wB = max(wB, widths[l])
+	if wB > 0 {
+		half := float64(wB) * n
+		for r := range workers {
+			if blocks < workers || blocks > j.N {
+				half += float64(workers) // no such engine; at most a halfword a rank
+				break
+			}
+			if lo, hi := infer.RankRows(j.N, blocks, workers, r); (hi-lo)*wB%2 == 1 {
+				half++ // a halfword of padding
 			}
 		}
-		mem.Activations += int64(2 * float64(wB) * n)
+		mem.Activations += int64(2*half + 4*float64(wB)*rows)
 	}
 	if !files {
 		mem.Activations += int64(2 * 4 * float64(wH) * own)
 	}
-	rows := n / float64(max(1, blocks))
 	nnz := float64(j.NNZ) / float64(max(1, blocks))
 	mem.Adjacency = 2 * int64(csrBytes(int(math.Round(rows)), nnz))
 	if j.isGAT() {
@@ -80,9 +90,14 @@ func (pr *Prediction) addLayerwiseEval(j Job, m *Machine, workers int, link Link
 	one := grid.Shape{D: 1, X: 1, Y: 1, Z: 1}
 	tr := EvalTrace(j.fullGraph(), one, Coords{}, Local{})
 	pr.addKernels(m, j.Precision, tr.Kernels, weight/float64(workers))
+	specs := j.gcnConfig().LayerSpecs()
 	for l, w := range j.layerwiseWidths() {
+		bytes := 4 // in mixed precision a GCN or SAGE layer's T moves as bfloat16
+		if j.Precision == device.BF16 && specs[l].Heads == 0 {
+			bytes = 2
+		}
 		c := Collective{Phase: PhaseForward, Name: "layerwise.T", Layer: l, Kind: collectives.KindAllGather, Group: GroupDP, Size: workers,
-			Elems: int64(math.Ceil(float64(j.N) * float64(w) / float64(workers))), ElemBytes: 4}
+			Elems: int64(math.Ceil(float64(j.N) * float64(w) / float64(workers))), ElemBytes: bytes}
 		if workers > 1 {
 			pr.Comm += weight * CollectiveTime(c, link)
 		}
@@ -108,15 +123,26 @@ func (j Job) LayerwiseReadBytes(workers int) float64 {
 
 // LayerwiseEvalBytes is what one layer-wise evaluation hands to
 // collectives, summed over its workers ranks (the metrics' eval_bytes):
-// every vertex's T once a layer, 4 bytes a value, and every rank's
-// accuracy sums (7 float64 all-reduced); 0 on one rank.
+// every vertex's T once a layer, 4 bytes a value (in mixed precision a
+// GCN or SAGE layer's 2, each rank's rows rounded up to whole float32
+// words: infer's transformBF16), and every rank's accuracy sums (7
+// float64 all-reduced); 0 on one rank.
 func (j Job) LayerwiseEvalBytes(workers int) int64 {
 	if workers <= 1 {
 		return 0
 	}
+	specs := j.gcnConfig().LayerSpecs()
+	chunks := j.isolatedChunks(workers)
 	var b int64
-	for _, w := range j.layerwiseWidths() {
-		b += 4 * int64(j.N) * int64(w)
+	for l, w := range j.layerwiseWidths() {
+		if j.Precision != device.BF16 || specs[l].Heads > 0 {
+			b += 4 * int64(j.N) * int64(w)
+			continue
+		}
+		for r := range workers {
+			lo, hi := infer.RankRows(j.N, chunks, workers, r)
+			b += 4 * int64(((hi-lo)*w+1)/2)
+		}
 	}
 	return b + int64(workers)*7*8
 }

@@ -36,13 +36,27 @@ func TestLayerwiseReservation(t *testing.T) {
 	proj.InputProjection, proj.OutputHead = true, true
 	jobs["projection and head"] = proj
 	for name, j := range jobs {
+		checkLayerwiseReservation(t, name, j, n, blocks, []int{1, 2, 3})
+	}
+	// In bf16 a rank's rows of T in an odd number of halfwords: 105
+	// vertices in 7 blocks of 15, T 7 wide, on 1 and 7 ranks.
+	odd := base
+	odd.N, odd.Hidden, odd.Classes = 105, 7, 3
+	checkLayerwiseReservation(t, "odd width", odd, 105, 7, []int{1, 7})
+}
+
+// checkLayerwiseReservation is TestLayerwiseReservation for job j on n
+// vertices in blocks row blocks on each of ranks (every count dividing
+// blocks, n a multiple of blocks).
+func checkLayerwiseReservation(t *testing.T, name string, j Job, n, blocks int, ranks []int) {
+	{
 		g := gcn.RandomGraph(3, n, j.Features, j.Classes, 4)
 		g.Adj = dataset.NormalizeGCN(g.Adj)
 		src, err := gcn.NewMemorySource(g, gcn.NewOrders(n, nil, nil))
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, workers := range []int{1, 2, 3} {
+		for _, workers := range ranks {
 			for _, files := range []bool{false, true} {
 				for _, prec := range []device.Precision{device.Float32, device.BF16} {
 					j := j
